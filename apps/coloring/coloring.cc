@@ -1,0 +1,187 @@
+#include "coloring/coloring.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace lockstep::apps::coloring {
+namespace {
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t Priority(uint64_t seed, const bsp::VertexId& id) {
+  uint64_t a, b;
+  std::memcpy(&a, id.data, 8);
+  std::memcpy(&b, id.data + 8, 8);
+  return SplitMix64(SplitMix64(seed ^ a) ^ b);
+}
+
+uint32_t SmallestFree(std::vector<uint32_t>& used) {
+  std::sort(used.begin(), used.end());
+  uint32_t c = 0;
+  for (uint32_t u : used) {
+    if (u == c) {
+      ++c;
+    } else if (u > c) {
+      break;
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+bool Program::Before(const bsp::VertexId& a, const bsp::VertexId& b) const {
+  const bool pa = precolored->contains(a), pb = precolored->contains(b);
+  if (pa != pb) return pa;
+  const uint64_t x = Priority(seed, a), y = Priority(seed, b);
+  return x != y ? x > y : b < a;
+}
+
+absl::Status Program::Compute(bsp::Context<Program>& ctx,
+                              std::span<const Announcement> messages) const {
+  Value& me = ctx.value();
+  const auto out = ctx.out_slots();
+  const auto in = ctx.in_slots();
+  auto for_each_neighbour = [&](auto&& f) {
+    for (uint32_t slot : out) {
+      if (!ctx.IsSelf(slot)) f(slot);
+    }
+    for (uint32_t slot : in) {
+      if (!ctx.IsSelf(slot)) f(slot);
+    }
+  };
+  if (ctx.superstep() == 0) {
+    auto pre = precolored->find(ctx.id());
+    if (pre != precolored->end()) {
+      me.color = pre->second;
+      absl::Status conflict;
+      for_each_neighbour([&](uint32_t slot) {
+        auto other = precolored->find(ctx.SlotId(slot));
+        if (other != precolored->end() && other->second == pre->second && conflict.ok()) {
+          conflict = absl::InvalidArgumentError(absl::StrCat(
+              "it is pre-coloured ", pre->second, " like its neighbour ", bsp::ToString(other->first)));
+        }
+        ctx.Send(slot, Announcement{pre->second});
+      });
+      ctx.VoteToHalt();
+      return conflict;
+    }
+    for_each_neighbour([&](uint32_t slot) {
+      if (Before(ctx.SlotId(slot), ctx.id())) ++me.waiting;
+    });
+    if (me.waiting > 0) ctx.VoteToHalt();  // woken by the announcements it waits for
+    return absl::OkStatus();
+  }
+  ctx.VoteToHalt();
+  if (me.color >= 0) return absl::OkStatus();
+  for (const Announcement& m : messages) me.used.push_back(m.color);
+  me.waiting -= static_cast<uint32_t>(std::min<size_t>(me.waiting, messages.size()));
+  if (me.waiting > 0) return absl::OkStatus();
+  me.color = SmallestFree(me.used);
+  me.used = {};
+  const uint32_t color = static_cast<uint32_t>(me.color);
+  for_each_neighbour([&](uint32_t slot) {
+    if (Before(ctx.id(), ctx.SlotId(slot))) ctx.Send(slot, Announcement{color});
+  });
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInput& input) {
+  Program p;
+  auto seed = bsp::ParamInt(params, "seed");
+  if (!seed.ok()) return seed.status();
+  p.seed = static_cast<uint64_t>(*seed);
+  const std::string path = bsp::ParamString(params, "precolored");
+  if (path.empty()) return p;
+  auto text = bsp::ReadFile(path);
+  if (!text.ok()) return text.status();
+  auto colors = std::make_shared<Precolored>();
+  std::string_view rest = *text;
+  uint64_t line_no = 0;
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    ++line_no;
+    std::vector<std::string_view> fields;
+    for (size_t i = 0; i < line.size();) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+      const size_t start = i;
+      while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
+      if (i > start) fields.push_back(line.substr(start, i - start));
+    }
+    if (fields.empty() || fields[0][0] == '#' || fields[0][0] == '%') continue;
+    uint64_t color = 0;
+    if (fields.size() != 2 || !bsp::ParseIntegerId(fields[1], color) || color > 0x7fffffff) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", line_no, ": expected 'vertex colour' with a colour >= 0"));
+    }
+    const std::string id(fields[0]);
+    if (!std::binary_search(input.external_ids.begin(), input.external_ids.end(), id,
+                            [](const std::string& a, const std::string& b) {
+                              return bsp::ExternalIdLess(a, b);
+                            })) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", line_no, ": vertex '", id, "' is not in the graph"));
+    }
+    (*colors)[bsp::VertexIdFromExternal(id)] = static_cast<uint32_t>(color);
+  }
+  p.precolored = std::move(colors);
+  return p;
+}
+
+bsp::AppInfo Info() {
+  bsp::AppInfo info;
+  info.name = "coloring";
+  info.aliases = {"color", "colouring"};
+  info.summary = "graph colouring (Jones-Plassmann, seeded random priorities; edges undirected)";
+  info.params = {
+      {"seed", "42", "seed of the random priorities"},
+      {"precolored", "", "file of 'vertex colour' lines whose colours are kept"},
+  };
+  info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
+    return std::make_unique<bsp::ProgramRunner<App>>(report);
+  };
+  return info;
+}
+
+absl::Status Verify(const bsp::GraphInput& input, const std::vector<int64_t>& colors,
+                    const std::map<uint32_t, uint32_t>& precolored) {
+  const size_t n = input.num_vertices();
+  if (colors.size() != n) return absl::InternalError("wrong number of colours");
+  std::vector<uint64_t> degree(n, 0);
+  for (size_t e = 0; e < input.num_edges(); ++e) {
+    const uint32_t u = input.src[e], v = input.dst[e];
+    if (u == v) continue;
+    ++degree[u];
+    ++degree[v];
+    if (colors[u] == colors[v]) {
+      return absl::InternalError(absl::StrCat("edge ", input.external_ids[u], " - ",
+                                              input.external_ids[v], " joins colour ", colors[u]));
+    }
+  }
+  const uint64_t max_degree = n == 0 ? 0 : *std::max_element(degree.begin(), degree.end());
+  for (size_t v = 0; v < n; ++v) {
+    auto pre = precolored.find(static_cast<uint32_t>(v));
+    if (pre != precolored.end()) {
+      if (colors[v] != pre->second) {
+        return absl::InternalError(
+            absl::StrCat("pre-coloured vertex ", input.external_ids[v], " lost its colour"));
+      }
+      continue;
+    }
+    if (colors[v] < 0 || static_cast<uint64_t>(colors[v]) > max_degree) {
+      return absl::InternalError(absl::StrCat("vertex ", input.external_ids[v], " has colour ",
+                                              colors[v], " outside [0, max degree ", max_degree,
+                                              "]"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace lockstep::apps::coloring

@@ -1,0 +1,77 @@
+#include "pagerank/pagerank.h"
+
+namespace lockstep::apps::pagerank {
+
+absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInput&) {
+  Program p;
+  auto damping = bsp::ParamDouble(params, "damping");
+  if (!damping.ok()) return damping.status();
+  auto tolerance = bsp::ParamDouble(params, "tolerance");
+  if (!tolerance.ok()) return tolerance.status();
+  auto iterations = bsp::ParamInt(params, "max-iterations");
+  if (!iterations.ok()) return iterations.status();
+  if (!(*damping >= 0 && *damping <= 1)) {
+    return absl::InvalidArgumentError("--damping must be in [0, 1]");
+  }
+  if (!(*tolerance >= 0)) return absl::InvalidArgumentError("--tolerance must be >= 0");
+  if (*iterations < 0) return absl::InvalidArgumentError("--max-iterations must be >= 0");
+  p.damping = *damping;
+  p.tolerance = *tolerance;
+  p.max_iterations = static_cast<uint64_t>(*iterations);
+  return p;
+}
+
+bsp::AppInfo Info() {
+  bsp::AppInfo info;
+  info.name = "pagerank";
+  info.aliases = {"pr"};
+  info.summary = "PageRank (power iteration with dangling mass spread over all vertices)";
+  info.params = {
+      {"damping", "0.85", "damping factor d in [0, 1]"},
+      {"tolerance", "1e-9", "stop when the L1 change of an iteration is below this (0 = never)"},
+      {"max-iterations", "100", "stop after this many iterations"},
+  };
+  info.from_graphalytics = [](const std::map<std::string, std::string>& props,
+                              bsp::Params& params) {
+    if (auto it = props.find("pr.damping-factor"); it != props.end()) {
+      params["damping"] = it->second;
+    }
+    if (auto it = props.find("pr.num-iterations"); it != props.end()) {
+      params["max-iterations"] = it->second;
+      params["tolerance"] = "0";  // Graphalytics runs exactly that many iterations
+    }
+  };
+  info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
+    return std::make_unique<bsp::ProgramRunner<App>>(report);
+  };
+  return info;
+}
+
+std::vector<double> Oracle(const bsp::GraphInput& input, double damping, double tolerance,
+                           uint64_t max_iterations) {
+  const size_t n = input.num_vertices();
+  std::vector<uint64_t> outdeg(n, 0);
+  for (uint32_t s : input.src) ++outdeg[s];
+  std::vector<double> rank(n, 1.0 / static_cast<double>(n)), next(n);
+  for (uint64_t it = 0; it < max_iterations; ++it) {
+    double dangling = 0;
+    for (size_t v = 0; v < n; ++v) {
+      if (outdeg[v] == 0) dangling += rank[v];
+    }
+    std::fill(next.begin(), next.end(), 0.0);
+    for (size_t e = 0; e < input.num_edges(); ++e) {
+      next[input.dst[e]] += rank[input.src[e]] / static_cast<double>(outdeg[input.src[e]]);
+    }
+    double change = 0;
+    for (size_t v = 0; v < n; ++v) {
+      next[v] = (1 - damping) / static_cast<double>(n) +
+                damping * (next[v] + dangling / static_cast<double>(n));
+      change += std::abs(next[v] - rank[v]);
+    }
+    rank.swap(next);
+    if (tolerance > 0 && change < tolerance) break;
+  }
+  return rank;
+}
+
+}  // namespace lockstep::apps::pagerank

@@ -1,0 +1,180 @@
+#pragma once
+
+#include <algorithm>
+#include <concepts>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "lockstep/bsp/codec.h"
+
+namespace lockstep::bsp {
+
+// An aggregator operation: an identity and a commutative, associative merge.
+template <class Op, class T>
+concept AggregatorOp = requires(T& a, const T& b) {
+  { Op::Identity() } -> std::convertible_to<T>;
+  Op::Merge(a, b);
+};
+
+template <class T>
+struct SumOp {
+  static T Identity() { return T{}; }
+  static void Merge(T& into, const T& x) { into += x; }
+};
+template <class T>
+struct MinOp {
+  static T Identity() {
+    if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
+    return std::numeric_limits<T>::max();
+  }
+  static void Merge(T& into, const T& x) { into = std::min(into, x); }
+};
+template <class T>
+struct MaxOp {
+  static T Identity() {
+    if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
+    return std::numeric_limits<T>::lowest();
+  }
+  static void Merge(T& into, const T& x) { into = std::max(into, x); }
+};
+
+// The type-erased face of an aggregator, used by the engine (merging at a superstep's end) and by
+// the distributed layer (deltas out, global values in).
+class AggregatorBase {
+ public:
+  explicit AggregatorBase(std::string name) : name_(std::move(name)) {}
+  virtual ~AggregatorBase() = default;
+  AggregatorBase(const AggregatorBase&) = delete;
+  AggregatorBase& operator=(const AggregatorBase&) = delete;
+
+  const std::string& name() const { return name_; }
+
+  // Sizes the per-block partials; slot `slots` (one past the blocks) takes contributions made
+  // outside compute, e.g. from callbacks.
+  virtual void PrepareSlots(size_t slots) = 0;
+  // Merges the partials, in slot order so that the result does not depend on the thread count,
+  // into this superstep's delta, folds the delta into the value and clears the partials.
+  virtual void MergeStep() = 0;
+
+  virtual void EncodeDelta(std::string& out) const = 0;
+  virtual void EncodeValue(std::string& out) const = 0;
+  // Folds a peer's encoded delta into this aggregator's value (the master's side).
+  virtual absl::Status MergeEncodedDelta(std::string_view bytes) = 0;
+  // Overwrites the value with an encoded global value (the worker's side).
+  virtual absl::Status SetEncodedValue(std::string_view bytes) = 0;
+
+ private:
+  std::string name_;
+};
+
+// A named, typed aggregator. Contributions during superstep s go to per-block partials (no
+// contention, no locks) and are merged at the step's end, so Get() inside compute always returns
+// the value as of the step's start. The value persists across supersteps until Set().
+template <class T, class Op>
+  requires AggregatorOp<Op, T>
+class Aggregator final : public AggregatorBase {
+ public:
+  explicit Aggregator(std::string name) : AggregatorBase(std::move(name)) { PrepareSlots(0); }
+
+  const T& Get() const { return value_; }
+  void Set(const T& value) { value_ = value; }
+  // The merged contributions of the last completed superstep under Op.
+  const T& Delta() const { return delta_; }
+
+  // From compute: `slot` is the vertex block being computed.
+  void AggregateIn(size_t slot, const T& x) { Op::Merge(slots_[slot].value, x); }
+  // From outside compute (callbacks); merged with the next superstep's contributions.
+  void Aggregate(const T& x) { Op::Merge(slots_.back().value, x); }
+
+  void PrepareSlots(size_t slots) override {
+    slots_.assign(slots + 1, Slot{Op::Identity()});
+  }
+  void MergeStep() override {
+    delta_ = Op::Identity();
+    for (Slot& s : slots_) {
+      Op::Merge(delta_, s.value);
+      s.value = Op::Identity();
+    }
+    Op::Merge(value_, delta_);
+  }
+  void EncodeDelta(std::string& out) const override { Codec<T>::Encode(delta_, out); }
+  void EncodeValue(std::string& out) const override { Codec<T>::Encode(value_, out); }
+  absl::Status MergeEncodedDelta(std::string_view bytes) override {
+    T x;
+    if (!Codec<T>::Decode(bytes, x) || !bytes.empty()) return DecodeError();
+    Op::Merge(value_, x);
+    return absl::OkStatus();
+  }
+  absl::Status SetEncodedValue(std::string_view bytes) override {
+    T x;
+    if (!Codec<T>::Decode(bytes, x) || !bytes.empty()) return DecodeError();
+    value_ = std::move(x);
+    return absl::OkStatus();
+  }
+
+ private:
+  // One cache line per slot so that blocks computed on different threads do not share lines.
+  struct alignas(64) Slot {
+    T value;
+  };
+  absl::Status DecodeError() const {
+    return absl::InvalidArgumentError("cannot decode a value for aggregator \"" + name() + "\"");
+  }
+
+  T value_ = Op::Identity();
+  T delta_ = Op::Identity();
+  std::vector<Slot> slots_;
+};
+
+template <class T>
+using SumAggregator = Aggregator<T, SumOp<T>>;
+template <class T>
+using MinAggregator = Aggregator<T, MinOp<T>>;
+template <class T>
+using MaxAggregator = Aggregator<T, MaxOp<T>>;
+using CountAggregator = Aggregator<uint64_t, SumOp<uint64_t>>;
+
+// Named aggregators of one job, in name order (so that every process lists them alike).
+class AggregatorRegistry {
+ public:
+  // Registers an aggregator; a second registration of a name returns the first one if the types
+  // agree and nullptr if they differ.
+  template <class T, class Op = SumOp<T>>
+  Aggregator<T, Op>* Register(const std::string& name) {
+    auto it = by_name_.find(name);
+    if (it != by_name_.end()) return dynamic_cast<Aggregator<T, Op>*>(it->second.get());
+    auto owned = std::make_unique<Aggregator<T, Op>>(name);
+    owned->PrepareSlots(slots_);
+    Aggregator<T, Op>* raw = owned.get();
+    by_name_.emplace(name, std::move(owned));
+    return raw;
+  }
+  AggregatorBase* Find(std::string_view name) const {
+    auto it = by_name_.find(std::string(name));
+    return it == by_name_.end() ? nullptr : it->second.get();
+  }
+  template <class F>
+  void ForEach(F&& f) const {
+    for (const auto& [name, agg] : by_name_) f(*agg);
+  }
+  void PrepareSlots(size_t slots) {
+    slots_ = slots;
+    for (auto& [name, agg] : by_name_) agg->PrepareSlots(slots);
+  }
+  void MergeStep() {
+    for (auto& [name, agg] : by_name_) agg->MergeStep();
+  }
+  bool empty() const { return by_name_.empty(); }
+
+ private:
+  std::map<std::string, std::unique_ptr<AggregatorBase>, std::less<>> by_name_;
+  size_t slots_ = 0;
+};
+
+}  // namespace lockstep::bsp

@@ -1,0 +1,132 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "lockstep/bsp/engine.h"
+#include "lockstep/bsp/job.h"
+#include "lockstep/bsp/output.h"
+#include "tbb/parallel_for.h"
+
+namespace lockstep::bsp {
+
+using Params = std::map<std::string, std::string>;
+
+struct AppParam {
+  std::string name;  // the flag without "--"
+  std::string default_value;
+  std::string help;
+};
+
+// What the command line and the worker registry know of an app.
+struct AppInfo {
+  std::string name;
+  std::vector<std::string> aliases;
+  std::string summary;
+  std::vector<AppParam> params;
+  // Maps a Graphalytics properties file (prefix removed) onto params; flags override it later.
+  std::function<void(const std::map<std::string, std::string>& properties, Params& params)>
+      from_graphalytics;
+  // `report`, if not null, receives an app's extra human-readable output (e.g. a path).
+  std::function<std::unique_ptr<JobRunner>(std::ostream* report)> make_runner;
+};
+
+class AppRegistry {
+ public:
+  void Add(AppInfo app) { apps_.push_back(std::move(app)); }
+  const AppInfo* Find(std::string_view name) const {
+    for (const AppInfo& a : apps_) {
+      if (a.name == name) return &a;
+      for (const auto& alias : a.aliases) {
+        if (alias == name) return &a;
+      }
+    }
+    return nullptr;
+  }
+  const std::vector<AppInfo>& apps() const { return apps_; }
+
+ private:
+  std::vector<AppInfo> apps_;
+};
+
+// Parameter access with errors that name the flag.
+absl::StatusOr<double> ParamDouble(const Params& params, const std::string& name);
+absl::StatusOr<int64_t> ParamInt(const Params& params, const std::string& name);
+std::string ParamString(const Params& params, const std::string& name);
+
+// A JobRunner for any app described by a spec `App`:
+//   using Program = ...;                                  // a VertexProgram
+//   static constexpr WeightUse kWeights = ...;
+//   static absl::StatusOr<Program> Make(const Params&, const GraphInput&);
+//   static void Format(const Program&, const Program::VertexValue&, std::string& out);
+//   static void Report(const Engine<Program>&, const Params&, std::ostream&);   // optional
+template <class App>
+class ProgramRunner final : public JobRunner {
+ public:
+  using Program = typename App::Program;
+  static_assert(VertexProgram<Program>);
+
+  explicit ProgramRunner(std::ostream* report = nullptr) : report_(report) {}
+
+  absl::StatusOr<std::unique_ptr<Executor>> StartJob(const JobDetails& details,
+                                                     const ExecutorFactory& factory) override {
+    auto input = LoadGraph(details.graph, App::kWeights);
+    if (!input.ok()) return input.status();
+    auto split = partition::Range::Whole(details.worker_count);
+    if (!split.ok()) return split.status();
+    auto program = App::Make(details.params, *input);
+    if (!program.ok()) return program.status();
+    auto graph = Graph<typename Program::EdgeValue>::Build(*input, *split, details.worker_index,
+                                                           NeedsInEdges<Program>());
+    if (!graph.ok()) return graph.status();
+    input->src.clear();
+    input->src.shrink_to_fit();
+    engine_ = std::make_unique<Engine<Program>>(std::move(*program), std::move(*graph));
+    return factory(*engine_, engine_->ProgramCallbacks());
+  }
+
+  absl::Status CompleteJob(const JobDetails& details) override {
+    if (!engine_) return absl::FailedPreconditionError("complete_job before start_job");
+    const Topology& topo = engine_->topology();
+    const auto values = engine_->values();
+    constexpr uint32_t kChunk = 1 << 16;
+    const uint32_t n = topo.num_local();
+    std::vector<std::string> parts((n + kChunk - 1) / kChunk);
+    tbb::parallel_for(size_t{0}, parts.size(), [&](size_t c) {
+      std::string& out = parts[c];
+      const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((c + 1) * kChunk));
+      for (uint32_t v = static_cast<uint32_t>(c * kChunk); v < end; ++v) {
+        out += topo.external_id(v);
+        out += ' ';
+        App::Format(engine_->program(), values[v], out);
+        out += '\n';
+      }
+    });
+    std::string text;
+    size_t total = 0;
+    for (const auto& p : parts) total += p.size();
+    text.reserve(total);
+    for (const auto& p : parts) text += p;
+    if (auto st = WriteFileAtomically(details.output, text); !st.ok()) return st;
+    if constexpr (requires(std::ostream& os) { App::Report(*engine_, details.params, os); }) {
+      if (report_ != nullptr) App::Report(*engine_, details.params, *report_);
+    }
+    return absl::OkStatus();
+  }
+
+  void AbortJob(const JobDetails&) override { engine_.reset(); }
+
+  const Engine<Program>* engine() const { return engine_.get(); }
+
+ private:
+  std::ostream* report_;
+  std::unique_ptr<Engine<Program>> engine_;
+};
+
+}  // namespace lockstep::bsp

@@ -1,0 +1,487 @@
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <mutex>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "lockstep/bsp/graph.h"
+#include "lockstep/bsp/program.h"
+#include "tbb/parallel_for.h"
+#include "tbb/task_arena.h"
+
+namespace lockstep::bsp {
+
+template <class P>
+class Engine;
+
+// What compute sees of its vertex and the job. One Context serves a whole block of vertices on one
+// thread; nothing in it locks or allocates per message.
+template <class P>
+class Context {
+ public:
+  using VertexValue = typename P::VertexValue;
+  using EdgeValue = typename P::EdgeValue;
+  using Message = typename P::Message;
+
+  uint64_t superstep() const { return superstep_; }
+  // The number of vertices of the whole graph (all partitions).
+  uint64_t num_vertices() const { return engine_->topology().num_global(); }
+
+  // The current vertex.
+  uint32_t index() const { return vertex_; }
+  const VertexId& id() const { return engine_->topology().id(vertex_); }
+  const std::string& external_id() const { return engine_->topology().external_id(vertex_); }
+  VertexValue& value() { return engine_->values_[vertex_]; }
+  const VertexValue& value() const { return engine_->values_[vertex_]; }
+
+  // Out-edges as slots (see Topology) with their values; in-edges if the program asks for them.
+  uint32_t out_degree() const { return engine_->topology().out_degree(vertex_); }
+  std::span<const uint32_t> out_slots() const { return engine_->topology().out_slots(vertex_); }
+  std::span<const EdgeValue> out_values() const { return engine_->graph_.out_values(vertex_); }
+  std::span<const uint32_t> in_slots() const
+    requires(NeedsInEdges<P>())
+  {
+    return engine_->topology().in_slots(vertex_);
+  }
+  std::span<const EdgeValue> in_values() const
+    requires(NeedsInEdges<P>())
+  {
+    return engine_->graph_.in_values(vertex_);
+  }
+  // The UUID of the vertex at an edge's slot.
+  const VertexId& SlotId(uint32_t slot) const { return engine_->topology().SlotId(slot); }
+  bool IsSelf(uint32_t slot) const { return slot == vertex_; }
+
+  // Sends along an edge: the slot is one of out_slots() or in_slots().
+  void Send(uint32_t slot, const Message& m) { engine_->SendFromBlock(*buffers_, slot, m); }
+  void SendToAllNeighbors(const Message& m) {
+    for (uint32_t slot : out_slots()) engine_->SendFromBlock(*buffers_, slot, m);
+  }
+  // Sends to any vertex by ID. An ID that is neither local nor routable fails the job.
+  void SendTo(const VertexId& target, const Message& m) {
+    engine_->SendToId(*buffers_, vertex_, target, m);
+  }
+
+  void VoteToHalt() { halt_ = true; }
+
+  template <class T, class Op>
+  void Aggregate(Aggregator<T, Op>* aggregator, const T& x) {
+    aggregator->AggregateIn(block_, x);
+  }
+
+ private:
+  friend class Engine<P>;
+  Engine<P>* engine_ = nullptr;
+  typename Engine<P>::BlockBuffers* buffers_ = nullptr;
+  uint64_t superstep_ = 0;
+  uint32_t vertex_ = 0;
+  size_t block_ = 0;
+  bool halt_ = false;
+};
+
+// The single-node engine for one vertex program over one partition of a graph (DESIGN.md §3).
+//
+// Vertices are processed in fixed blocks of kBlock indexes. Each block has its own outgoing
+// buffers, bucketed by destination range ("bin"), and its own aggregator partials, so delivery
+// and merging visit blocks in index order: results are bit-identical at any thread count, with no
+// lock or atomic per message. Delivery runs one task per bin (propagation blocking: each task
+// writes one cache-friendly range of the inbox).
+template <class P>
+class Engine final : public StepEngine {
+ public:
+  using VertexValue = typename P::VertexValue;
+  using EdgeValue = typename P::EdgeValue;
+  using Message = typename P::Message;
+  static constexpr uint32_t kBlock = 1024;
+
+  Engine(P program, Graph<EdgeValue> graph) : program_(std::move(program)), graph_(std::move(graph)) {
+    const uint32_t n = topology().num_local();
+    num_blocks_ = (n + kBlock - 1) / kBlock;
+    // About 64 destination bins of power-of-two width.
+    bin_shift_ = 0;
+    while ((uint64_t{n} >> bin_shift_) > 64) ++bin_shift_;
+    num_bins_ = n == 0 ? 1 : ((n - 1) >> bin_shift_) + 1;
+    blocks_.resize(num_blocks_ + 1);  // the last one holds relayed messages
+    for (auto& b : blocks_) b.bins.resize(num_bins_);
+    values_.resize(n);
+    halted_.assign(n, 0);
+    if constexpr (HasCombiner<P>) {
+      inbox_.resize(n);
+      has_message_.assign(n, 0);
+    } else {
+      inbox_offsets_.assign(uint64_t{n} + 1, 0);
+      inbox_cursor_.assign(n, 0);
+    }
+    if constexpr (requires(P& p, AggregatorRegistry& r) { p.Register(r); }) {
+      program_.Register(aggregators_);
+    }
+    aggregators_.PrepareSlots(num_blocks_);
+    InitValues();
+  }
+
+  const Topology& topology() const { return graph_.topology(); }
+  const Graph<EdgeValue>& graph() const { return graph_; }
+  P& program() { return program_; }
+  const P& program() const { return program_; }
+  std::span<const VertexValue> values() const { return values_; }
+  AggregatorRegistry& aggregators() override { return aggregators_; }
+  void SetRelayer(Relayer* relayer) override { relayer_ = relayer; }
+  uint64_t num_local_vertices() const override { return topology().num_local(); }
+
+  // The program's own callbacks, for the executor factory.
+  Callbacks ProgramCallbacks() {
+    Callbacks cb;
+    if constexpr (requires(P& p) { p.PreStep(uint64_t{0}); }) {
+      cb.pre_step = [this](uint64_t s) -> absl::Status { return program_.PreStep(s); };
+    }
+    if constexpr (requires(P& p, const StepStats& s) { p.PostStep(s); }) {
+      cb.post_step = [this](const StepStats& s) -> absl::Status { return program_.PostStep(s); };
+    }
+    if constexpr (requires(P& p, const StepStats& s) { p.KeepRunning(s); }) {
+      cb.keep_running = [this](const StepStats& s) -> absl::StatusOr<bool> {
+        return program_.KeepRunning(s);
+      };
+    }
+    return cb;
+  }
+
+  absl::Status AcceptRelayed(RelayBatch batch) override {
+    std::lock_guard<std::mutex> lock(relayed_mu_);
+    relayed_.push_back(std::move(batch));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<StepStats> RunSuperstep(uint64_t superstep,
+                                         const std::atomic<bool>& cancel) override {
+    const auto start = std::chrono::steady_clock::now();
+    if (auto st = Deliver(); !st.ok()) return st;
+    StepStats stats;
+    stats.superstep = superstep;
+    const uint32_t n = topology().num_local();
+    tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
+      if (cancel.load(std::memory_order_relaxed)) return;
+      BlockBuffers& buf = blocks_[b];
+      Context<P> ctx;
+      ctx.engine_ = this;
+      ctx.buffers_ = &buf;
+      ctx.superstep_ = superstep;
+      ctx.block_ = b;
+      const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
+      for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
+        const std::span<const Message> msgs = MessagesOf(v);
+        if (halted_[v] && msgs.empty()) continue;
+        ++buf.active;
+        ctx.vertex_ = v;
+        ctx.halt_ = false;
+        if constexpr (std::is_same_v<decltype(program_.Compute(ctx, msgs)), absl::Status>) {
+          absl::Status st = program_.Compute(ctx, msgs);
+          if (!st.ok()) {
+            buf.Fail(absl::Status(st.code(), absl::StrCat("compute failed for vertex '",
+                                                          topology().external_id(v),
+                                                          "': ", st.message())));
+            return;
+          }
+        } else {
+          program_.Compute(ctx, msgs);
+        }
+        halted_[v] = ctx.halt_ ? 1 : 0;
+        buf.unhalted += ctx.halt_ ? 0 : 1;
+        if (!buf.error.ok()) return;
+      }
+    });
+    if (cancel.load()) return absl::CancelledError("job was cancelled");
+    for (size_t b = 0; b < num_blocks_; ++b) {
+      if (!blocks_[b].error.ok()) return blocks_[b].error;
+    }
+    for (size_t b = 0; b < num_blocks_; ++b) {
+      BlockBuffers& buf = blocks_[b];
+      stats.active += buf.active;
+      stats.unhalted += buf.unhalted;
+      stats.messages += buf.sent;
+      buf.active = buf.unhalted = buf.sent = 0;
+    }
+    aggregators_.MergeStep();
+    if (auto st = FlushRemote(superstep); !st.ok()) return st;
+    stats.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return stats;
+  }
+
+  // Sets every vertex's initial value (Init, or value-initialised) and wakes it up.
+  void InitValues() {
+    const uint32_t n = topology().num_local();
+    tbb::parallel_for(uint32_t{0}, n, [&](uint32_t v) {
+      if constexpr (requires(const P& p, const Context<P>& c) { p.Init(c); }) {
+        Context<P> ctx;
+        ctx.engine_ = this;
+        ctx.vertex_ = v;
+        values_[v] = program_.Init(ctx);
+      } else {
+        values_[v] = VertexValue{};
+      }
+    });
+  }
+
+ private:
+  friend class Context<P>;
+
+  struct LocalEnvelope {
+    uint32_t target;
+    Message message;
+  };
+  struct RemoteEnvelope {
+    uint32_t remote;  // index into the topology's remote table
+    Message message;
+  };
+  struct IdEnvelope {
+    VertexId target;
+    uint32_t partition;
+    Message message;
+  };
+
+ public:
+  // Outgoing messages and counters of one block of vertices for one superstep.
+  struct BlockBuffers {
+    std::vector<std::vector<LocalEnvelope>> bins;
+    std::vector<RemoteEnvelope> remote;
+    std::vector<IdEnvelope> by_id;
+    uint64_t active = 0;
+    uint64_t unhalted = 0;
+    uint64_t sent = 0;
+    absl::Status error;
+
+    void Fail(absl::Status st) {
+      if (error.ok()) error = std::move(st);
+    }
+  };
+
+ private:
+  std::span<const Message> MessagesOf(uint32_t v) const {
+    if constexpr (HasCombiner<P>) {
+      return has_message_[v] ? std::span<const Message>(&inbox_[v], 1) : std::span<const Message>();
+    } else {
+      return {inbox_.data() + inbox_offsets_[v], inbox_offsets_[v + 1] - inbox_offsets_[v]};
+    }
+  }
+
+  void SendFromBlock(BlockBuffers& buf, uint32_t slot, const Message& m) {
+    ++buf.sent;
+    const uint32_t n = topology().num_local();
+    if (slot < n) {
+      buf.bins[slot >> bin_shift_].push_back({slot, m});
+    } else {
+      buf.remote.push_back({slot - n, m});
+    }
+  }
+
+  void SendToId(BlockBuffers& buf, uint32_t from, const VertexId& target, const Message& m) {
+    const uint32_t local = topology().Find(target);
+    if (local != kNoVertex) {
+      SendFromBlock(buf, local, m);
+      return;
+    }
+    const auto& split = topology().split();
+    auto part = split.PartitionFor(target);
+    if (relayer_ == nullptr || !part.ok() || *part == topology().part()) {
+      buf.Fail(absl::NotFoundError(absl::StrCat("vertex '", topology().external_id(from),
+                                                "' sent a message to vertex ", ToString(target),
+                                                ", which is not in the graph")));
+      return;
+    }
+    ++buf.sent;
+    buf.by_id.push_back({target, static_cast<uint32_t>(*part), m});
+  }
+
+  // Moves last superstep's messages (local blocks in order, then relayed batches in sender order)
+  // into the inbox.
+  absl::Status Deliver() {
+    if (auto st = DecodeRelayed(); !st.ok()) return st;
+    const uint32_t n = topology().num_local();
+    if constexpr (HasCombiner<P>) {
+      tbb::parallel_for(uint32_t{0}, num_bins_, [&](uint32_t bin) {
+        const uint32_t lo = bin << bin_shift_;
+        const uint32_t hi = std::min<uint64_t>(n, uint64_t{bin + 1} << bin_shift_);
+        std::fill(has_message_.begin() + lo, has_message_.begin() + hi, 0);
+        for (auto& buf : blocks_) {
+          for (const LocalEnvelope& e : buf.bins[bin]) {
+            if (has_message_[e.target]) {
+              P::Combine(inbox_[e.target], e.message);
+            } else {
+              inbox_[e.target] = e.message;
+              has_message_[e.target] = 1;
+            }
+          }
+          buf.bins[bin].clear();
+        }
+      });
+    } else {
+      // Counting sort by target: each bin owns a contiguous range of targets and of the inbox.
+      std::vector<uint64_t> bin_base(num_bins_ + 1, 0);
+      for (uint32_t bin = 0; bin < num_bins_; ++bin) {
+        uint64_t total = 0;
+        for (const auto& buf : blocks_) total += buf.bins[bin].size();
+        bin_base[bin + 1] = bin_base[bin] + total;
+      }
+      inbox_.resize(bin_base.back());
+      tbb::parallel_for(uint32_t{0}, num_bins_, [&](uint32_t bin) {
+        const uint32_t lo = bin << bin_shift_;
+        const uint32_t hi = std::min<uint64_t>(n, uint64_t{bin + 1} << bin_shift_);
+        // Counts, then first positions, then fill cursors; each bin touches only [lo, hi).
+        std::fill(inbox_cursor_.begin() + lo, inbox_cursor_.begin() + hi, 0);
+        for (const auto& buf : blocks_) {
+          for (const LocalEnvelope& e : buf.bins[bin]) ++inbox_cursor_[e.target];
+        }
+        uint64_t run = bin_base[bin];
+        for (uint32_t v = lo; v < hi; ++v) {
+          const uint64_t count = inbox_cursor_[v];
+          inbox_offsets_[v] = inbox_cursor_[v] = run;
+          run += count;
+        }
+        for (auto& buf : blocks_) {
+          for (LocalEnvelope& e : buf.bins[bin]) inbox_[inbox_cursor_[e.target]++] = std::move(e.message);
+          buf.bins[bin].clear();
+        }
+      });
+      inbox_offsets_[n] = bin_base.back();
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status DecodeRelayed() {
+    std::vector<RelayBatch> batches;
+    {
+      std::lock_guard<std::mutex> lock(relayed_mu_);
+      batches.swap(relayed_);
+    }
+    if (batches.empty()) return absl::OkStatus();
+    std::stable_sort(batches.begin(), batches.end(), [](const RelayBatch& a, const RelayBatch& b) {
+      return a.from_partition < b.from_partition;
+    });
+    BlockBuffers& incoming = blocks_.back();
+    for (const RelayBatch& batch : batches) {
+      std::string_view bytes = batch.payload;
+      for (const VertexId& id : batch.ids) {
+        Message m;
+        if (!Codec<Message>::Decode(bytes, m)) {
+          return absl::DataLossError(absl::StrCat("cannot decode a message relayed from partition ",
+                                                  batch.from_partition));
+        }
+        const uint32_t v = topology().Find(id);
+        if (v == kNoVertex) {
+          return absl::NotFoundError(absl::StrCat("partition ", batch.from_partition,
+                                                  " relayed a message for vertex ", ToString(id),
+                                                  ", which partition ", topology().part(),
+                                                  " does not have"));
+        }
+        incoming.bins[v >> bin_shift_].push_back({v, std::move(m)});
+      }
+      if (!bytes.empty()) {
+        return absl::DataLossError(absl::StrCat("trailing bytes in a batch relayed from partition ",
+                                                batch.from_partition));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Hands every non-local message of this superstep to the relayer: one batch per destination
+  // partition, combined per destination vertex if the program has a combiner.
+  absl::Status FlushRemote(uint64_t superstep) {
+    bool any = false;
+    for (size_t b = 0; b < num_blocks_; ++b) {
+      any = any || !blocks_[b].remote.empty() || !blocks_[b].by_id.empty();
+    }
+    if (!any) return absl::OkStatus();
+    const Topology& topo = topology();
+    if (relayer_ == nullptr) {
+      for (size_t b = 0; b < num_blocks_; ++b) {
+        if (!blocks_[b].remote.empty()) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("a message to vertex ", ToString(topo.remote_id(blocks_[b].remote[0].remote)),
+                           " cannot be delivered: it is not local and no relayer is installed"));
+        }
+      }
+    }
+    const uint32_t parts = static_cast<uint32_t>(topo.split().size());
+    std::vector<RelayBatch> batches(parts);
+    for (uint32_t p = 0; p < parts; ++p) {
+      batches[p].superstep = superstep;
+      batches[p].from_partition = static_cast<uint32_t>(topo.part());
+      batches[p].to_partition = p;
+    }
+    if constexpr (HasCombiner<P>) {
+      remote_combined_.resize(topo.num_remote());
+      remote_has_.assign(topo.num_remote(), 0);
+      for (size_t b = 0; b < num_blocks_; ++b) {
+        for (const RemoteEnvelope& e : blocks_[b].remote) {
+          if (remote_has_[e.remote]) {
+            P::Combine(remote_combined_[e.remote], e.message);
+          } else {
+            remote_combined_[e.remote] = e.message;
+            remote_has_[e.remote] = 1;
+          }
+        }
+      }
+      for (uint32_t r = 0; r < topo.num_remote(); ++r) {
+        if (!remote_has_[r]) continue;
+        RelayBatch& batch = batches[topo.remote_partition(r)];
+        batch.ids.push_back(topo.remote_id(r));
+        Codec<Message>::Encode(remote_combined_[r], batch.payload);
+      }
+    } else {
+      for (size_t b = 0; b < num_blocks_; ++b) {
+        for (const RemoteEnvelope& e : blocks_[b].remote) {
+          RelayBatch& batch = batches[topo.remote_partition(e.remote)];
+          batch.ids.push_back(topo.remote_id(e.remote));
+          Codec<Message>::Encode(e.message, batch.payload);
+        }
+      }
+    }
+    for (size_t b = 0; b < num_blocks_; ++b) {
+      for (const IdEnvelope& e : blocks_[b].by_id) {
+        batches[e.partition].ids.push_back(e.target);
+        Codec<Message>::Encode(e.message, batches[e.partition].payload);
+      }
+      blocks_[b].remote.clear();
+      blocks_[b].by_id.clear();
+    }
+    for (RelayBatch& batch : batches) {
+      if (batch.ids.empty()) continue;
+      if (auto st = relayer_->Relay(std::move(batch)); !st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
+
+  P program_;
+  Graph<EdgeValue> graph_;
+  std::vector<VertexValue> values_;
+  std::vector<uint8_t> halted_;
+  // Inbox of the current superstep: one combined message per vertex, or a CSR of messages.
+  std::vector<Message> inbox_;
+  std::vector<uint8_t> has_message_;
+  std::vector<uint64_t> inbox_offsets_;
+  std::vector<uint64_t> inbox_cursor_;
+
+  size_t num_blocks_ = 0;
+  uint32_t num_bins_ = 1;
+  uint32_t bin_shift_ = 0;
+  std::vector<BlockBuffers> blocks_;
+  std::vector<Message> remote_combined_;
+  std::vector<uint8_t> remote_has_;
+
+  AggregatorRegistry aggregators_;
+  Relayer* relayer_ = nullptr;
+  std::mutex relayed_mu_;
+  std::vector<RelayBatch> relayed_;
+};
+
+}  // namespace lockstep::bsp

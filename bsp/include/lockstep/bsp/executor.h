@@ -1,0 +1,92 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lockstep/bsp/aggregator.h"
+#include "lockstep/bsp/relayer.h"
+
+namespace lockstep::bsp {
+
+// What one superstep did. In distributed mode the wrapped callbacks see global sums.
+struct StepStats {
+  uint64_t superstep = 0;
+  uint64_t active = 0;    // vertices that ran compute
+  uint64_t messages = 0;  // messages sent (local and remote), delivered next superstep
+  uint64_t unhalted = 0;  // vertices that did not vote to halt
+  double seconds = 0;     // compute, delivery and relay time of this process
+};
+
+// Without a keep-running callback a job goes on while a vertex is awake or a message is pending.
+inline bool DefaultKeepRunning(const StepStats& s) { return s.unhalted + s.messages > 0; }
+
+// The engine as an executor (and the distributed layer) sees it: no types of the vertex program.
+class StepEngine {
+ public:
+  virtual ~StepEngine() = default;
+  virtual absl::StatusOr<StepStats> RunSuperstep(uint64_t superstep,
+                                                 const std::atomic<bool>& cancel) = 0;
+  virtual AggregatorRegistry& aggregators() = 0;
+  // Installs the relayer for non-local messages (none in local mode).
+  virtual void SetRelayer(Relayer* relayer) = 0;
+  // Accepts a batch relayed from another partition; safe from any thread. Its messages are
+  // delivered at the start of the next superstep.
+  virtual absl::Status AcceptRelayed(RelayBatch batch) = 0;
+  virtual uint64_t num_local_vertices() const = 0;
+};
+
+// The user's callbacks, all optional, called in this order around every superstep s:
+// pre_step(s), compute, post_step(stats), keep_running(stats).
+struct Callbacks {
+  std::function<absl::Status(uint64_t superstep)> pre_step;
+  std::function<absl::Status(const StepStats&)> post_step;
+  std::function<absl::StatusOr<bool>(const StepStats&)> keep_running;
+};
+
+struct ExecutorOptions {
+  uint64_t max_supersteps = 10000;
+  // Called after every superstep with that process's stats (progress lines).
+  std::function<void(const StepStats&)> progress;
+};
+
+class Executor {
+ public:
+  Executor(StepEngine& engine, Callbacks callbacks, ExecutorOptions options = {});
+
+  // Runs until the keep-running callback (or the default rule) says stop. Reaching
+  // max_supersteps first is an error that says so.
+  absl::Status RunToCompletion();
+  // Runs at most n supersteps more; stopping at n is not an error.
+  absl::Status RunSteps(uint64_t n);
+  // Thread-safe: the current superstep finishes its block, then the run returns Cancelled.
+  void Cancel() { cancel_.store(true); }
+
+  // The number of supersteps run so far.
+  uint64_t supersteps() const { return next_superstep_; }
+  bool stopped() const { return stopped_; }
+  StepEngine& engine() { return engine_; }
+
+ private:
+  // Runs one superstep with its callbacks; returns whether to keep running.
+  absl::StatusOr<bool> Step();
+
+  StepEngine& engine_;
+  Callbacks callbacks_;
+  ExecutorOptions options_;
+  std::atomic<bool> cancel_{false};
+  uint64_t next_superstep_ = 0;
+  bool stopped_ = false;
+};
+
+// Builds an executor over an engine from the user's callbacks. The distributed layer substitutes a
+// factory that wraps every callback with a barrier; that is how one program runs both ways.
+using ExecutorFactory =
+    std::function<absl::StatusOr<std::unique_ptr<Executor>>(StepEngine&, Callbacks)>;
+
+ExecutorFactory LocalExecutorFactory(ExecutorOptions options = {});
+
+}  // namespace lockstep::bsp

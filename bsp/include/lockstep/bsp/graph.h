@@ -1,0 +1,59 @@
+#pragma once
+
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "lockstep/bsp/topology.h"
+
+namespace lockstep::bsp {
+
+// The edge value of programs that need none; costs no memory.
+struct NoValue {};
+
+// A Topology with typed edge values laid out beside the CSR arrays (structure of arrays).
+template <class E>
+class Graph {
+ public:
+  // Edge values come from the input's weights (1 where the input has none); E must be
+  // constructible from a double unless it is NoValue.
+  static absl::StatusOr<Graph> Build(const GraphInput& input, const partition::Range& split,
+                                     uint64_t part, bool in_edges) {
+    constexpr bool kValues = !std::is_same_v<E, NoValue>;
+    std::vector<uint32_t> out_map, in_map;
+    auto topo = Topology::Build(input, split, part, in_edges, kValues ? &out_map : nullptr,
+                                kValues ? &in_map : nullptr);
+    if (!topo.ok()) return topo.status();
+    Graph g(std::move(*topo));
+    if constexpr (kValues) {
+      auto value_of = [&](uint32_t e) {
+        return static_cast<E>(input.weights.empty() ? 1.0 : input.weights[e]);
+      };
+      g.out_values_.reserve(out_map.size());
+      for (uint32_t e : out_map) g.out_values_.push_back(value_of(e));
+      g.in_values_.reserve(in_map.size());
+      for (uint32_t e : in_map) g.in_values_.push_back(value_of(e));
+    }
+    return g;
+  }
+
+  const Topology& topology() const { return topology_; }
+
+  std::span<const E> out_values(uint32_t v) const {
+    if constexpr (std::is_same_v<E, NoValue>) return {};
+    return {out_values_.data() + topology_.out_begin(v), topology_.out_degree(v)};
+  }
+  std::span<const E> in_values(uint32_t v) const {
+    if constexpr (std::is_same_v<E, NoValue>) return {};
+    return {in_values_.data() + topology_.in_begin(v), topology_.in_degree(v)};
+  }
+
+ private:
+  explicit Graph(Topology topology) : topology_(std::move(topology)) {}
+
+  Topology topology_;
+  std::vector<E> out_values_;
+  std::vector<E> in_values_;
+};
+
+}  // namespace lockstep::bsp

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace lockstep::bsp {
+
+// Where a job's graph comes from.
+struct GraphSource {
+  std::string path;
+  // "edgelist", "graphalytics", or empty: a path ending in ".properties" is Graphalytics.
+  std::string format;
+  // Edge list only: add the reverse of every edge (a self-loop once).
+  bool undirected = false;
+};
+
+// What the app needs of the third column.
+enum class WeightUse {
+  kIgnore,       // weights are not read
+  kNonNegative,  // if any edge has a weight, all must, and none may be negative
+};
+
+// A whole input graph with dense global vertex indexes. Vertices are ordered by external ID:
+// integer IDs numerically first, then all other IDs as byte strings (ExternalIdLess), so the order
+// does not depend on the input's line order or the thread count.
+struct GraphInput {
+  std::vector<std::string> external_ids;
+  // Edge i goes from src[i] to dst[i]; an undirected input holds both directions.
+  std::vector<uint32_t> src;
+  std::vector<uint32_t> dst;
+  // One per edge, or empty if the input has no weights or they were not asked for.
+  std::vector<double> weights;
+  bool directed = true;
+  // Graphalytics only: the properties with their "graph.<name>." prefix removed
+  // (e.g. "pr.damping-factor" -> "0.85").
+  std::map<std::string, std::string> properties;
+
+  size_t num_vertices() const { return external_ids.size(); }
+  size_t num_edges() const { return src.size(); }
+};
+
+absl::StatusOr<GraphInput> LoadGraph(const GraphSource& source, WeightUse weights);
+
+// The properties of a Graphalytics graph with their "graph.<name>." prefix removed.
+absl::StatusOr<std::map<std::string, std::string>> ReadGraphalyticsProperties(
+    const std::string& path);
+// True if the source names a Graphalytics .properties file (explicitly or by its suffix).
+bool IsGraphalytics(const GraphSource& source);
+
+// True if `text` is the canonical decimal form of an unsigned 64-bit integer.
+bool ParseIntegerId(std::string_view text, uint64_t& value);
+
+// The order of external IDs: integers as integers and before all others, the others bytewise.
+bool ExternalIdLess(std::string_view a, std::string_view b);
+
+// Reads a Java-style properties file (key = value, '#' and '!' comments).
+absl::StatusOr<std::map<std::string, std::string>> ReadProperties(const std::string& path);
+
+// Reads a whole file; the error names the path.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+}  // namespace lockstep::bsp

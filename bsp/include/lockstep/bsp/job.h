@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lockstep/bsp/executor.h"
+#include "lockstep/bsp/graph_input.h"
+#include "lockstep/bsp/vertex_id.h"
+
+namespace lockstep::bsp {
+
+// Everything a process needs to run its part of a job, in plain types (the distributed layer
+// converts it to and from the wire).
+struct JobDetails {
+  std::string job_id;
+  int64_t created_at_unix_ms = 0;
+  std::string app;
+  // The app's parameters by name, already merged (defaults < Graphalytics properties < flags).
+  std::map<std::string, std::string> params;
+  GraphSource graph;
+  // The file this process writes its results to.
+  std::string output;
+  uint32_t worker_index = 0;
+  uint32_t worker_count = 1;
+  // The inclusive UUID range of this worker (worker_index of worker_count over the whole space).
+  VertexId range_first{};
+  VertexId range_last{};
+};
+
+// One app's way to run a job: load, build the executor through the given factory, persist.
+class JobRunner {
+ public:
+  virtual ~JobRunner() = default;
+  // Loads this process's part of the graph and builds the executor with `factory`.
+  virtual absl::StatusOr<std::unique_ptr<Executor>> StartJob(const JobDetails& details,
+                                                             const ExecutorFactory& factory) = 0;
+  // Persists the results to details.output.
+  virtual absl::Status CompleteJob(const JobDetails& details) = 0;
+  // Releases whatever the job holds; its output is not written.
+  virtual void AbortJob(const JobDetails& details) = 0;
+};
+
+}  // namespace lockstep::bsp

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <concepts>
+#include <span>
+
+#include "absl/status/status.h"
+#include "lockstep/bsp/aggregator.h"
+#include "lockstep/bsp/codec.h"
+#include "lockstep/bsp/executor.h"
+
+namespace lockstep::bsp {
+
+template <class P>
+class Context;
+
+// A vertex program names its vertex value, edge value and message types and computes:
+//
+//   struct MyProgram {
+//     using VertexValue = double;
+//     using EdgeValue = bsp::NoValue;          // or double, float, ...
+//     using Message = double;
+//     void Compute(bsp::Context<MyProgram>& ctx, std::span<const Message> messages) const;
+//     // optional:
+//     static void Combine(Message& into, const Message& m);   // a commutative, associative merge
+//     static constexpr bool kNeedsInEdges = true;             // ctx.in_slots() / in_values()
+//     VertexValue Init(const bsp::Context<MyProgram>& ctx) const;  // initial value of a vertex
+//     void Register(bsp::AggregatorRegistry& aggregators);    // aggregators, before superstep 0
+//     absl::Status PreStep(uint64_t superstep);               // callbacks; they run on every
+//     absl::Status PostStep(const bsp::StepStats& stats);     // process of a distributed job with
+//     bool KeepRunning(const bsp::StepStats& stats);          // the same (global) values
+//   };
+//
+// Compute may also return absl::Status; an error fails the job with the vertex's ID in it.
+template <class P>
+concept VertexProgram =
+    std::copy_constructible<typename P::Message> && std::movable<typename P::VertexValue> &&
+    HasCodec<typename P::Message> && HasCodec<typename P::VertexValue> &&
+    requires(const P& p, Context<P>& ctx, std::span<const typename P::Message> messages) {
+      typename P::EdgeValue;
+      p.Compute(ctx, messages);
+    };
+
+template <class P>
+concept HasCombiner = requires(typename P::Message& into, const typename P::Message& m) {
+  P::Combine(into, m);
+};
+
+template <class P>
+constexpr bool NeedsInEdges() {
+  if constexpr (requires { P::kNeedsInEdges; }) {
+    return P::kNeedsInEdges;
+  } else {
+    return false;
+  }
+}
+
+}  // namespace lockstep::bsp

@@ -1,0 +1,109 @@
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "lockstep/bsp/graph_input.h"
+#include "lockstep/bsp/vertex_id.h"
+#include "lockstep/partition/range.h"
+
+namespace lockstep::bsp {
+
+inline constexpr uint32_t kNoVertex = std::numeric_limits<uint32_t>::max();
+
+struct VertexIdHash {
+  size_t operator()(const VertexId& id) const {
+    uint64_t a, b;
+    std::memcpy(&a, id.data, 8);
+    std::memcpy(&b, id.data + 8, 8);
+    return static_cast<size_t>(a ^ (b * 0x9e3779b97f4a7c15ULL));
+  }
+};
+
+// The structure of one process's part of a graph (DESIGN.md §3): local vertices with dense
+// indexes 0..n-1, out-edges in CSR by source index, in-edges in CSR by target index when asked
+// for, and a table of remote vertices with their owning partition.
+//
+// An edge endpoint is a 32-bit "slot": a slot below num_local() is a local vertex index; a slot
+// s >= num_local() is the remote vertex s - num_local(). The message path therefore never hashes a
+// UUID for a local destination, and a remote destination's partition is looked up in an array.
+class Topology {
+ public:
+  // Keeps the vertices of `input` whose UUID falls in part `part` of `split` (all of them when
+  // split has one part), their out-edges and, if `in_edges`, their in-edges. `input_edge_of_out`
+  // and `input_edge_of_in`, if not null, receive for each stored edge its index in `input`, so
+  // that typed edge values can be laid out alongside.
+  static absl::StatusOr<Topology> Build(const GraphInput& input, const partition::Range& split,
+                                        uint64_t part, bool in_edges,
+                                        std::vector<uint32_t>* input_edge_of_out,
+                                        std::vector<uint32_t>* input_edge_of_in);
+
+  uint32_t num_local() const { return static_cast<uint32_t>(ids_.size()); }
+  uint64_t num_global() const { return num_global_; }
+  uint64_t num_out_edges() const { return out_targets_.size(); }
+  uint32_t num_remote() const { return static_cast<uint32_t>(remote_ids_.size()); }
+
+  const VertexId& id(uint32_t v) const { return ids_[v]; }
+  const std::string& external_id(uint32_t v) const { return external_[v]; }
+
+  bool IsLocal(uint32_t slot) const { return slot < num_local(); }
+  const VertexId& SlotId(uint32_t slot) const {
+    return IsLocal(slot) ? ids_[slot] : remote_ids_[slot - num_local()];
+  }
+  uint32_t remote_partition(uint32_t remote) const { return remote_partition_[remote]; }
+  const VertexId& remote_id(uint32_t remote) const { return remote_ids_[remote]; }
+  // Remote vertices are ordered by (partition, UUID); this is the first remote of each partition
+  // (size partitions + 1).
+  const std::vector<uint32_t>& remote_partition_begin() const { return remote_partition_begin_; }
+
+  uint64_t out_begin(uint32_t v) const { return out_offsets_[v]; }
+  uint64_t out_end(uint32_t v) const { return out_offsets_[v + 1]; }
+  uint32_t out_degree(uint32_t v) const {
+    return static_cast<uint32_t>(out_offsets_[v + 1] - out_offsets_[v]);
+  }
+  std::span<const uint32_t> out_slots(uint32_t v) const {
+    return {out_targets_.data() + out_offsets_[v], out_degree(v)};
+  }
+
+  bool has_in_edges() const { return !in_offsets_.empty(); }
+  uint64_t in_begin(uint32_t v) const { return in_offsets_[v]; }
+  uint32_t in_degree(uint32_t v) const {
+    return static_cast<uint32_t>(in_offsets_[v + 1] - in_offsets_[v]);
+  }
+  std::span<const uint32_t> in_slots(uint32_t v) const {
+    return {in_sources_.data() + in_offsets_[v], in_degree(v)};
+  }
+
+  // The local index of a UUID, or kNoVertex. Used at load and for relayed messages only.
+  uint32_t Find(const VertexId& id) const {
+    auto it = index_.find(id);
+    return it == index_.end() ? kNoVertex : it->second;
+  }
+  // The partition a UUID belongs to under the job's split.
+  const partition::Range& split() const { return split_; }
+  uint64_t part() const { return part_; }
+
+ private:
+  Topology(partition::Range split) : split_(std::move(split)) {}
+
+  partition::Range split_;
+  uint64_t part_ = 0;
+  uint64_t num_global_ = 0;
+  std::vector<VertexId> ids_;
+  std::vector<std::string> external_;
+  std::vector<uint64_t> out_offsets_;
+  std::vector<uint32_t> out_targets_;
+  std::vector<uint64_t> in_offsets_;
+  std::vector<uint32_t> in_sources_;
+  std::vector<VertexId> remote_ids_;
+  std::vector<uint32_t> remote_partition_;
+  std::vector<uint32_t> remote_partition_begin_;
+  absl::flat_hash_map<VertexId, uint32_t, VertexIdHash> index_;
+};
+
+}  // namespace lockstep::bsp

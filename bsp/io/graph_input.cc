@@ -1,0 +1,589 @@
+// Parallel loading of edge lists and LDBC Graphalytics graphs into a GraphInput.
+//
+// The file is read whole and cut into chunks at line boundaries; each chunk is parsed on its own
+// task. Integer IDs (the common case) take a fast path: a direct table when the largest ID is not
+// much larger than the number of endpoints, otherwise a parallel sort. Any other ID sends every
+// chunk through the general path that keeps the token text.
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "lockstep/bsp/graph_input.h"
+#include "tbb/parallel_for.h"
+#include "tbb/parallel_sort.h"
+#include "tbb/task_arena.h"
+
+namespace lockstep::bsp {
+namespace {
+
+constexpr uint32_t kNoIndex = std::numeric_limits<uint32_t>::max();
+
+struct Span {
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+// Cuts `data` into about `parts` pieces that end just after a newline (or at the end).
+std::vector<Span> SplitAtLines(std::string_view data, size_t parts) {
+  std::vector<Span> spans;
+  size_t begin = 0;
+  const size_t step = std::max<size_t>(1, data.size() / std::max<size_t>(1, parts));
+  while (begin < data.size()) {
+    size_t end = std::min(data.size(), begin + step);
+    while (end < data.size() && data[end - 1] != '\n') ++end;
+    spans.push_back({begin, end});
+    begin = end;
+  }
+  return spans;
+}
+
+size_t ChunkCount(size_t bytes) {
+  const size_t threads = static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+  return std::clamp<size_t>(bytes / (1 << 20), threads, threads * 16);
+}
+
+bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+// Splits a line into at most `max` tokens; returns the number of tokens seen (may exceed max).
+size_t Tokenize(std::string_view line, std::string_view* tokens, size_t max) {
+  size_t n = 0;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && IsBlank(line[i])) ++i;
+    if (i >= line.size()) break;
+    const size_t start = i;
+    while (i < line.size() && !IsBlank(line[i])) ++i;
+    if (n < max) tokens[n] = line.substr(start, i - start);
+    ++n;
+  }
+  return n;
+}
+
+bool IsComment(std::string_view first_token) {
+  return !first_token.empty() && (first_token[0] == '#' || first_token[0] == '%');
+}
+
+// One parsed chunk of a file. Lines are numbered from 1 within the chunk.
+struct ParsedChunk {
+  std::vector<uint64_t> ints;          // integer mode: endpoints, or vertex IDs for .v files
+  std::vector<std::string_view> strs;  // text mode
+  std::vector<double> weights;         // NaN where a line has none
+  uint64_t lines = 0;
+  uint64_t error_line = 0;
+  std::string error;
+  bool not_integer = false;
+  uint64_t first_with_weight = 0;
+  uint64_t first_without_weight = 0;
+
+  void Fail(uint64_t line, std::string message) {
+    if (error_line == 0) {
+      error_line = line;
+      error = std::move(message);
+    }
+  }
+};
+
+enum class FileKind { kEdges, kVertices };
+
+// Parses one chunk. In integer mode it stops at the first non-integer ID and sets not_integer.
+void ParseChunk(std::string_view text, FileKind kind, bool integer_mode, bool keep_weights,
+                ParsedChunk& out) {
+  size_t pos = 0;
+  std::string_view tok[3];
+  while (pos < text.size() && out.error_line == 0) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    const std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    const uint64_t line_no = ++out.lines;
+    const size_t n = Tokenize(line, tok, 3);
+    if (n == 0 || IsComment(tok[0])) continue;
+    const size_t want_ids = kind == FileKind::kEdges ? 2 : 1;
+    if (n < want_ids || n > want_ids + 1 || (kind == FileKind::kVertices && n != 1)) {
+      out.Fail(line_no, kind == FileKind::kEdges
+                            ? absl::StrCat("expected 'src dst [weight]', found ", n, " field",
+                                           n == 1 ? "" : "s")
+                            : absl::StrCat("expected one vertex ID, found ", n, " fields"));
+      break;
+    }
+    for (size_t t = 0; t < want_ids; ++t) {
+      if (integer_mode) {
+        uint64_t v;
+        if (!ParseIntegerId(tok[t], v)) {
+          out.not_integer = true;
+          return;
+        }
+        out.ints.push_back(v);
+      } else {
+        out.strs.push_back(tok[t]);
+      }
+    }
+    if (kind == FileKind::kVertices) continue;
+    double w = std::numeric_limits<double>::quiet_NaN();
+    if (n == 3) {
+      const char* b = tok[2].data();
+      const char* e = b + tok[2].size();
+      auto [ptr, ec] = std::from_chars(b, e, w);
+      if (ec != std::errc() || ptr != e || std::isnan(w)) {
+        out.Fail(line_no, absl::StrCat("invalid weight '", std::string(tok[2]), "'"));
+        break;
+      }
+      if (out.first_with_weight == 0) out.first_with_weight = line_no;
+    } else if (out.first_without_weight == 0) {
+      out.first_without_weight = line_no;
+    }
+    if (keep_weights) out.weights.push_back(w);
+  }
+}
+
+struct ParsedFile {
+  std::string path;
+  std::string data;
+  std::vector<Span> spans;
+  std::vector<ParsedChunk> chunks;
+  bool integer_mode = true;
+
+  // The file-level line number of a chunk-level one.
+  uint64_t LineOf(size_t chunk, uint64_t line) const {
+    uint64_t base = 0;
+    for (size_t c = 0; c < chunk; ++c) base += chunks[c].lines;
+    return base + line;
+  }
+  absl::Status ErrorAt(size_t chunk, uint64_t line, std::string_view message) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ":", LineOf(chunk, line), ": ", std::string(message)));
+  }
+  absl::Status FirstError() const {
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      if (chunks[c].error_line != 0) return ErrorAt(c, chunks[c].error_line, chunks[c].error);
+    }
+    return absl::OkStatus();
+  }
+};
+
+absl::StatusOr<ParsedFile> ParseFile(const std::string& path, FileKind kind, bool keep_weights,
+                                     bool allow_integer_mode) {
+  ParsedFile file;
+  file.path = path;
+  auto data = ReadFile(path);
+  if (!data.ok()) return data.status();
+  file.data = std::move(*data);
+  file.spans = SplitAtLines(file.data, ChunkCount(file.data.size()));
+  for (int attempt = allow_integer_mode ? 0 : 1; attempt < 2; ++attempt) {
+    file.integer_mode = attempt == 0;
+    file.chunks.assign(file.spans.size(), ParsedChunk{});
+    std::atomic<bool> not_integer{false};
+    tbb::parallel_for(size_t{0}, file.spans.size(), [&](size_t c) {
+      if (not_integer.load(std::memory_order_relaxed)) return;
+      const Span s = file.spans[c];
+      ParseChunk(std::string_view(file.data).substr(s.begin, s.end - s.begin), kind,
+                 file.integer_mode, keep_weights, file.chunks[c]);
+      if (file.chunks[c].not_integer) not_integer.store(true, std::memory_order_relaxed);
+    });
+    if (!not_integer.load()) break;
+  }
+  if (auto st = file.FirstError(); !st.ok()) return st;
+  return file;
+}
+
+// The key of an ID in text mode: integers order before text and among themselves numerically.
+struct TextKey {
+  bool is_int;
+  uint64_t value;
+  std::string_view text;
+  static TextKey Of(std::string_view t) {
+    TextKey k{false, 0, t};
+    k.is_int = ParseIntegerId(t, k.value);
+    return k;
+  }
+  friend bool operator<(const TextKey& a, const TextKey& b) {
+    if (a.is_int != b.is_int) return a.is_int;
+    if (a.is_int) return a.value < b.value;
+    return a.text < b.text;
+  }
+  friend bool operator==(const TextKey& a, const TextKey& b) {
+    return a.is_int == b.is_int && (a.is_int ? a.value == b.value : a.text == b.text);
+  }
+};
+
+// The sorted, distinct vertex IDs of a graph and the lookup of an ID's index.
+class Dictionary {
+ public:
+  // Integer IDs: a direct table if the largest ID is small enough, else a sorted array.
+  void BuildIntegers(const std::vector<ParsedChunk>& chunks) {
+    integer_ = true;
+    uint64_t max_id = 0;
+    size_t count = 0;
+    for (const auto& c : chunks) {
+      count += c.ints.size();
+      for (uint64_t v : c.ints) max_id = std::max(max_id, v);
+    }
+    if (count == 0) return;
+    if (max_id < kNoIndex && max_id <= 8 * count + (1u << 20)) {
+      direct_.assign(max_id + 1, kNoIndex);
+      tbb::parallel_for(size_t{0}, chunks.size(), [&](size_t c) {
+        for (uint64_t v : chunks[c].ints) {
+          std::atomic_ref<uint32_t>(direct_[v]).store(0, std::memory_order_relaxed);
+        }
+      });
+      uint32_t next = 0;
+      for (uint64_t v = 0; v <= max_id; ++v) {
+        if (direct_[v] != kNoIndex) {
+          direct_[v] = next++;
+          ints_.push_back(v);
+        }
+      }
+      return;
+    }
+    ints_.reserve(count);
+    for (const auto& c : chunks) ints_.insert(ints_.end(), c.ints.begin(), c.ints.end());
+    tbb::parallel_sort(ints_.begin(), ints_.end());
+    ints_.erase(std::unique(ints_.begin(), ints_.end()), ints_.end());
+  }
+
+  void BuildText(const std::vector<ParsedChunk>& chunks) {
+    integer_ = false;
+    for (const auto& c : chunks) {
+      for (std::string_view t : c.strs) text_.push_back(TextKey::Of(t));
+    }
+    tbb::parallel_sort(text_.begin(), text_.end());
+    text_.erase(std::unique(text_.begin(), text_.end()), text_.end());
+  }
+
+  size_t size() const { return integer_ ? ints_.size() : text_.size(); }
+
+  uint32_t Find(uint64_t id) const {
+    if (!direct_.empty()) return id < direct_.size() ? direct_[id] : kNoIndex;
+    auto it = std::lower_bound(ints_.begin(), ints_.end(), id);
+    return it != ints_.end() && *it == id ? static_cast<uint32_t>(it - ints_.begin()) : kNoIndex;
+  }
+  uint32_t Find(std::string_view id) const {
+    if (integer_) {
+      uint64_t v;
+      return ParseIntegerId(id, v) ? Find(v) : kNoIndex;
+    }
+    const TextKey key = TextKey::Of(id);
+    auto it = std::lower_bound(text_.begin(), text_.end(), key);
+    return it != text_.end() && *it == key ? static_cast<uint32_t>(it - text_.begin()) : kNoIndex;
+  }
+
+  std::vector<std::string> Names() const {
+    std::vector<std::string> names(size());
+    tbb::parallel_for(size_t{0}, names.size(), [&](size_t i) {
+      if (integer_) {
+        char buf[24];
+        auto [end, ec] = std::to_chars(buf, buf + sizeof buf, ints_[i]);
+        names[i].assign(buf, end);
+      } else {
+        names[i] = std::string(text_[i].text);
+      }
+    });
+    return names;
+  }
+
+ private:
+  bool integer_ = true;
+  std::vector<uint32_t> direct_;
+  std::vector<uint64_t> ints_;
+  std::vector<TextKey> text_;
+};
+
+// Resolves the endpoints of an edge file against `dict`. An endpoint missing from the dictionary
+// is an error naming its line and `vertex_file`.
+absl::Status MapEdges(const ParsedFile& edges, const Dictionary& dict,
+                      const std::string& vertex_file, GraphInput& out) {
+  std::vector<size_t> first_edge(edges.chunks.size() + 1, 0);
+  for (size_t c = 0; c < edges.chunks.size(); ++c) {
+    const auto& ch = edges.chunks[c];
+    first_edge[c + 1] = first_edge[c] + (edges.integer_mode ? ch.ints.size() : ch.strs.size()) / 2;
+  }
+  const size_t m = first_edge.back();
+  if (m >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 edges are not supported");
+  out.src.resize(m);
+  out.dst.resize(m);
+  std::vector<int64_t> bad_edge(edges.chunks.size(), -1);
+  tbb::parallel_for(size_t{0}, edges.chunks.size(), [&](size_t c) {
+    const auto& ch = edges.chunks[c];
+    const size_t n = first_edge[c + 1] - first_edge[c];
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t s, d;
+      if (edges.integer_mode) {
+        s = dict.Find(ch.ints[2 * i]);
+        d = dict.Find(ch.ints[2 * i + 1]);
+      } else {
+        s = dict.Find(ch.strs[2 * i]);
+        d = dict.Find(ch.strs[2 * i + 1]);
+      }
+      if (s == kNoIndex || d == kNoIndex) {
+        bad_edge[c] = static_cast<int64_t>(i);
+        return;
+      }
+      out.src[first_edge[c] + i] = s;
+      out.dst[first_edge[c] + i] = d;
+    }
+  });
+  for (size_t c = 0; c < edges.chunks.size(); ++c) {
+    if (bad_edge[c] < 0) continue;
+    // Find the line of that edge again: the bad-input path can afford a rescan.
+    const Span s = edges.spans[c];
+    std::string_view text = std::string_view(edges.data).substr(s.begin, s.end - s.begin);
+    size_t seen = 0;
+    uint64_t line = 0;
+    size_t pos = 0;
+    std::string_view tok[3];
+    while (pos < text.size()) {
+      size_t nl = text.find('\n', pos);
+      if (nl == std::string_view::npos) nl = text.size();
+      const std::string_view l = text.substr(pos, nl - pos);
+      pos = nl + 1;
+      ++line;
+      const size_t n = Tokenize(l, tok, 3);
+      if (n == 0 || IsComment(tok[0])) continue;
+      if (seen++ == static_cast<size_t>(bad_edge[c])) {
+        const std::string_view missing = dict.Find(tok[0]) == kNoIndex ? tok[0] : tok[1];
+        return edges.ErrorAt(c, line,
+                             absl::StrCat("vertex ", std::string(missing), " is not listed in ", vertex_file));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CollectWeights(const ParsedFile& edges, WeightUse use, GraphInput& out) {
+  if (use == WeightUse::kIgnore) return absl::OkStatus();
+  std::optional<std::pair<size_t, uint64_t>> with, without;
+  for (size_t c = 0; c < edges.chunks.size(); ++c) {
+    const auto& ch = edges.chunks[c];
+    if (!with && ch.first_with_weight) with = {{c, ch.first_with_weight}};
+    if (!without && ch.first_without_weight) without = {{c, ch.first_without_weight}};
+  }
+  if (!with) return absl::OkStatus();  // unweighted: the app uses its default weight
+  if (without) {
+    return edges.ErrorAt(without->first, without->second,
+                         absl::StrCat("missing weight (line ", edges.LineOf(with->first, with->second),
+                                      " has one, so every edge needs one)"));
+  }
+  out.weights.reserve(out.src.size());
+  for (size_t c = 0; c < edges.chunks.size(); ++c) {
+    const auto& ch = edges.chunks[c];
+    for (size_t i = 0; i < ch.weights.size(); ++i) {
+      if (ch.weights[i] < 0 || std::isinf(ch.weights[i])) {
+        // Rare path: find the line by counting edge lines.
+        const Span s = edges.spans[c];
+        std::string_view text = std::string_view(edges.data).substr(s.begin, s.end - s.begin);
+        uint64_t line = 0;
+        size_t seen = 0;
+        size_t pos = 0;
+        std::string_view tok[3];
+        while (pos < text.size()) {
+          size_t nl = text.find('\n', pos);
+          if (nl == std::string_view::npos) nl = text.size();
+          const size_t n = Tokenize(text.substr(pos, nl - pos), tok, 3);
+          pos = nl + 1;
+          ++line;
+          if (n == 0 || IsComment(tok[0])) continue;
+          if (seen++ == i) break;
+        }
+        return edges.ErrorAt(c, line,
+                             absl::StrCat(ch.weights[i] < 0 ? "negative" : "infinite", " weight ",
+                                          std::string(tok[2]), " (the app needs finite weights >= 0)"));
+      }
+    }
+    out.weights.insert(out.weights.end(), ch.weights.begin(), ch.weights.end());
+  }
+  return absl::OkStatus();
+}
+
+void AddReverseEdges(GraphInput& g) {
+  const size_t m = g.src.size();
+  size_t extra = 0;
+  for (size_t i = 0; i < m; ++i) extra += g.src[i] != g.dst[i];
+  g.src.reserve(m + extra);
+  g.dst.reserve(m + extra);
+  if (!g.weights.empty()) g.weights.reserve(m + extra);
+  for (size_t i = 0; i < m; ++i) {
+    if (g.src[i] == g.dst[i]) continue;
+    g.src.push_back(g.dst[i]);
+    g.dst.push_back(g.src[i]);
+    if (!g.weights.empty()) g.weights.push_back(g.weights[i]);
+  }
+}
+
+std::string Dirname(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+absl::StatusOr<GraphInput> LoadEdgeList(const GraphSource& source, WeightUse use) {
+  auto edges = ParseFile(source.path, FileKind::kEdges, use != WeightUse::kIgnore, true);
+  if (!edges.ok()) return edges.status();
+  Dictionary dict;
+  if (edges->integer_mode) {
+    dict.BuildIntegers(edges->chunks);
+  } else {
+    dict.BuildText(edges->chunks);
+  }
+  if (dict.size() >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 vertices");
+  GraphInput g;
+  g.directed = !source.undirected;
+  if (auto st = MapEdges(*edges, dict, source.path, g); !st.ok()) return st;
+  if (auto st = CollectWeights(*edges, use, g); !st.ok()) return st;
+  g.external_ids = dict.Names();
+  if (source.undirected) AddReverseEdges(g);
+  return g;
+}
+
+absl::StatusOr<GraphInput> LoadGraphalytics(const GraphSource& source, WeightUse use) {
+  GraphInput g;
+  auto props = ReadGraphalyticsProperties(source.path);
+  if (!props.ok()) return props.status();
+  g.properties = std::move(*props);
+  const std::string dir = Dirname(source.path);
+  auto file_of = [&](const char* key) -> absl::StatusOr<std::string> {
+    auto it = g.properties.find(key);
+    if (it == g.properties.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(source.path, ": no graph.<name>.", key));
+    }
+    return it->second.starts_with("/") ? it->second : dir + "/" + it->second;
+  };
+  auto vfile = file_of("vertex-file");
+  if (!vfile.ok()) return vfile.status();
+  auto efile = file_of("edge-file");
+  if (!efile.ok()) return efile.status();
+  auto directed = g.properties.find("directed");
+  g.directed = directed == g.properties.end() || directed->second != "false";
+
+  auto vertices = ParseFile(*vfile, FileKind::kVertices, false, true);
+  if (!vertices.ok()) return vertices.status();
+  // Edges are parsed in the vertices' mode so that lookups compare like with like.
+  auto edges = ParseFile(*efile, FileKind::kEdges, use != WeightUse::kIgnore,
+                         vertices->integer_mode);
+  if (!edges.ok()) return edges.status();
+  Dictionary dict;
+  if (vertices->integer_mode) {
+    dict.BuildIntegers(vertices->chunks);
+    if (!edges->integer_mode) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(*efile, ": has non-integer vertex IDs but ", *vfile, " has only integers"));
+    }
+  } else {
+    dict.BuildText(vertices->chunks);
+  }
+  if (auto st = MapEdges(*edges, dict, *vfile, g); !st.ok()) return st;
+  if (auto st = CollectWeights(*edges, use, g); !st.ok()) return st;
+  g.external_ids = dict.Names();
+  if (!g.directed) AddReverseEdges(g);
+  return g;
+}
+
+}  // namespace
+
+bool ParseIntegerId(std::string_view text, uint64_t& value) {
+  if (text.empty() || text.size() > 20 || (text.size() > 1 && text[0] == '0')) return false;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  return ec == std::errc() && ptr == end;
+}
+
+bool ExternalIdLess(std::string_view a, std::string_view b) {
+  uint64_t x, y;
+  const bool ai = ParseIntegerId(a, x);
+  const bool bi = ParseIntegerId(b, y);
+  if (ai != bi) return ai;
+  if (ai) return x < y;
+  return a < b;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  }
+  std::string data;
+  char buf[1 << 16];
+  size_t n;
+  std::fseek(f, 0, SEEK_END);
+  const long size = std::ftell(f);
+  std::fseek(f, 0, SEEK_SET);
+  if (size > 0) data.reserve(static_cast<size_t>(size));
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) data.append(buf, n);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return absl::DataLossError(absl::StrCat("cannot read ", path));
+  return data;
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ReadProperties(const std::string& path) {
+  auto data = ReadFile(path);
+  if (!data.ok()) return data.status();
+  std::map<std::string, std::string> props;
+  std::string_view text = *data;
+  uint64_t line_no = 0;
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && (IsBlank(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && (IsBlank(s.back()))) s.remove_suffix(1);
+    return s;
+  };
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = trim(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line_no;
+    if (line.empty() || line[0] == '#' || line[0] == '!') continue;
+    size_t eq = line.find_first_of("=:");
+    if (eq == std::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", line_no, ": expected 'key = value'"));
+    }
+    props[std::string(trim(line.substr(0, eq)))] = std::string(trim(line.substr(eq + 1)));
+  }
+  return props;
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ReadGraphalyticsProperties(
+    const std::string& path) {
+  auto props = ReadProperties(path);
+  if (!props.ok()) return props.status();
+  // Every key is "graph.<name>.<key>"; the graph's name is whatever stands before ".vertex-file".
+  std::string prefix;
+  for (const auto& [key, value] : *props) {
+    if (key.starts_with("graph.") && EndsWith(key, ".vertex-file")) {
+      prefix = key.substr(0, key.size() - std::string_view("vertex-file").size());
+    }
+  }
+  if (prefix.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": no graph.<name>.vertex-file property"));
+  }
+  std::map<std::string, std::string> stripped;
+  for (const auto& [key, value] : *props) {
+    if (key.starts_with(prefix)) stripped[key.substr(prefix.size())] = value;
+  }
+  return stripped;
+}
+
+bool IsGraphalytics(const GraphSource& source) {
+  return source.format == "graphalytics" ||
+         (source.format.empty() && EndsWith(source.path, ".properties"));
+}
+
+absl::StatusOr<GraphInput> LoadGraph(const GraphSource& source, WeightUse weights) {
+  const std::string format = IsGraphalytics(source) ? "graphalytics"
+                             : source.format.empty() ? "edgelist"
+                                                     : source.format;
+  if (format == "edgelist") return LoadEdgeList(source, weights);
+  if (format == "graphalytics") return LoadGraphalytics(source, weights);
+  return absl::InvalidArgumentError(
+      absl::StrCat("--format: unknown format '", format, "' (expected edgelist or graphalytics)"));
+}
+
+}  // namespace lockstep::bsp
