@@ -27,9 +27,9 @@ absl::StatusOr<bool> Executor::Step() {
 absl::Status Executor::RunToCompletion() {
   while (!stopped_) {
     if (next_superstep_ >= options_.max_supersteps) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "the job did not finish within ", options_.max_supersteps,
-          " supersteps (raise --max-supersteps if it needs more)"));
+      return absl::DeadlineExceededError(
+          absl::StrCat("the job did not finish within ", options_.max_supersteps,
+                       " supersteps (raise --max-supersteps if it needs more)"));
     }
     auto keep = Step();
     if (!keep.ok()) return keep.status();

@@ -94,9 +94,9 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, const partitio
   t.index_.reserve(n_local);
   for (uint32_t v = 0; v < n_local; ++v) {
     if (!t.index_.emplace(t.ids_[v], v).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "vertex IDs '", t.external_[v], "' and '", t.external_[t.index_[t.ids_[v]]],
-          "' map to the same UUID ", ToString(t.ids_[v])));
+      return absl::InvalidArgumentError(
+          absl::StrCat("vertex IDs '", t.external_[v], "' and '", t.external_[t.index_[t.ids_[v]]],
+                       "' map to the same UUID ", ToString(t.ids_[v])));
     }
   }
 

@@ -3,14 +3,23 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "cli/duration.h"
 #include "cli/generate.h"
+#include "lockstep/dbsp/master.h"
+#include "lockstep/dbsp/worker.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "tbb/global_control.h"
@@ -18,18 +27,93 @@
 namespace lockstep::cli {
 namespace {
 
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop.store(true); }
+
+void InstallSignalHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
 std::string Message(const absl::Status& status) { return std::string(status.message()); }
 
-struct RunFlags {
+int Fail(const absl::Status& status) {
+  spdlog::error("{}", Message(status));
+  return 1;
+}
+
+// Graph and job options shared by `run` and `master`.
+struct JobFlags {
   std::string graph;
   std::string format;
   bool undirected = false;
-  int threads = 0;
   std::string out;
   uint64_t max_supersteps = 10000;
-  size_t top = 0;
   std::map<std::string, std::string> params;  // app flags as given
 };
+
+void AddGraphOptions(CLI::App* sub, JobFlags& flags) {
+  sub->add_option("--graph", flags.graph,
+                  "input graph: an edge list 'src dst [weight]' or a Graphalytics .properties")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sub->add_option("--format", flags.format, "edgelist or graphalytics (default: by suffix)")
+      ->check(CLI::IsMember({"edgelist", "graphalytics"}));
+  sub->add_flag("--undirected", flags.undirected, "add the reverse of every edge");
+  sub->add_option("--max-supersteps", flags.max_supersteps,
+                  "fail if the job needs more supersteps than this")
+      ->capture_default_str();
+}
+
+// App options: every given option's value by name, read after parsing.
+struct AppOptions {
+  std::vector<std::pair<std::string, CLI::Option*>> options;
+  std::vector<std::unique_ptr<std::string>> storage;
+
+  void Add(CLI::App* sub, const bsp::AppParam& p) {
+    for (const auto& [name, opt] : options) {
+      if (name == p.name) return;  // shared by two apps (the master lists all apps' options)
+    }
+    storage.push_back(std::make_unique<std::string>(p.default_value));
+    CLI::Option* o = sub->add_option("--" + p.name, *storage.back(), p.help);
+    if (!p.default_value.empty()) o->default_str(p.default_value);
+    options.emplace_back(p.name, o);
+  }
+  void Collect(std::map<std::string, std::string>& out) const {
+    for (const auto& [name, opt] : options) {
+      if (opt->count() > 0) out[name] = opt->as<std::string>();
+    }
+  }
+};
+
+// The job an app runs: defaults, then Graphalytics properties, then flags.
+absl::StatusOr<bsp::JobDetails> MakeJob(const bsp::AppInfo& app, const JobFlags& flags) {
+  bsp::JobDetails job;
+  job.job_id = "local";
+  job.app = app.name;
+  job.graph = {flags.graph, flags.format, flags.undirected};
+  job.output = flags.out;
+  for (const bsp::AppParam& p : app.params) job.params[p.name] = p.default_value;
+  for (const auto& [name, value] : flags.params) {
+    const bool known = std::any_of(app.params.begin(), app.params.end(),
+                                   [&](const bsp::AppParam& p) { return p.name == name; });
+    if (!known) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, " is not an option of app ", app.name));
+    }
+  }
+  if (bsp::IsGraphalytics(job.graph)) {
+    auto props = bsp::ReadGraphalyticsProperties(flags.graph);
+    if (!props.ok()) return props.status();
+    if (app.from_graphalytics) app.from_graphalytics(*props, job.params);
+  }
+  for (const auto& [name, value] : flags.params) job.params[name] = value;
+  return job;
+}
 
 // Prints the `top` vertices with the largest values of a result file, ties by ID order.
 absl::Status PrintTop(const std::string& path, size_t top) {
@@ -60,32 +144,14 @@ absl::Status PrintTop(const std::string& path, size_t top) {
   return absl::OkStatus();
 }
 
-int RunApp(const bsp::AppInfo& app, const RunFlags& flags) {
-  std::optional<tbb::global_control> threads;
-  if (flags.threads > 0) {
-    threads.emplace(tbb::global_control::max_allowed_parallelism,
-                    static_cast<size_t>(flags.threads));
-  }
-  bsp::JobDetails job;
-  job.job_id = "local";
-  job.app = app.name;
-  job.graph = {flags.graph, flags.format, flags.undirected};
-  job.output = flags.out;
-  for (const bsp::AppParam& p : app.params) job.params[p.name] = p.default_value;
-  if (bsp::IsGraphalytics(job.graph)) {
-    auto props = bsp::ReadGraphalyticsProperties(flags.graph);
-    if (!props.ok()) {
-      spdlog::error("{}", Message(props.status()));
-      return 1;
-    }
-    if (app.from_graphalytics) app.from_graphalytics(*props, job.params);
-  }
-  for (const auto& [name, value] : flags.params) job.params[name] = value;
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
+int RunLocal(const bsp::AppInfo& app, const JobFlags& flags, size_t top) {
+  auto job = MakeJob(app, flags);
+  if (!job.ok()) return Fail(job.status());
   const auto start = std::chrono::steady_clock::now();
-  auto seconds_since = [](auto t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  };
   bsp::ExecutorOptions options;
   options.max_supersteps = flags.max_supersteps;
   options.progress = [](const bsp::StepStats& s) {
@@ -93,35 +159,100 @@ int RunApp(const bsp::AppInfo& app, const RunFlags& flags) {
                  s.messages, s.seconds * 1e3);
   };
   std::unique_ptr<bsp::JobRunner> runner = app.make_runner(&std::cout);
-  auto executor = runner->StartJob(job, bsp::LocalExecutorFactory(options));
-  if (!executor.ok()) {
-    spdlog::error("{}", Message(executor.status()));
-    return 1;
-  }
-  const double load_s = seconds_since(start);
+  auto executor = runner->StartJob(*job, bsp::LocalExecutorFactory(options));
+  if (!executor.ok()) return Fail(executor.status());
+  const double load_s = SecondsSince(start);
   const auto compute_start = std::chrono::steady_clock::now();
   if (auto st = (*executor)->RunToCompletion(); !st.ok()) {
-    runner->AbortJob(job);
-    spdlog::error("{}", Message(st));
-    return 1;
+    runner->AbortJob(*job);
+    return Fail(st);
   }
-  const double compute_s = seconds_since(compute_start);
-  if (auto st = runner->CompleteJob(job); !st.ok()) {
-    runner->AbortJob(job);
-    spdlog::error("{}", Message(st));
-    return 1;
+  const double compute_s = SecondsSince(compute_start);
+  if (auto st = runner->CompleteJob(*job); !st.ok()) {
+    runner->AbortJob(*job);
+    return Fail(st);
   }
-  spdlog::info("{}: {} vertices, {} supersteps, load {:.3f} s, compute {:.3f} s, total {:.3f} s; "
-               "wrote {}",
-               app.name, (*executor)->engine().num_local_vertices(), (*executor)->supersteps(),
-               load_s, compute_s, seconds_since(start), flags.out);
-  if (flags.top > 0) {
-    if (auto st = PrintTop(flags.out, flags.top); !st.ok()) {
-      spdlog::error("{}", Message(st));
-      return 1;
-    }
+  spdlog::info(
+      "{}: {} vertices, {} supersteps, load {:.3f} s, compute {:.3f} s, total {:.3f} s; "
+      "wrote {}",
+      app.name, (*executor)->engine().num_local_vertices(), (*executor)->supersteps(), load_s,
+      compute_s, SecondsSince(start), flags.out);
+  if (top > 0) {
+    if (auto st = PrintTop(flags.out, top); !st.ok()) return Fail(st);
   }
   return 0;
+}
+
+struct MasterFlags {
+  std::string listen;
+  std::string app;
+  std::string port_file;
+  uint32_t min_workers = 0;
+  uint32_t max_workers = 0;
+  std::string acquire_timeout = "0";
+  std::string last_call = "0";
+  std::string every;
+};
+
+int RunMaster(const bsp::AppRegistry& apps, const MasterFlags& m, JobFlags flags) {
+  const bsp::AppInfo* app = apps.Find(m.app);
+  if (app == nullptr) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat("--app: no app named '", m.app, "'")));
+  }
+  std::error_code ec;
+  flags.graph = std::filesystem::absolute(flags.graph, ec).string();  // workers share the path
+  auto job = MakeJob(*app, flags);
+  if (!job.ok()) return Fail(job.status());
+  dbsp::JobSpec spec;
+  spec.app = app;
+  spec.details = *job;
+  spec.pool.min_workers = m.min_workers;
+  spec.pool.max_workers = m.max_workers;
+  auto acquire = ParseDuration(m.acquire_timeout, "--acquire-timeout");
+  if (!acquire.ok()) return Fail(acquire.status());
+  auto last_call = ParseDuration(m.last_call, "--last-call");
+  if (!last_call.ok()) return Fail(last_call.status());
+  std::optional<std::chrono::milliseconds> every;
+  if (!m.every.empty()) {
+    auto e = ParseDuration(m.every, "--every");
+    if (!e.ok()) return Fail(e.status());
+    every = *e;
+  }
+  spec.pool.acquire_timeout = *acquire;
+  spec.pool.last_call = *last_call;
+  spec.executor.max_supersteps = flags.max_supersteps;
+  spec.progress = [](const dbsp::MasterProgress& p) {
+    spdlog::info(
+        "superstep {} | active {} | messages {} | relayed {} batches, {} bytes | {:.1f} ms",
+        p.global.superstep, p.global.active, p.global.messages, p.relayed_batches, p.relayed_bytes,
+        p.seconds * 1e3);
+  };
+
+  auto master = dbsp::Master::Start(m.listen);
+  if (!master.ok()) return Fail(master.status());
+  spdlog::info("master listening on port {}", (*master)->port());
+  if (!m.port_file.empty()) {
+    if (auto st = bsp::WriteFileAtomically(m.port_file, std::to_string((*master)->port()) + "\n");
+        !st.ok()) {
+      return Fail(st);
+    }
+  }
+  int exit_code = 0;
+  while (true) {
+    auto result = (*master)->RunJob(spec, g_stop);
+    if (!every) {
+      exit_code = result.ok() ? 0 : Fail(result.status());
+      break;
+    }
+    if (!result.ok() && !g_stop.load()) spdlog::warn("job failed: {}", Message(result.status()));
+    const auto next = std::chrono::steady_clock::now() + *every;
+    while (!g_stop.load() && std::chrono::steady_clock::now() < next) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (g_stop.load()) break;
+  }
+  (*master)->Shutdown();
+  return exit_code;
 }
 
 }  // namespace
@@ -130,57 +261,78 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
   auto logger = spdlog::stderr_color_mt("lockstep");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  if (const char* level = std::getenv("LOCKSTEP_LOG")) {
+    spdlog::set_level(spdlog::level::from_str(level));
+  }
 
   CLI::App cli{"lockstep: a Pregel-style bulk synchronous parallel graph engine"};
   cli.require_subcommand(1);
   cli.set_help_all_flag("--help-all", "Print help for every command and app");
+  int threads = 0;
+  auto add_threads = [&](CLI::App* sub) {
+    sub->add_option("--threads", threads, "threads for loading and compute (default: all cores)")
+        // Not CLI::PositiveNumber: its error for 0 reads "Value 0 not in range 0 to 1.79e308".
+        ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+  };
 
   // run <app> ...
   CLI::App* run = cli.add_subcommand("run", "run an app on one machine, on all cores");
   run->require_subcommand(1);
-  RunFlags flags;
+  JobFlags run_flags;
+  size_t top = 0;
   const bsp::AppInfo* chosen = nullptr;
-  std::vector<std::pair<const bsp::AppInfo*, std::vector<std::pair<std::string, CLI::Option*>>>>
-      app_options;
-  std::map<std::string, std::string> storage;
-  std::vector<std::unique_ptr<std::string>> values;
+  std::vector<std::unique_ptr<AppOptions>> per_app;
   for (const bsp::AppInfo& app : apps.apps()) {
     CLI::App* sub = run->add_subcommand(app.name, app.summary);
     for (const auto& alias : app.aliases) sub->alias(alias);
-    sub->add_option("--graph", flags.graph,
-                    "input graph: an edge list 'src dst [weight]' or a Graphalytics .properties")
-        ->required()
-        ->check(CLI::ExistingFile);
-    sub->add_option("--format", flags.format, "edgelist or graphalytics (default: by suffix)")
-        ->check(CLI::IsMember({"edgelist", "graphalytics"}));
-    sub->add_flag("--undirected", flags.undirected, "add the reverse of every edge");
-    sub->add_option("--threads", flags.threads, "threads for loading and compute (default: all)")
-        ->check(CLI::PositiveNumber);
-    sub->add_option("--out", flags.out, "the result file: one 'id value' line per vertex")
+    AddGraphOptions(sub, run_flags);
+    add_threads(sub);
+    sub->add_option("--out", run_flags.out, "the result file: one 'id value' line per vertex")
         ->required();
-    sub->add_option("--max-supersteps", flags.max_supersteps,
-                    "fail if the job needs more supersteps than this")
-        ->capture_default_str();
-    sub->add_option("--top", flags.top, "print the N vertices with the largest values on stdout");
-    std::vector<std::pair<std::string, CLI::Option*>> opts;
-    for (const bsp::AppParam& p : app.params) {
-      values.push_back(std::make_unique<std::string>(p.default_value));
-      CLI::Option* o = sub->add_option("--" + p.name, *values.back(), p.help);
-      if (!p.default_value.empty()) o->default_str(p.default_value);
-      opts.emplace_back(p.name, o);
-    }
-    app_options.emplace_back(&app, std::move(opts));
-    sub->callback([&, sub_app = &app, sub] {
-      chosen = sub_app;
-      for (auto& [info, opts2] : app_options) {
-        if (info != sub_app) continue;
-        for (auto& [name, opt] : opts2) {
-          if (opt->count() > 0) flags.params[name] = opt->as<std::string>();
-        }
-      }
-      (void)sub;
+    sub->add_option("--top", top, "print the N vertices with the largest values on stdout");
+    per_app.push_back(std::make_unique<AppOptions>());
+    AppOptions* options = per_app.back().get();
+    for (const bsp::AppParam& p : app.params) options->Add(sub, p);
+    sub->callback([&chosen, &run_flags, info = &app, options] {
+      chosen = info;
+      options->Collect(run_flags.params);
     });
   }
+
+  // master --app APP ...
+  CLI::App* master = cli.add_subcommand("master", "coordinate a job over worker processes");
+  MasterFlags master_flags;
+  JobFlags master_job;
+  master->add_option("--listen", master_flags.listen, "HOST:PORT to serve workers on (port 0: any)")
+      ->required();
+  master->add_option("--app", master_flags.app, "the app to run")->required();
+  AddGraphOptions(master, master_job);
+  master
+      ->add_option("--out", master_job.out,
+                   "the result directory: part-NNNNN files and _SUCCESS, replaced atomically")
+      ->required();
+  master->add_option("--min-workers", master_flags.min_workers,
+                     "workers to wait for (0: every connected worker, at least one)");
+  master->add_option("--max-workers", master_flags.max_workers, "at most this many (0: no cap)");
+  master->add_option("--acquire-timeout", master_flags.acquire_timeout,
+                     "give up if the workers are not there within this (0: wait forever)");
+  master->add_option("--last-call", master_flags.last_call,
+                     "once the minimum is met, wait this long for more workers");
+  master->add_option("--every", master_flags.every,
+                     "run a job every DURATION until SIGTERM (the periodic refresh)");
+  master->add_option("--port-file", master_flags.port_file,
+                     "write the port the master listens on to this file");
+  AppOptions master_app_options;
+  for (const bsp::AppInfo& app : apps.apps()) {
+    for (const bsp::AppParam& p : app.params) master_app_options.Add(master, p);
+  }
+
+  // worker --master HOST:PORT
+  CLI::App* worker = cli.add_subcommand("worker", "serve jobs of a master until SIGTERM");
+  dbsp::WorkerOptions worker_options;
+  worker->add_option("--master", worker_options.master, "the master's HOST:PORT")->required();
+  add_threads(worker);
+  worker->add_option("--max-jobs", worker_options.max_jobs, "exit after this many jobs (0: never)");
 
   // generate kronecker|uniform ...
   CLI::App* generate =
@@ -196,19 +348,37 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
   generate->add_flag("--weights", gen.weights, "add integer weights in [1, 255]");
   generate->add_option("--out", gen.out, "output edge list")->required();
 
+  // CLI11 reports an unknown app only as "A subcommand is required"; name it instead.
+  if (argc > 2 && std::string_view(argv[1]) == "run" && argv[2][0] != '-' &&
+      apps.Find(argv[2]) == nullptr) {
+    std::string known;
+    for (const bsp::AppInfo& app : apps.apps()) known += (known.empty() ? "" : ", ") + app.name;
+    spdlog::error("run: unknown app '{}' (apps: {})", argv[2], known);
+    return 2;
+  }
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return cli.exit(e);
   }
+  std::optional<tbb::global_control> parallelism;
+  if (threads > 0) {
+    parallelism.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
+  }
+  InstallSignalHandlers();
 
-  if (run->parsed() && chosen != nullptr) return RunApp(*chosen, flags);
+  if (run->parsed() && chosen != nullptr) return RunLocal(*chosen, run_flags, top);
+  if (master->parsed()) {
+    master_app_options.Collect(master_job.params);
+    return RunMaster(apps, master_flags, master_job);
+  }
+  if (worker->parsed()) {
+    auto st = dbsp::ServeWorker(apps, worker_options, g_stop);
+    return st.ok() ? 0 : Fail(st);
+  }
   if (generate->parsed()) {
-    if (auto st = Generate(gen); !st.ok()) {
-      spdlog::error("{}", Message(st));
-      return 1;
-    }
-    return 0;
+    auto st = Generate(gen);
+    return st.ok() ? 0 : Fail(st);
   }
   return 2;
 }

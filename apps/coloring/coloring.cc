@@ -63,8 +63,9 @@ absl::Status Program::Compute(bsp::Context<Program>& ctx,
       for_each_neighbour([&](uint32_t slot) {
         auto other = precolored->find(ctx.SlotId(slot));
         if (other != precolored->end() && other->second == pre->second && conflict.ok()) {
-          conflict = absl::InvalidArgumentError(absl::StrCat(
-              "it is pre-coloured ", pre->second, " like its neighbour ", bsp::ToString(other->first)));
+          conflict = absl::InvalidArgumentError(absl::StrCat("it is pre-coloured ", pre->second,
+                                                             " like its neighbour ",
+                                                             bsp::ToString(other->first)));
         }
         ctx.Send(slot, Announcement{pre->second});
       });
@@ -122,10 +123,10 @@ absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInp
           absl::StrCat(path, ":", line_no, ": expected 'vertex colour' with a colour >= 0"));
     }
     const std::string id(fields[0]);
-    if (!std::binary_search(input.external_ids.begin(), input.external_ids.end(), id,
-                            [](const std::string& a, const std::string& b) {
-                              return bsp::ExternalIdLess(a, b);
-                            })) {
+    if (input.num_vertices() > 0 &&
+        !std::binary_search(
+            input.external_ids.begin(), input.external_ids.end(), id,
+            [](const std::string& a, const std::string& b) { return bsp::ExternalIdLess(a, b); })) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ":", line_no, ": vertex '", id, "' is not in the graph"));
     }

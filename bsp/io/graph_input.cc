@@ -4,16 +4,18 @@
 // task. Integer IDs (the common case) take a fast path: a direct table when the largest ID is not
 // much larger than the number of endpoints, otherwise a parallel sort. Any other ID sends every
 // chunk through the general path that keeps the token text.
+#include "lockstep/bsp/graph_input.h"
+
 #include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "lockstep/bsp/graph_input.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
 #include "tbb/task_arena.h"
@@ -143,7 +145,9 @@ void ParseChunk(std::string_view text, FileKind kind, bool integer_mode, bool ke
 
 struct ParsedFile {
   std::string path;
-  std::string data;
+  // On the heap so that the string_views in `chunks` stay valid when the ParsedFile moves (a
+  // short std::string keeps its bytes inline, and moving it would move them).
+  std::unique_ptr<const std::string> data;
   std::vector<Span> spans;
   std::vector<ParsedChunk> chunks;
   bool integer_mode = true;
@@ -172,8 +176,8 @@ absl::StatusOr<ParsedFile> ParseFile(const std::string& path, FileKind kind, boo
   file.path = path;
   auto data = ReadFile(path);
   if (!data.ok()) return data.status();
-  file.data = std::move(*data);
-  file.spans = SplitAtLines(file.data, ChunkCount(file.data.size()));
+  file.data = std::make_unique<const std::string>(std::move(*data));
+  file.spans = SplitAtLines(*file.data, ChunkCount(file.data->size()));
   for (int attempt = allow_integer_mode ? 0 : 1; attempt < 2; ++attempt) {
     file.integer_mode = attempt == 0;
     file.chunks.assign(file.spans.size(), ParsedChunk{});
@@ -181,7 +185,7 @@ absl::StatusOr<ParsedFile> ParseFile(const std::string& path, FileKind kind, boo
     tbb::parallel_for(size_t{0}, file.spans.size(), [&](size_t c) {
       if (not_integer.load(std::memory_order_relaxed)) return;
       const Span s = file.spans[c];
-      ParseChunk(std::string_view(file.data).substr(s.begin, s.end - s.begin), kind,
+      ParseChunk(std::string_view(*file.data).substr(s.begin, s.end - s.begin), kind,
                  file.integer_mode, keep_weights, file.chunks[c]);
       if (file.chunks[c].not_integer) not_integer.store(true, std::memory_order_relaxed);
     });
@@ -331,7 +335,7 @@ absl::Status MapEdges(const ParsedFile& edges, const Dictionary& dict,
     if (bad_edge[c] < 0) continue;
     // Find the line of that edge again: the bad-input path can afford a rescan.
     const Span s = edges.spans[c];
-    std::string_view text = std::string_view(edges.data).substr(s.begin, s.end - s.begin);
+    std::string_view text = std::string_view(*edges.data).substr(s.begin, s.end - s.begin);
     size_t seen = 0;
     uint64_t line = 0;
     size_t pos = 0;
@@ -346,8 +350,9 @@ absl::Status MapEdges(const ParsedFile& edges, const Dictionary& dict,
       if (n == 0 || IsComment(tok[0])) continue;
       if (seen++ == static_cast<size_t>(bad_edge[c])) {
         const std::string_view missing = dict.Find(tok[0]) == kNoIndex ? tok[0] : tok[1];
-        return edges.ErrorAt(c, line,
-                             absl::StrCat("vertex ", std::string(missing), " is not listed in ", vertex_file));
+        return edges.ErrorAt(
+            c, line,
+            absl::StrCat("vertex ", std::string(missing), " is not listed in ", vertex_file));
       }
     }
   }
@@ -364,9 +369,10 @@ absl::Status CollectWeights(const ParsedFile& edges, WeightUse use, GraphInput& 
   }
   if (!with) return absl::OkStatus();  // unweighted: the app uses its default weight
   if (without) {
-    return edges.ErrorAt(without->first, without->second,
-                         absl::StrCat("missing weight (line ", edges.LineOf(with->first, with->second),
-                                      " has one, so every edge needs one)"));
+    return edges.ErrorAt(
+        without->first, without->second,
+        absl::StrCat("missing weight (line ", edges.LineOf(with->first, with->second),
+                     " has one, so every edge needs one)"));
   }
   out.weights.reserve(out.src.size());
   for (size_t c = 0; c < edges.chunks.size(); ++c) {
@@ -375,7 +381,7 @@ absl::Status CollectWeights(const ParsedFile& edges, WeightUse use, GraphInput& 
       if (ch.weights[i] < 0 || std::isinf(ch.weights[i])) {
         // Rare path: find the line by counting edge lines.
         const Span s = edges.spans[c];
-        std::string_view text = std::string_view(edges.data).substr(s.begin, s.end - s.begin);
+        std::string_view text = std::string_view(*edges.data).substr(s.begin, s.end - s.begin);
         uint64_t line = 0;
         size_t seen = 0;
         size_t pos = 0;
@@ -389,9 +395,10 @@ absl::Status CollectWeights(const ParsedFile& edges, WeightUse use, GraphInput& 
           if (n == 0 || IsComment(tok[0])) continue;
           if (seen++ == i) break;
         }
-        return edges.ErrorAt(c, line,
-                             absl::StrCat(ch.weights[i] < 0 ? "negative" : "infinite", " weight ",
-                                          std::string(tok[2]), " (the app needs finite weights >= 0)"));
+        return edges.ErrorAt(
+            c, line,
+            absl::StrCat(ch.weights[i] < 0 ? "negative" : "infinite", " weight ",
+                         std::string(tok[2]), " (the app needs finite weights >= 0)"));
       }
     }
     out.weights.insert(out.weights.end(), ch.weights.begin(), ch.weights.end());
@@ -465,8 +472,8 @@ absl::StatusOr<GraphInput> LoadGraphalytics(const GraphSource& source, WeightUse
   auto vertices = ParseFile(*vfile, FileKind::kVertices, false, true);
   if (!vertices.ok()) return vertices.status();
   // Edges are parsed in the vertices' mode so that lookups compare like with like.
-  auto edges = ParseFile(*efile, FileKind::kEdges, use != WeightUse::kIgnore,
-                         vertices->integer_mode);
+  auto edges =
+      ParseFile(*efile, FileKind::kEdges, use != WeightUse::kIgnore, vertices->integer_mode);
   if (!edges.ok()) return edges.status();
   Dictionary dict;
   if (vertices->integer_mode) {
@@ -561,8 +568,7 @@ absl::StatusOr<std::map<std::string, std::string>> ReadGraphalyticsProperties(
     }
   }
   if (prefix.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": no graph.<name>.vertex-file property"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": no graph.<name>.vertex-file property"));
   }
   std::map<std::string, std::string> stripped;
   for (const auto& [key, value] : *props) {
@@ -577,7 +583,7 @@ bool IsGraphalytics(const GraphSource& source) {
 }
 
 absl::StatusOr<GraphInput> LoadGraph(const GraphSource& source, WeightUse weights) {
-  const std::string format = IsGraphalytics(source) ? "graphalytics"
+  const std::string format = IsGraphalytics(source)  ? "graphalytics"
                              : source.format.empty() ? "edgelist"
                                                      : source.format;
   if (format == "edgelist") return LoadEdgeList(source, weights);

@@ -77,7 +77,7 @@ class AggregatorBase {
 // contention, no locks) and are merged at the step's end, so Get() inside compute always returns
 // the value as of the step's start. The value persists across supersteps until Set().
 template <class T, class Op>
-  requires AggregatorOp<Op, T>
+requires AggregatorOp<Op, T>
 class Aggregator final : public AggregatorBase {
  public:
   explicit Aggregator(std::string name) : AggregatorBase(std::move(name)) { PrepareSlots(0); }
@@ -92,9 +92,7 @@ class Aggregator final : public AggregatorBase {
   // From outside compute (callbacks); merged with the next superstep's contributions.
   void Aggregate(const T& x) { Op::Merge(slots_.back().value, x); }
 
-  void PrepareSlots(size_t slots) override {
-    slots_.assign(slots + 1, Slot{Op::Identity()});
-  }
+  void PrepareSlots(size_t slots) override { slots_.assign(slots + 1, Slot{Op::Identity()}); }
   void MergeStep() override {
     delta_ = Op::Identity();
     for (Slot& s : slots_) {

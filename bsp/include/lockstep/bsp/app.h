@@ -63,7 +63,10 @@ std::string ParamString(const Params& params, const std::string& name);
 // A JobRunner for any app described by a spec `App`:
 //   using Program = ...;                                  // a VertexProgram
 //   static constexpr WeightUse kWeights = ...;
-//   static absl::StatusOr<Program> Make(const Params&, const GraphInput&);
+//   static absl::StatusOr<Program> Make(const Params&, const GraphInput&);  // an empty input on
+//   the
+//                                                   // distributed master: check the graph only
+//                                                   // when it has vertices
 //   static void Format(const Program&, const Program::VertexValue&, std::string& out);
 //   static void Report(const Engine<Program>&, const Params&, std::ostream&);   // optional
 template <class App>
@@ -76,9 +79,10 @@ class ProgramRunner final : public JobRunner {
 
   absl::StatusOr<std::unique_ptr<Executor>> StartJob(const JobDetails& details,
                                                      const ExecutorFactory& factory) override {
-    auto input = LoadGraph(details.graph, App::kWeights);
+    absl::StatusOr<GraphInput> input = GraphInput{};
+    if (!details.coordinator) input = LoadGraph(details.graph, App::kWeights);
     if (!input.ok()) return input.status();
-    auto split = partition::Range::Whole(details.worker_count);
+    auto split = partition::Range::Whole(details.coordinator ? 1 : details.worker_count);
     if (!split.ok()) return split.status();
     auto program = App::Make(details.params, *input);
     if (!program.ok()) return program.status();
@@ -114,7 +118,7 @@ class ProgramRunner final : public JobRunner {
     text.reserve(total);
     for (const auto& p : parts) text += p;
     if (auto st = WriteFileAtomically(details.output, text); !st.ok()) return st;
-    if constexpr (requires(std::ostream& os) { App::Report(*engine_, details.params, os); }) {
+    if constexpr (requires(std::ostream & os) { App::Report(*engine_, details.params, os); }) {
       if (report_ != nullptr) App::Report(*engine_, details.params, *report_);
     }
     return absl::OkStatus();

@@ -21,7 +21,7 @@ struct Codec {
 };
 
 template <class T>
-  requires std::is_trivially_copyable_v<T>
+requires std::is_trivially_copyable_v<T>
 struct Codec<T> {
   static void Encode(const T& value, std::string& out) {
     out.append(reinterpret_cast<const char*>(&value), sizeof(T));

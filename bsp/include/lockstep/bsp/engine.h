@@ -48,14 +48,10 @@ class Context {
   uint32_t out_degree() const { return engine_->topology().out_degree(vertex_); }
   std::span<const uint32_t> out_slots() const { return engine_->topology().out_slots(vertex_); }
   std::span<const EdgeValue> out_values() const { return engine_->graph_.out_values(vertex_); }
-  std::span<const uint32_t> in_slots() const
-    requires(NeedsInEdges<P>())
-  {
+  std::span<const uint32_t> in_slots() const requires(NeedsInEdges<P>()) {
     return engine_->topology().in_slots(vertex_);
   }
-  std::span<const EdgeValue> in_values() const
-    requires(NeedsInEdges<P>())
-  {
+  std::span<const EdgeValue> in_values() const requires(NeedsInEdges<P>()) {
     return engine_->graph_.in_values(vertex_);
   }
   // The UUID of the vertex at an edge's slot.
@@ -104,7 +100,8 @@ class Engine final : public StepEngine {
   using Message = typename P::Message;
   static constexpr uint32_t kBlock = 1024;
 
-  Engine(P program, Graph<EdgeValue> graph) : program_(std::move(program)), graph_(std::move(graph)) {
+  Engine(P program, Graph<EdgeValue> graph)
+      : program_(std::move(program)), graph_(std::move(graph)) {
     const uint32_t n = topology().num_local();
     num_blocks_ = (n + kBlock - 1) / kBlock;
     // About 64 destination bins of power-of-two width.
@@ -122,7 +119,7 @@ class Engine final : public StepEngine {
       inbox_offsets_.assign(uint64_t{n} + 1, 0);
       inbox_cursor_.assign(n, 0);
     }
-    if constexpr (requires(P& p, AggregatorRegistry& r) { p.Register(r); }) {
+    if constexpr (requires(P & p, AggregatorRegistry & r) { p.Register(r); }) {
       program_.Register(aggregators_);
     }
     aggregators_.PrepareSlots(num_blocks_);
@@ -141,13 +138,13 @@ class Engine final : public StepEngine {
   // The program's own callbacks, for the executor factory.
   Callbacks ProgramCallbacks() {
     Callbacks cb;
-    if constexpr (requires(P& p) { p.PreStep(uint64_t{0}); }) {
+    if constexpr (requires(P & p) { p.PreStep(uint64_t{0}); }) {
       cb.pre_step = [this](uint64_t s) -> absl::Status { return program_.PreStep(s); };
     }
-    if constexpr (requires(P& p, const StepStats& s) { p.PostStep(s); }) {
+    if constexpr (requires(P & p, const StepStats& s) { p.PostStep(s); }) {
       cb.post_step = [this](const StepStats& s) -> absl::Status { return program_.PostStep(s); };
     }
-    if constexpr (requires(P& p, const StepStats& s) { p.KeepRunning(s); }) {
+    if constexpr (requires(P & p, const StepStats& s) { p.KeepRunning(s); }) {
       cb.keep_running = [this](const StepStats& s) -> absl::StatusOr<bool> {
         return program_.KeepRunning(s);
       };
@@ -164,7 +161,7 @@ class Engine final : public StepEngine {
   absl::StatusOr<StepStats> RunSuperstep(uint64_t superstep,
                                          const std::atomic<bool>& cancel) override {
     const auto start = std::chrono::steady_clock::now();
-    if (auto st = Deliver(); !st.ok()) return st;
+    if (auto st = Deliver(superstep); !st.ok()) return st;
     StepStats stats;
     stats.superstep = superstep;
     const uint32_t n = topology().num_local();
@@ -186,9 +183,9 @@ class Engine final : public StepEngine {
         if constexpr (std::is_same_v<decltype(program_.Compute(ctx, msgs)), absl::Status>) {
           absl::Status st = program_.Compute(ctx, msgs);
           if (!st.ok()) {
-            buf.Fail(absl::Status(st.code(), absl::StrCat("compute failed for vertex '",
-                                                          topology().external_id(v),
-                                                          "': ", st.message())));
+            buf.Fail(absl::Status(
+                st.code(), absl::StrCat("compute failed for vertex '", topology().external_id(v),
+                                        "': ", st.message())));
             return;
           }
         } else {
@@ -212,8 +209,7 @@ class Engine final : public StepEngine {
     }
     aggregators_.MergeStep();
     if (auto st = FlushRemote(superstep); !st.ok()) return st;
-    stats.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return stats;
   }
 
@@ -303,9 +299,9 @@ class Engine final : public StepEngine {
   }
 
   // Moves last superstep's messages (local blocks in order, then relayed batches in sender order)
-  // into the inbox.
-  absl::Status Deliver() {
-    if (auto st = DecodeRelayed(); !st.ok()) return st;
+  // into the inbox of `superstep`.
+  absl::Status Deliver(uint64_t superstep) {
+    if (auto st = DecodeRelayed(superstep); !st.ok()) return st;
     const uint32_t n = topology().num_local();
     if constexpr (HasCombiner<P>) {
       tbb::parallel_for(uint32_t{0}, num_bins_, [&](uint32_t bin) {
@@ -348,7 +344,8 @@ class Engine final : public StepEngine {
           run += count;
         }
         for (auto& buf : blocks_) {
-          for (LocalEnvelope& e : buf.bins[bin]) inbox_[inbox_cursor_[e.target]++] = std::move(e.message);
+          for (LocalEnvelope& e : buf.bins[bin])
+            inbox_[inbox_cursor_[e.target]++] = std::move(e.message);
           buf.bins[bin].clear();
         }
       });
@@ -357,11 +354,17 @@ class Engine final : public StepEngine {
     return absl::OkStatus();
   }
 
-  absl::Status DecodeRelayed() {
+  // Takes the relayed batches sent before `superstep`. A faster peer's batches of this very
+  // superstep may already be here; they stay for the next one.
+  absl::Status DecodeRelayed(uint64_t superstep) {
     std::vector<RelayBatch> batches;
     {
       std::lock_guard<std::mutex> lock(relayed_mu_);
-      batches.swap(relayed_);
+      auto later =
+          std::stable_partition(relayed_.begin(), relayed_.end(),
+                                [&](const RelayBatch& b) { return b.superstep < superstep; });
+      batches.assign(std::make_move_iterator(relayed_.begin()), std::make_move_iterator(later));
+      relayed_.erase(relayed_.begin(), later);
     }
     if (batches.empty()) return absl::OkStatus();
     std::stable_sort(batches.begin(), batches.end(), [](const RelayBatch& a, const RelayBatch& b) {
@@ -378,10 +381,9 @@ class Engine final : public StepEngine {
         }
         const uint32_t v = topology().Find(id);
         if (v == kNoVertex) {
-          return absl::NotFoundError(absl::StrCat("partition ", batch.from_partition,
-                                                  " relayed a message for vertex ", ToString(id),
-                                                  ", which partition ", topology().part(),
-                                                  " does not have"));
+          return absl::NotFoundError(absl::StrCat(
+              "partition ", batch.from_partition, " relayed a message for vertex ", ToString(id),
+              ", which partition ", topology().part(), " does not have"));
         }
         incoming.bins[v >> bin_shift_].push_back({v, std::move(m)});
       }
@@ -405,9 +407,9 @@ class Engine final : public StepEngine {
     if (relayer_ == nullptr) {
       for (size_t b = 0; b < num_blocks_; ++b) {
         if (!blocks_[b].remote.empty()) {
-          return absl::FailedPreconditionError(
-              absl::StrCat("a message to vertex ", ToString(topo.remote_id(blocks_[b].remote[0].remote)),
-                           " cannot be delivered: it is not local and no relayer is installed"));
+          return absl::FailedPreconditionError(absl::StrCat(
+              "a message to vertex ", ToString(topo.remote_id(blocks_[b].remote[0].remote)),
+              " cannot be delivered: it is not local and no relayer is installed"));
         }
       }
     }

@@ -26,6 +26,9 @@ struct JobDetails {
   std::string output;
   uint32_t worker_index = 0;
   uint32_t worker_count = 1;
+  // The distributed master runs the same program on an empty graph, so that the callbacks and the
+  // global aggregators live there too; it loads nothing.
+  bool coordinator = false;
   // The inclusive UUID range of this worker (worker_index of worker_count over the whole space).
   VertexId range_first{};
   VertexId range_last{};

@@ -32,13 +32,13 @@ class Context;
 //
 // Compute may also return absl::Status; an error fails the job with the vertex's ID in it.
 template <class P>
-concept VertexProgram =
-    std::copy_constructible<typename P::Message> && std::movable<typename P::VertexValue> &&
-    HasCodec<typename P::Message> && HasCodec<typename P::VertexValue> &&
+concept VertexProgram = std::copy_constructible<typename P::Message> &&
+    std::movable<typename P::VertexValue> && HasCodec<typename P::Message> &&
+    HasCodec<typename P::VertexValue> &&
     requires(const P& p, Context<P>& ctx, std::span<const typename P::Message> messages) {
-      typename P::EdgeValue;
-      p.Compute(ctx, messages);
-    };
+  typename P::EdgeValue;
+  p.Compute(ctx, messages);
+};
 
 template <class P>
 concept HasCombiner = requires(typename P::Message& into, const typename P::Message& m) {

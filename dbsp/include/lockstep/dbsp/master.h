@@ -1,0 +1,62 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "lockstep/bsp/app.h"
+#include "lockstep/dbsp/factories.h"
+
+namespace lockstep::dbsp {
+
+struct PoolOptions {
+  uint32_t min_workers = 0;                      // 0: every connected worker, at least one
+  uint32_t max_workers = 0;                      // 0: no cap
+  std::chrono::milliseconds acquire_timeout{0};  // 0: wait forever
+  std::chrono::milliseconds last_call{0};        // once the minimum is met, wait this long for more
+};
+
+struct JobSpec {
+  const bsp::AppInfo* app = nullptr;
+  // app, params and graph as for a local run; output is the result directory.
+  bsp::JobDetails details;
+  PoolOptions pool;
+  bsp::ExecutorOptions executor;
+  std::function<void(const MasterProgress&)> progress;
+};
+
+struct JobResult {
+  std::string job_id;
+  uint32_t workers = 0;
+  uint64_t vertices = 0;
+  uint64_t supersteps = 0;
+  double seconds = 0;
+  std::string output;  // the published job directory
+};
+
+class MasterServer;
+
+// The master: a gRPC server whose connected workers wait in a pool, and the coordinator of one job
+// at a time over workers reserved from that pool. It holds no vertices.
+class Master {
+ public:
+  // Listens on `address` (HOST:PORT; port 0 picks a free one).
+  static absl::StatusOr<std::unique_ptr<Master>> Start(const std::string& address);
+  ~Master();
+
+  int port() const;
+  // Runs one job to completion or abort. Whatever happens, the reserved workers are released
+  // (told why if the job failed) and the master can run the next job. `cancel` aborts the job.
+  absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const std::atomic<bool>& cancel);
+  // Tells every connected worker the master is going away and stops serving.
+  void Shutdown();
+
+ private:
+  explicit Master(std::unique_ptr<MasterServer> server);
+  std::unique_ptr<MasterServer> server_;
+};
+
+}  // namespace lockstep::dbsp

@@ -1,0 +1,87 @@
+#include "lockstep/dbsp/wire.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace lockstep::dbsp {
+namespace {
+
+std::string UuidBytes(const bsp::VertexId& id) {
+  return std::string(reinterpret_cast<const char*>(id.data), 16);
+}
+
+bool UuidFromBytes(const std::string& bytes, bsp::VertexId& id) {
+  if (bytes.size() != 16) return false;
+  std::memcpy(id.data, bytes.data(), 16);
+  return true;
+}
+
+}  // namespace
+
+v1::JobDetails ToWire(const bsp::JobDetails& d) {
+  v1::JobDetails w;
+  w.set_job_id(d.job_id);
+  w.set_created_at_unix_ms(d.created_at_unix_ms);
+  w.set_range_first(UuidBytes(d.range_first));
+  w.set_range_last(UuidBytes(d.range_last));
+  w.set_app(d.app);
+  for (const auto& [k, v] : d.params) (*w.mutable_params())[k] = v;
+  w.set_graph_path(d.graph.path);
+  w.set_graph_format(d.graph.format);
+  w.set_undirected(d.graph.undirected);
+  w.set_output(d.output);
+  w.set_worker_index(d.worker_index);
+  w.set_worker_count(d.worker_count);
+  return w;
+}
+
+absl::StatusOr<bsp::JobDetails> FromWire(const v1::JobDetails& w) {
+  bsp::JobDetails d;
+  d.job_id = w.job_id();
+  d.created_at_unix_ms = w.created_at_unix_ms();
+  if (!UuidFromBytes(w.range_first(), d.range_first) ||
+      !UuidFromBytes(w.range_last(), d.range_last)) {
+    return absl::InvalidArgumentError("job details: a range bound is not 16 bytes");
+  }
+  if (w.worker_count() == 0 || w.worker_index() >= w.worker_count()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job details: worker ", w.worker_index(), " of ", w.worker_count()));
+  }
+  d.app = w.app();
+  for (const auto& [k, v] : w.params()) d.params[k] = v;
+  d.graph = {w.graph_path(), w.graph_format(), w.undirected()};
+  d.output = w.output();
+  d.worker_index = w.worker_index();
+  d.worker_count = w.worker_count();
+  return d;
+}
+
+v1::RelayBatch ToWire(bsp::RelayBatch&& b) {
+  v1::RelayBatch w;
+  w.set_superstep(b.superstep);
+  w.set_from_partition(b.from_partition);
+  w.set_to_partition(b.to_partition);
+  std::string* ids = w.mutable_ids();
+  ids->resize(b.ids.size() * 16);
+  for (size_t i = 0; i < b.ids.size(); ++i) std::memcpy(ids->data() + 16 * i, b.ids[i].data, 16);
+  *w.mutable_payload() = std::move(b.payload);
+  return w;
+}
+
+absl::StatusOr<bsp::RelayBatch> FromWire(v1::RelayBatch&& w) {
+  if (w.ids().size() % 16 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "relay batch from partition ", w.from_partition(), ": IDs are not 16 bytes each"));
+  }
+  bsp::RelayBatch b;
+  b.superstep = w.superstep();
+  b.from_partition = w.from_partition();
+  b.to_partition = w.to_partition();
+  b.ids.resize(w.ids().size() / 16);
+  for (size_t i = 0; i < b.ids.size(); ++i) std::memcpy(b.ids[i].data, w.ids().data() + 16 * i, 16);
+  b.payload = std::move(*w.mutable_payload());
+  return b;
+}
+
+}  // namespace lockstep::dbsp
