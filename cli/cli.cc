@@ -18,6 +18,7 @@
 #include "CLI/CLI.hpp"
 #include "cli/duration.h"
 #include "cli/generate.h"
+#include "cli/validate.h"
 #include "lockstep/dbsp/master.h"
 #include "lockstep/dbsp/worker.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -356,6 +357,22 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
     spdlog::error("run: unknown app '{}' (apps: {})", argv[2], known);
     return 2;
   }
+  // validate --expected FILE --actual PATH (--rule R | --app A)
+  CLI::App* validate =
+      cli.add_subcommand("validate", "check a result against an expected output (Graphalytics)");
+  ValidateOptions check;
+  validate->add_option("--expected", check.expected, "the expected 'id value' file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  validate->add_option("--actual", check.actual, "a result file or result directory")
+      ->required()
+      ->check(CLI::ExistingPath);
+  auto* rule = validate->add_option("--rule", check.rule, "exact, equivalence or epsilon");
+  auto* by_app = validate->add_option("--app", check.app, "use this app's Graphalytics rule");
+  rule->excludes(by_app);
+  validate->add_option("--epsilon", check.epsilon, "relative tolerance of the epsilon rule")
+      ->capture_default_str();
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -375,6 +392,15 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
   if (worker->parsed()) {
     auto st = dbsp::ServeWorker(apps, worker_options, g_stop);
     return st.ok() ? 0 : Fail(st);
+  }
+  if (validate->parsed()) {
+    if (check.rule.empty() && check.app.empty()) {
+      return Fail(absl::InvalidArgumentError("validate: give --rule or --app"));
+    }
+    auto report = Validate(check);
+    if (!report.ok()) return Fail(report.status());
+    std::cout << report->text;
+    return report->mismatches == 0 ? 0 : 1;
   }
   if (generate->parsed()) {
     auto st = Generate(gen);
