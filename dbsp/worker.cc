@@ -100,7 +100,6 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
       payload.Clear();
     }
     std::lock_guard<std::mutex> lock(mu_);
-    stream_ended_ = true;
     if (!completed_) {
       FailLocked(absl::UnavailableError("the master closed the stream"), true);
     }
@@ -139,27 +138,27 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
     executor_ = executor;
     if (!status_.ok() && executor_ != nullptr) executor_->Cancel();
   }
-  // Queues a failure report for the master if the failure is ours, then ends the stream's writes.
+  // Queues a failure report for the master if the failure is ours (the first local reason, e.g.
+  // SIGTERM rather than the cancellation it caused), then ends the stream's writes.
   void Finish(const absl::Status& local_error) {
-    bool report = false;
+    std::optional<std::string> report;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!local_error.ok() && status_.ok()) {
-        status_ = local_error;
-        report = true;
-      } else {
-        report = !local_error.ok() && !failed_by_master_;
+      if (!local_error.ok()) {
+        if (status_.ok()) {
+          status_ = local_error;
+          failed_by_master_ = false;
+        }
+        if (!failed_by_master_) report = std::string(status_.message());
       }
     }
     if (report) {
       v1::WorkerPayload failure;
-      failure.mutable_failure()->set_reason(std::string(local_error.message()));
+      failure.mutable_failure()->set_reason(*report);
       outbox_.Push(std::move(failure));
     }
     outbox_.Close();
   }
-  void Abandon() { outbox_.Close(); }
-
  private:
   void FailLocked(absl::Status reason, bool by_master) {
     if (status_.ok()) {
@@ -178,7 +177,6 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
   absl::Status status_;
   bool failed_by_master_ = false;
   bool completed_ = false;
-  bool stream_ended_ = false;
   v1::Step::Type waiting_ = v1::Step::INVALID;
   std::optional<v1::Step> released_;
   bsp::StepEngine* engine_ = nullptr;
