@@ -85,10 +85,12 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, const partitio
     if (owner[g] == part) slot[g] = n_local++;
   }
   t.ids_.resize(n_local);
+  t.global_.resize(n_local);
   t.external_.resize(n_local);
   tbb::parallel_for(uint32_t{0}, n_global, [&](uint32_t g) {
     if (slot[g] == kNoVertex) return;
     t.ids_[slot[g]] = uuids[g];
+    t.global_[slot[g]] = g;
     t.external_[slot[g]] = input.external_ids[g];
   });
   t.index_.reserve(n_local);
@@ -123,6 +125,7 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, const partitio
     return absl::OutOfRangeError("too many vertices for 32-bit edge slots");
   }
   t.remote_ids_.resize(remotes.size());
+  t.remote_global_ = remotes;
   t.remote_partition_.resize(remotes.size());
   t.remote_partition_begin_.assign(split.size() + 1, 0);
   for (uint32_t r = 0; r < remotes.size(); ++r) {

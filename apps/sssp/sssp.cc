@@ -3,28 +3,15 @@
 #include <algorithm>
 #include <queue>
 
+#include "common/source.h"
+
 namespace lockstep::apps::sssp {
 
 absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInput& input) {
-  const std::string source = bsp::ParamString(params, "source");
-  if (source.empty()) return absl::InvalidArgumentError("--source: a source vertex is required");
-  if (input.num_vertices() > 0 &&
-      !std::binary_search(
-          input.external_ids.begin(), input.external_ids.end(), source,
-          [](const std::string& a, const std::string& b) { return bsp::ExternalIdLess(a, b); })) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--source: vertex '", source, "' is not in the graph"));
-  }
-  const std::string target = bsp::ParamString(params, "path-to");
-  if (!target.empty() &&
-      !std::binary_search(
-          input.external_ids.begin(), input.external_ids.end(), target,
-          [](const std::string& a, const std::string& b) { return bsp::ExternalIdLess(a, b); })) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--path-to: vertex '", target, "' is not in the graph"));
-  }
+  auto source = common::SourceVertex(params, input);
+  if (!source.ok()) return source.status();
   Program p;
-  p.source = bsp::VertexIdFromExternal(source);
+  p.source = *source;
   return p;
 }
 

@@ -40,6 +40,8 @@ class Context {
   // The current vertex.
   uint32_t index() const { return vertex_; }
   const VertexId& id() const { return engine_->topology().id(vertex_); }
+  // The vertex's rank in the whole input's ID order (integers numerically, then strings).
+  uint32_t global_index() const { return engine_->topology().global_index(vertex_); }
   const std::string& external_id() const { return engine_->topology().external_id(vertex_); }
   VertexValue& value() { return engine_->values_[vertex_]; }
   const VertexValue& value() const { return engine_->values_[vertex_]; }
@@ -56,6 +58,9 @@ class Context {
   }
   // The UUID of the vertex at an edge's slot.
   const VertexId& SlotId(uint32_t slot) const { return engine_->topology().SlotId(slot); }
+  uint32_t SlotGlobalIndex(uint32_t slot) const {
+    return engine_->topology().SlotGlobalIndex(slot);
+  }
   bool IsSelf(uint32_t slot) const { return slot == vertex_; }
 
   // Sends along an edge: the slot is one of out_slots() or in_slots().

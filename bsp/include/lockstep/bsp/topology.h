@@ -49,6 +49,12 @@ class Topology {
   uint32_t num_remote() const { return static_cast<uint32_t>(remote_ids_.size()); }
 
   const VertexId& id(uint32_t v) const { return ids_[v]; }
+  // The vertex's index in the whole input (the same in every process): the rank of its external
+  // ID in ExternalIdLess order. Apps that order vertices by ID ("smallest label") compare these.
+  uint32_t global_index(uint32_t v) const { return global_[v]; }
+  uint32_t SlotGlobalIndex(uint32_t slot) const {
+    return IsLocal(slot) ? global_[slot] : remote_global_[slot - num_local()];
+  }
   const std::string& external_id(uint32_t v) const { return external_[v]; }
 
   bool IsLocal(uint32_t slot) const { return slot < num_local(); }
@@ -95,12 +101,14 @@ class Topology {
   uint64_t part_ = 0;
   uint64_t num_global_ = 0;
   std::vector<VertexId> ids_;
+  std::vector<uint32_t> global_;
   std::vector<std::string> external_;
   std::vector<uint64_t> out_offsets_;
   std::vector<uint32_t> out_targets_;
   std::vector<uint64_t> in_offsets_;
   std::vector<uint32_t> in_sources_;
   std::vector<VertexId> remote_ids_;
+  std::vector<uint32_t> remote_global_;
   std::vector<uint32_t> remote_partition_;
   std::vector<uint32_t> remote_partition_begin_;
   absl::flat_hash_map<VertexId, uint32_t, VertexIdHash> index_;

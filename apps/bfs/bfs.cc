@@ -1,0 +1,54 @@
+#include "bfs/bfs.h"
+
+#include <deque>
+
+#include "common/source.h"
+
+namespace lockstep::apps::bfs {
+
+absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInput& input) {
+  auto source = common::SourceVertex(params, input);
+  if (!source.ok()) return source.status();
+  Program p;
+  p.source = *source;
+  return p;
+}
+
+bsp::AppInfo Info() {
+  bsp::AppInfo info;
+  info.name = "bfs";
+  info.summary = "breadth-first search: hop depth from --source along out-edges";
+  info.params = {{"source", "", "the source vertex (external ID)"}};
+  info.from_graphalytics = [](const std::map<std::string, std::string>& props,
+                              bsp::Params& params) {
+    if (auto it = props.find("bfs.source-vertex"); it != props.end()) {
+      params["source"] = it->second;
+    }
+  };
+  info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
+    return std::make_unique<bsp::ProgramRunner<App>>(report);
+  };
+  return info;
+}
+
+std::vector<int64_t> Oracle(const bsp::GraphInput& input, uint32_t source) {
+  const size_t n = input.num_vertices();
+  std::vector<std::vector<uint32_t>> adj(n);
+  for (size_t e = 0; e < input.num_edges(); ++e) adj[input.src[e]].push_back(input.dst[e]);
+  std::vector<int64_t> depth(n, kUnreachable);
+  std::deque<uint32_t> queue{source};
+  depth[source] = 0;
+  while (!queue.empty()) {
+    const uint32_t u = queue.front();
+    queue.pop_front();
+    for (uint32_t v : adj[u]) {
+      if (depth[v] == kUnreachable) {
+        depth[v] = depth[u] + 1;
+        queue.push_back(v);
+      }
+    }
+  }
+  return depth;
+}
+
+}  // namespace lockstep::apps::bfs

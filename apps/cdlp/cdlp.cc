@@ -1,0 +1,91 @@
+#include "cdlp/cdlp.h"
+
+#include <algorithm>
+
+namespace lockstep::apps::cdlp {
+
+uint32_t MostFrequent(std::vector<uint32_t>& labels) {
+  std::sort(labels.begin(), labels.end());
+  uint32_t best = labels[0];
+  size_t best_count = 0;
+  for (size_t i = 0; i < labels.size();) {
+    size_t j = i;
+    while (j < labels.size() && labels[j] == labels[i]) ++j;
+    if (j - i > best_count) {  // strictly more: ties keep the smaller label seen first
+      best = labels[i];
+      best_count = j - i;
+    }
+    i = j;
+  }
+  return best;
+}
+
+void Program::Compute(bsp::Context<Program>& ctx, std::span<const uint32_t> messages) const {
+  if (ctx.superstep() == 0) {
+    ctx.value() = ctx.global_index();
+  } else if (!messages.empty()) {
+    // One scratch buffer per thread: no allocation per vertex once it has grown.
+    thread_local std::vector<uint32_t> scratch;
+    scratch.assign(messages.begin(), messages.end());
+    ctx.value() = MostFrequent(scratch);
+  }
+  if (ctx.superstep() < max_iterations) {
+    const uint32_t label = ctx.value();
+    for (uint32_t slot : ctx.out_slots()) ctx.Send(slot, label);
+    for (uint32_t slot : ctx.in_slots()) ctx.Send(slot, label);
+  }
+}
+
+absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInput& input) {
+  auto iterations = bsp::ParamInt(params, "max-iterations");
+  if (!iterations.ok()) return iterations.status();
+  if (*iterations < 0) return absl::InvalidArgumentError("--max-iterations must be >= 0");
+  Program p;
+  p.names = common::NamesOf(input);
+  p.max_iterations = static_cast<uint64_t>(*iterations);
+  return p;
+}
+
+bsp::AppInfo Info() {
+  bsp::AppInfo info;
+  info.name = "cdlp";
+  info.summary = "community detection by synchronous label propagation";
+  info.params = {{"max-iterations", "10", "rounds of label propagation"}};
+  info.from_graphalytics = [](const std::map<std::string, std::string>& props,
+                              bsp::Params& params) {
+    if (auto it = props.find("cdlp.max-iterations"); it != props.end()) {
+      params["max-iterations"] = it->second;
+    }
+  };
+  info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
+    return std::make_unique<bsp::ProgramRunner<App>>(report);
+  };
+  return info;
+}
+
+std::vector<uint32_t> Oracle(const bsp::GraphInput& input, uint64_t iterations) {
+  const size_t n = input.num_vertices();
+  std::vector<std::vector<uint32_t>> neighbours(n);
+  for (size_t e = 0; e < input.num_edges(); ++e) {
+    neighbours[input.src[e]].push_back(input.dst[e]);
+    neighbours[input.dst[e]].push_back(input.src[e]);
+  }
+  std::vector<uint32_t> label(n), next(n);
+  for (uint32_t v = 0; v < n; ++v) label[v] = v;
+  std::vector<uint32_t> seen;
+  for (uint64_t it = 0; it < iterations; ++it) {
+    for (uint32_t v = 0; v < n; ++v) {
+      if (neighbours[v].empty()) {
+        next[v] = label[v];
+        continue;
+      }
+      seen.clear();
+      for (uint32_t u : neighbours[v]) seen.push_back(label[u]);
+      next[v] = MostFrequent(seen);
+    }
+    label.swap(next);
+  }
+  return label;
+}
+
+}  // namespace lockstep::apps::cdlp

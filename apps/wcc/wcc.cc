@@ -1,0 +1,33 @@
+#include "wcc/wcc.h"
+
+#include <numeric>
+
+namespace lockstep::apps::wcc {
+
+bsp::AppInfo Info() {
+  bsp::AppInfo info;
+  info.name = "wcc";
+  info.summary = "weakly connected components, labelled by their smallest vertex ID";
+  info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
+    return std::make_unique<bsp::ProgramRunner<App>>(report);
+  };
+  return info;
+}
+
+std::vector<uint32_t> Oracle(const bsp::GraphInput& input) {
+  std::vector<uint32_t> parent(input.num_vertices());
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](uint32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (size_t e = 0; e < input.num_edges(); ++e) {
+    const uint32_t a = find(input.src[e]), b = find(input.dst[e]);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);  // the root stays the smallest index
+  }
+  std::vector<uint32_t> label(input.num_vertices());
+  for (uint32_t v = 0; v < label.size(); ++v) label[v] = find(v);
+  return label;
+}
+
+}  // namespace lockstep::apps::wcc
