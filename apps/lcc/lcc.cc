@@ -64,13 +64,14 @@ void Program::Compute(bsp::Context<Program>& ctx, std::span<const Message> messa
         break;
       }
       case Message::kEntry: {
-        // From y, whose higher neighbour z may close the triangle self < y < z.
+        // From x, the lowest corner of the wedge x < self < z: a triangle if z is our neighbour.
+        // Each corner is credited with the directed edges between the other two.
         const Neighbour* z = FindNeighbour(me.neighbours, m.b);
         if (z == nullptr) break;
-        const Neighbour* y = FindNeighbour(me.neighbours, m.a);
+        const Neighbour* x = FindNeighbour(me.neighbours, m.a);
         me.edges += std::popcount(m.c);
-        credit[y - me.neighbours.data()] += std::popcount(z->bits);
-        credit[z - me.neighbours.data()] += std::popcount(y->bits);
+        credit[x - me.neighbours.data()] += std::popcount(z->bits);
+        credit[z - me.neighbours.data()] += std::popcount(x->bits);
         any_credit = true;
         break;
       }
@@ -87,14 +88,25 @@ void Program::Compute(bsp::Context<Program>& ctx, std::span<const Message> messa
     }
   }
   if (s >= 1 && s <= phases) {
-    // Phase p = s - 1: send H(self) to the lower neighbours x with x mod phases == p.
+    // Phase p = s - 1: for each higher neighbour y with y mod phases == p, send y the higher
+    // neighbours z of self ranked above y: y closes the triangle self < y < z if z is its
+    // neighbour too. The volume is the wedges centred at their lowest vertex, which degree
+    // ordering keeps small (a hub has few higher neighbours).
+    thread_local std::vector<const Neighbour*> higher;
+    higher.clear();
+    for (const Neighbour& n : me.neighbours) {
+      if (Below(me.k, self, n.degree, n.global)) higher.push_back(&n);
+    }
+    std::sort(higher.begin(), higher.end(), [](const Neighbour* a, const Neighbour* b) {
+      return Below(a->degree, a->global, b->degree, b->global);
+    });
     const uint32_t p = static_cast<uint32_t>(s - 1);
-    for (const Neighbour& x : me.neighbours) {
-      if (x.global % phases != p || !Below(x.degree, x.global, me.k, self)) continue;
-      for (const Neighbour& z : me.neighbours) {
-        if (!Below(me.k, self, z.degree, z.global)) continue;
-        // z's bits are seen from self (= y): 1 for y->z, 2 for z->y; the count is what matters.
-        ctx.Send(x.slot, Message{Message::kEntry, self, z.global, z.bits});
+    for (size_t i = 0; i < higher.size(); ++i) {
+      const Neighbour& y = *higher[i];
+      if (y.global % phases != p) continue;
+      for (size_t j = i + 1; j < higher.size(); ++j) {
+        // z's bits are seen from self: 1 for self->z, 2 for z->self; only the count matters.
+        ctx.Send(y.slot, Message{Message::kEntry, self, higher[j]->global, higher[j]->bits});
       }
     }
   }

@@ -5,12 +5,13 @@
 // edges a->b with a, b in N(v), divided by k(k-1); 0 when k < 2.
 //
 // Every such edge closes an undirected triangle {v, a, b}, so the kernel enumerates triangles the
-// Pregel way with degree ordering (Schank & Wagner 2005; Suri & Vassilvitskii 2011): vertices are
-// ranked by (k, ID); y sends the list of its higher-ranked neighbours H(y) to each lower-ranked
-// neighbour x, one fixed-size message per entry; x finds z in H(y) ∩ N(x), the triangle x < y < z,
-// and credits each corner with the directed edges between the other two. Ranking by degree keeps
-// what a hub sends and receives small (a hub's H is short), and `--phases P` spreads the entries
-// over P supersteps by x's index, so the message memory of a superstep is about 1/P of the total.
+// Pregel way with degree ordering (Schank & Wagner 2005, "forward"; Suri & Vassilvitskii 2011):
+// vertices are ranked by (k, ID); x sends each higher-ranked neighbour y the neighbours z of x
+// ranked above y, one fixed-size message per wedge; y finds the triangle x < y < z when z is its
+// neighbour too, and credits each corner with the directed edges between the other two. Ranking
+// by degree keeps the wedges few (a hub has few higher-ranked neighbours), and `--phases P`
+// spreads them over P supersteps by y's index, so the message memory of a superstep is about
+// 1/P of the total.
 #include <span>
 #include <vector>
 
