@@ -207,6 +207,11 @@ int RunMaster(const bsp::AppRegistry& apps, const MasterFlags& m, JobFlags flags
   dbsp::JobSpec spec;
   spec.app = app;
   spec.details = *job;
+  if (m.max_workers > 0 && m.min_workers > m.max_workers) {
+    // The pool would wait for the minimum and then take only the maximum.
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--min-workers ", m.min_workers, " exceeds --max-workers ", m.max_workers)));
+  }
   spec.pool.min_workers = m.min_workers;
   spec.pool.max_workers = m.max_workers;
   auto acquire = ParseDuration(m.acquire_timeout, "--acquire-timeout");

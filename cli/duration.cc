@@ -20,9 +20,12 @@ absl::StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text,
   size_t i = 0;
   bool bare = true;
   while (i < text.size()) {
+    // Plain decimals only: from_chars alone would also take "-1", "inf", "nan" and "1e3".
+    if (!std::isdigit(static_cast<unsigned char>(text[i])) && text[i] != '.') return bad();
     double value = 0;
-    auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + text.size(), value);
-    if (ec != std::errc() || value < 0) return bad();
+    auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + text.size(), value,
+                                     std::chars_format::fixed);
+    if (ec != std::errc()) return bad();
     i = static_cast<size_t>(ptr - text.data());
     size_t unit_end = i;
     while (unit_end < text.size() && std::isalpha(static_cast<unsigned char>(text[unit_end]))) {
@@ -48,6 +51,8 @@ absl::StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text,
     bare = false;
     total_ms += value * scale;
   }
+  // Converting a double outside int64_t's range is undefined; refuse what cannot be held.
+  if (!(total_ms + 0.5 < 0x1p63)) return bad();
   return std::chrono::milliseconds(static_cast<int64_t>(total_ms + 0.5));
 }
 

@@ -23,9 +23,8 @@ JobCoordinator::JobCoordinator(std::vector<std::string> names, Send send)
       entries_(names_.size()) {}
 
 absl::Status JobCoordinator::Violation(uint32_t worker, const std::string& what) {
-  absl::Status reason = absl::FailedPreconditionError(absl::StrCat(names_[worker], ": ", what));
-  Abort(reason);
-  return reason;
+  Abort(absl::FailedPreconditionError(absl::StrCat(names_[worker], ": ", what)));
+  return status();  // the job's reason: an earlier abort's if there was one (first wins)
 }
 
 absl::Status JobCoordinator::OnPayload(uint32_t worker, v1::WorkerPayload payload) {
@@ -74,8 +73,18 @@ absl::Status JobCoordinator::OnPayload(uint32_t worker, v1::WorkerPayload payloa
         return Violation(worker, "sent a relay batch whose IDs are not 16 bytes each");
       }
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::unique_lock<std::mutex> lock(mu_);
         if (!status_.ok()) return status_;
+        // A batch of superstep s travels between the release of PRE(s) and its sender's POST(s)
+        // entry; anything else would be delivered in the wrong superstep.
+        if (open_.type != v1::Step::POST || relay.superstep() != open_.superstep ||
+            entered_[worker]) {
+          const std::string at = StepName(open_.type, open_.superstep);
+          lock.unlock();
+          return Violation(worker, absl::StrCat("sent a relay batch of superstep ",
+                                                relay.superstep(), " while the job is at ", at,
+                                                entered_[worker] ? " (after its own entry)" : ""));
+        }
         ++relayed_batches_;
         relayed_bytes_ += relay.ids().size() + relay.payload().size();
       }

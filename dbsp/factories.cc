@@ -50,6 +50,7 @@ bsp::ExecutorFactory WorkerExecutorFactory(BarrierClient& barrier,
              bsp::StepEngine& engine,
              bsp::Callbacks user) -> absl::StatusOr<std::unique_ptr<bsp::Executor>> {
     if (on_engine) on_engine(engine);
+    engine.aggregators().set_count_outside_compute(false);
     bsp::Callbacks wrapped;
     wrapped.pre_step = [&barrier, user](uint64_t s) -> absl::Status {
       auto release = barrier.Enter(MakeStep(v1::Step::PRE, s));

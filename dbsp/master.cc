@@ -104,6 +104,12 @@ class WorkerSession {
     return disconnected_;
   }
 
+  // Waits until the worker has hung up (its reader saw the end of the stream) or `deadline`.
+  bool WaitDisconnected(Clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return reader_done_.wait_until(lock, deadline, [&] { return disconnected_; });
+  }
+
   // The handler: runs on a gRPC thread for the life of the stream.
   grpc::Status Serve(grpc::ServerContext* ctx,
                      grpc::ServerReaderWriter<v1::MasterPayload, v1::WorkerPayload>* stream) {
@@ -316,7 +322,14 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     coordinator.Abort(reason);
     const absl::Status final = coordinator.status();
     for (auto& w : workers) w->Close(final);
-    if (output) DiscardOutput(*output);
+    if (output) {
+      // A worker may still be writing its part (complete-job): removing the staging directory
+      // under it would fail its write with a misleading reason or leave files behind. Each worker
+      // hangs up once it has read the abort; one that does not is cut off after kHangUpGrace.
+      const auto deadline = Clock::now() + kHangUpGrace + std::chrono::seconds(1);
+      for (auto& w : workers) w->WaitDisconnected(deadline);
+      DiscardOutput(*output);
+    }
     spdlog::error("{}aborted: {}", log_prefix, std::string(final.message()));
     return final;
   };

@@ -65,9 +65,13 @@ absl::Status PublishOutput(const JobOutput& out, const std::string& success_json
   fs::create_symlink(fs::path(out.final).filename(), tmp_link, ec);
   if (!ec) fs::rename(tmp_link, link, ec);
   if (ec) {
-    fs::remove(tmp_link, ec);
+    const std::string reason = ec.message();
+    std::error_code ignored;
+    fs::remove(tmp_link, ignored);
+    // Back where DiscardOutput looks, so that a failed job leaves no directory behind.
+    fs::rename(out.final, out.staging, ignored);
     return absl::DataLossError(
-        absl::StrCat("cannot point ", out.link, " at ", out.final, ": ", ec.message()));
+        absl::StrCat("cannot point ", out.link, " at ", out.final, ": ", reason));
   }
   // The previous result goes once nobody can reach it through the link any more.
   if (!previous.empty() &&

@@ -55,6 +55,12 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
     std::lock_guard<std::mutex> lock(mu_);
     engine_ = engine;
   }
+  // Before the engine goes away: relay batches that still arrive are dropped.
+  void DetachEngine() {
+    std::lock_guard<std::mutex> lock(mu_);
+    engine_ = nullptr;
+    engine_ended_ = true;
+  }
 
   // --- reader thread
   void ReadLoop() {
@@ -77,6 +83,7 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
         case v1::MasterPayload::kRelay: {
           auto batch = FromWire(std::move(*payload.mutable_relay()));
           std::lock_guard<std::mutex> lock(mu_);
+          if (engine_ended_) break;  // the job is over here; a peer's late batch is moot
           absl::Status st = batch.status();
           if (st.ok() && engine_ == nullptr) {
             st = absl::FailedPreconditionError("a relay batch arrived before the job started");
@@ -159,6 +166,7 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
     }
     outbox_.Close();
   }
+
  private:
   void FailLocked(absl::Status reason, bool by_master) {
     if (status_.ok()) {
@@ -180,6 +188,7 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
   v1::Step::Type waiting_ = v1::Step::INVALID;
   std::optional<v1::Step> released_;
   bsp::StepEngine* engine_ = nullptr;
+  bool engine_ended_ = false;
   bsp::Executor* executor_ = nullptr;
 };
 
@@ -191,6 +200,12 @@ absl::Status RunJob(const bsp::AppRegistry& apps, const bsp::JobDetails& details
     return absl::NotFoundError(absl::StrCat("this worker has no app named '", details.app, "'"));
   }
   std::unique_ptr<bsp::JobRunner> runner = app->make_runner(nullptr);
+  // The engine dies in the runner's AbortJob or with the runner; from then on the reader thread
+  // must not hand it relay batches that are still in flight from the other workers.
+  struct Detach {
+    WorkerJob& job;
+    ~Detach() { job.DetachEngine(); }
+  } detach{job};
   bsp::ExecutorOptions options;
   options.progress = [tag](const bsp::StepStats& s) {
     spdlog::debug("{}superstep {} | active {} | messages {} | {:.1f} ms", tag, s.superstep,
@@ -211,6 +226,7 @@ absl::Status RunJob(const bsp::AppRegistry& apps, const bsp::JobDetails& details
   }
   job.SetExecutor(executor->get());
   auto abort = [&](absl::Status st) {
+    job.DetachEngine();
     runner->AbortJob(details);
     job.SetExecutor(nullptr);
     return st;

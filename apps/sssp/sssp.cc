@@ -10,6 +10,16 @@ namespace lockstep::apps::sssp {
 absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInput& input) {
   auto source = common::SourceVertex(params, input);
   if (!source.ok()) return source.status();
+  // A --path-to vertex that is not in the graph would otherwise print nothing at all. Checked
+  // only where the graph is loaded (the distributed master has none), as for --source.
+  const std::string target = bsp::ParamString(params, "path-to");
+  if (!target.empty() && input.num_vertices() > 0 &&
+      !std::binary_search(
+          input.external_ids.begin(), input.external_ids.end(), target,
+          [](const std::string& a, const std::string& b) { return bsp::ExternalIdLess(a, b); })) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--path-to: vertex '", target, "' is not in the graph"));
+  }
   Program p;
   p.source = *source;
   return p;

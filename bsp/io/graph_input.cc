@@ -6,6 +6,8 @@
 // chunk through the general path that keeps the token text.
 #include "lockstep/bsp/graph_input.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -475,13 +477,15 @@ absl::StatusOr<GraphInput> LoadGraphalytics(const GraphSource& source, WeightUse
   auto edges =
       ParseFile(*efile, FileKind::kEdges, use != WeightUse::kIgnore, vertices->integer_mode);
   if (!edges.ok()) return edges.status();
+  if (vertices->integer_mode && !edges->integer_mode) {
+    // An edge names a non-integer ID, which an all-integer vertex file cannot list. Reading the
+    // vertices as text lets MapEdges report that edge's line like any other unlisted vertex.
+    vertices = ParseFile(*vfile, FileKind::kVertices, false, false);
+    if (!vertices.ok()) return vertices.status();
+  }
   Dictionary dict;
   if (vertices->integer_mode) {
     dict.BuildIntegers(vertices->chunks);
-    if (!edges->integer_mode) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(*efile, ": has non-integer vertex IDs but ", *vfile, " has only integers"));
-    }
   } else {
     dict.BuildText(vertices->chunks);
   }
@@ -518,10 +522,12 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::string data;
   char buf[1 << 16];
   size_t n;
-  std::fseek(f, 0, SEEK_END);
-  const long size = std::ftell(f);
-  std::fseek(f, 0, SEEK_SET);
-  if (size > 0) data.reserve(static_cast<size_t>(size));
+  // Reserve only what a regular file holds: fopen accepts a directory on Linux, and seeking to its
+  // end reports LLONG_MAX on ext4, which made reserve() throw instead of this returning an error.
+  struct stat info;
+  if (::fstat(::fileno(f), &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
+    data.reserve(static_cast<size_t>(info.st_size));
+  }
   while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) data.append(buf, n);
   const bool failed = std::ferror(f) != 0;
   std::fclose(f);

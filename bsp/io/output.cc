@@ -16,8 +16,9 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes
   const std::string tmp = absl::StrCat(path, ".tmp-", ::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+    const int err = errno;
+    const std::string message = absl::StrCat("cannot write ", path, ": ", std::strerror(err));
+    return err == ENOENT ? absl::NotFoundError(message) : absl::PermissionDeniedError(message);
   }
   const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   const bool flushed = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;

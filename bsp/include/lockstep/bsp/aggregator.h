@@ -61,6 +61,11 @@ class AggregatorBase {
   // Merges the partials, in slot order so that the result does not depend on the thread count,
   // into this superstep's delta, folds the delta into the value and clears the partials.
   virtual void MergeStep() = 0;
+  // A distributed worker leaves contributions made outside compute out of its deltas: every
+  // process runs the callbacks, so only the master's count (DESIGN.md §3: the same values as a
+  // local run).
+  void set_count_outside_compute(bool count) { count_outside_compute_ = count; }
+  bool count_outside_compute() const { return count_outside_compute_; }
 
   virtual void EncodeDelta(std::string& out) const = 0;
   virtual void EncodeValue(std::string& out) const = 0;
@@ -71,6 +76,7 @@ class AggregatorBase {
 
  private:
   std::string name_;
+  bool count_outside_compute_ = true;
 };
 
 // A named, typed aggregator. Contributions during superstep s go to per-block partials (no
@@ -95,9 +101,9 @@ class Aggregator final : public AggregatorBase {
   void PrepareSlots(size_t slots) override { slots_.assign(slots + 1, Slot{Op::Identity()}); }
   void MergeStep() override {
     delta_ = Op::Identity();
-    for (Slot& s : slots_) {
-      Op::Merge(delta_, s.value);
-      s.value = Op::Identity();
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (i + 1 < slots_.size() || count_outside_compute()) Op::Merge(delta_, slots_[i].value);
+      slots_[i].value = Op::Identity();
     }
     Op::Merge(value_, delta_);
   }
@@ -167,6 +173,9 @@ class AggregatorRegistry {
   }
   void MergeStep() {
     for (auto& [name, agg] : by_name_) agg->MergeStep();
+  }
+  void set_count_outside_compute(bool count) {
+    for (auto& [name, agg] : by_name_) agg->set_count_outside_compute(count);
   }
   bool empty() const { return by_name_.empty(); }
 

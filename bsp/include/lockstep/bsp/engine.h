@@ -76,7 +76,7 @@ class Context {
   void VoteToHalt() { halt_ = true; }
 
   template <class T, class Op>
-  void Aggregate(Aggregator<T, Op>* aggregator, const T& x) {
+  void Aggregate(Aggregator<T, Op>* aggregator, const std::type_identity_t<T>& x) {
     aggregator->AggregateIn(block_, x);
   }
 

@@ -1,0 +1,249 @@
+// Codecs for trivially copyable types, vertex IDs, and the output helpers: WriteFileAtomically
+// and the number formatting results are written with.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "lockstep/bsp/codec.h"
+#include "lockstep/bsp/output.h"
+#include "lockstep/bsp/vertex_id.h"
+#include "test_graphs.h"
+
+namespace lockstep::bsp {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// --- Codec ---------------------------------------------------------------------------------------
+
+struct Pod {
+  int32_t a;
+  double b;
+  char c[3];
+  VertexId id;
+};
+static_assert(HasCodec<Pod>);
+static_assert(HasCodec<double>);
+
+TEST(CodecTest, TriviallyCopyableRoundTrip) {
+  const Pod x{-7, 2.5, {'x', 'y', 'z'}, VertexIdFromExternal("x")};
+  const Pod y{123456, -0.0, {'\0', '\n', '\xff'}, VertexIdFromExternal("y")};
+  std::string bytes = "prefix";
+  Codec<Pod>::Encode(x, bytes);
+  Codec<Pod>::Encode(y, bytes);
+  EXPECT_EQ(bytes.size(), 6 + 2 * sizeof(Pod));
+
+  std::string_view in(bytes);
+  in.remove_prefix(6);
+  Pod a{}, b{};
+  ASSERT_TRUE(Codec<Pod>::Decode(in, a));
+  EXPECT_EQ(in.size(), sizeof(Pod));
+  ASSERT_TRUE(Codec<Pod>::Decode(in, b));
+  EXPECT_TRUE(in.empty());
+  EXPECT_EQ(a.a, -7);
+  EXPECT_EQ(a.b, 2.5);
+  EXPECT_THAT(a.c, ElementsAre('x', 'y', 'z'));
+  EXPECT_EQ(a.id, x.id);
+  EXPECT_EQ(b.a, 123456);
+  EXPECT_TRUE(std::signbit(b.b));
+  EXPECT_THAT(b.c, ElementsAre('\0', '\n', '\xff'));
+  EXPECT_EQ(b.id, y.id);
+
+  // Too few bytes: false, nothing consumed.
+  std::string_view short_in = std::string_view(bytes).substr(6, sizeof(Pod) - 1);
+  Pod c{};
+  EXPECT_FALSE(Codec<Pod>::Decode(short_in, c));
+  EXPECT_EQ(short_in.size(), sizeof(Pod) - 1);
+}
+
+TEST(CodecTest, ScalarsAndLengths) {
+  std::string bytes;
+  Codec<double>::Encode(std::numeric_limits<double>::quiet_NaN(), bytes);
+  Codec<uint8_t>::Encode(200, bytes);
+  EncodeLength(uint64_t{1} << 40, bytes);
+  EXPECT_EQ(bytes.size(), 8u + 1u + 8u);
+  std::string_view in(bytes);
+  double d;
+  uint8_t u;
+  uint64_t n;
+  ASSERT_TRUE(Codec<double>::Decode(in, d));
+  ASSERT_TRUE(Codec<uint8_t>::Decode(in, u));
+  ASSERT_TRUE(DecodeLength(in, n));
+  EXPECT_TRUE(std::isnan(d));
+  EXPECT_EQ(u, 200);
+  EXPECT_EQ(n, uint64_t{1} << 40);
+  EXPECT_FALSE(DecodeLength(in, n));
+}
+
+// --- Vertex IDs ----------------------------------------------------------------------------------
+
+TEST(VertexIdTest, NameBasedV5ForNonUuids) {
+  const VertexId one = VertexIdFromExternal("1");
+  EXPECT_EQ(one, VertexIdFromExternal("1"));
+  EXPECT_NE(one, VertexIdFromExternal("01"));
+  EXPECT_NE(one, VertexIdFromExternal("1 "));
+  EXPECT_EQ(one.version(), boost::uuids::uuid::version_name_based_sha1);
+  EXPECT_EQ(one.variant(), boost::uuids::uuid::variant_rfc_4122);
+  EXPECT_EQ(ToString(one).size(), 36u);
+}
+
+TEST(VertexIdTest, ParseUuid) {
+  VertexId id;
+  ASSERT_TRUE(ParseUuid("00112233-4455-6677-8899-aAbBcCdDeEfF", id));
+  EXPECT_EQ(ToString(id), "00112233-4455-6677-8899-aabbccddeeff");
+  EXPECT_EQ(id.data[0], 0x00);
+  EXPECT_EQ(id.data[15], 0xff);
+  for (const char* bad :
+       {"", "00112233-4455-6677-8899-aabbccddeef", "00112233-4455-6677-8899-aabbccddeeff0",
+        "001122334455-6677-8899-aabbccddeeff", "00112233-4455-6677-8899_aabbccddeeff",
+        "0011223g-4455-6677-8899-aabbccddeeff", "{00112233-4455-6677-8899-aabbccddeef}"}) {
+    EXPECT_FALSE(ParseUuid(bad, id)) << bad;
+  }
+}
+
+// --- WriteFileAtomically -------------------------------------------------------------------------
+
+TEST(WriteFileAtomicallyTest, CreatesTheFile) {
+  bsptest::TempDir dir;
+  const std::string path = (dir.path() / "out.txt").string();
+  const std::string bytes("a\0b\nc", 5);
+  ASSERT_TRUE(WriteFileAtomically(path, bytes).ok());
+  EXPECT_EQ(bsptest::ReadAll(path), bytes);
+  EXPECT_THAT(dir.List(), ElementsAre("out.txt"));
+  ASSERT_TRUE(WriteFileAtomically(path, "").ok());
+  EXPECT_EQ(bsptest::ReadAll(path), "");
+}
+
+TEST(WriteFileAtomicallyTest, ReplacesAtomically) {
+  bsptest::TempDir dir;
+  const std::string path = dir.Write("out.txt", "old contents\n");
+  struct stat before;
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  // A reader that opened the file before keeps seeing the complete old file: the new one is
+  // renamed over it, never written into it.
+  std::ifstream reader(path, std::ios::binary);
+  ASSERT_TRUE(WriteFileAtomically(path, "new\n").ok());
+  struct stat after;
+  ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  EXPECT_NE(before.st_ino, after.st_ino);
+  EXPECT_EQ(bsptest::ReadAll(path), "new\n");
+  const std::string old((std::istreambuf_iterator<char>(reader)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(old, "old contents\n");
+  EXPECT_THAT(dir.List(), ElementsAre("out.txt"));
+}
+
+TEST(WriteFileAtomicallyTest, FailedWriteLeavesOldFileAndNoTemporary) {
+  bsptest::TempDir dir;
+  const std::string path = dir.Write("out.txt", "old contents\n");
+  // Make the write itself fail: a file size limit turns writes past 4 KiB into EFBIG.
+  struct rlimit saved;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  struct rlimit small = saved;
+  small.rlim_cur = 4096;
+  void (*old_handler)(int) = ::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  const absl::Status st = WriteFileAtomically(path, std::string(1 << 16, 'x'));
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  ::signal(SIGXFSZ, old_handler);
+  EXPECT_FALSE(st.ok());
+  EXPECT_THAT(std::string(st.message()), HasSubstr(path));
+  EXPECT_EQ(bsptest::ReadAll(path), "old contents\n");
+  EXPECT_THAT(dir.List(), ElementsAre("out.txt"));
+}
+
+TEST(WriteFileAtomicallyTest, FailedRenameLeavesTargetAndNoTemporary) {
+  bsptest::TempDir dir;
+  // The target is a non-empty directory, so the final rename fails.
+  std::filesystem::create_directory(dir.path() / "out");
+  dir.Write("out/keep.txt", "kept");
+  const std::string path = (dir.path() / "out").string();
+  const absl::Status st = WriteFileAtomically(path, "data");
+  EXPECT_FALSE(st.ok());
+  EXPECT_THAT(std::string(st.message()), HasSubstr(path));
+  EXPECT_THAT(dir.List(), ElementsAre("out"));
+  EXPECT_EQ(bsptest::ReadAll((dir.path() / "out" / "keep.txt").string()), "kept");
+}
+
+TEST(WriteFileAtomicallyTest, MissingDirectoryIsAnErrorNamingThePath) {
+  bsptest::TempDir dir;
+  const std::string path = (dir.path() / "no-such-dir" / "out.txt").string();
+  const absl::Status st = WriteFileAtomically(path, "data");
+  EXPECT_FALSE(st.ok());
+  EXPECT_THAT(std::string(st.message()), HasSubstr(path));
+  EXPECT_TRUE(dir.List().empty());
+}
+
+// --- Number formatting ---------------------------------------------------------------------------
+
+std::string Double(double x) {
+  std::string out;
+  AppendDouble(x, out);
+  return out;
+}
+
+TEST(AppendDoubleTest, SeventeenSignificantDigits) {
+  EXPECT_EQ(Double(0.1), "0.10000000000000001");
+  EXPECT_EQ(Double(1.0 / 3), "0.33333333333333331");
+  EXPECT_EQ(Double(1.0), "1");
+  EXPECT_EQ(Double(-2.5), "-2.5");
+  EXPECT_EQ(Double(0.0), "0");
+  EXPECT_EQ(Double(1e300), "1.0000000000000001e+300");
+  EXPECT_EQ(Double(std::numeric_limits<double>::infinity()), "Infinity");
+  EXPECT_EQ(Double(-std::numeric_limits<double>::infinity()), "-Infinity");
+  std::string out = "x=";
+  AppendDouble(0.5, out);
+  EXPECT_EQ(out, "x=0.5");
+}
+
+TEST(AppendDoubleTest, RoundTripsExactly) {
+  std::mt19937_64 rng(5);
+  std::vector<double> values = {std::numeric_limits<double>::min(),
+                                std::numeric_limits<double>::denorm_min(),
+                                std::numeric_limits<double>::max(),
+                                std::numeric_limits<double>::lowest(),
+                                -0.0,
+                                0.15,
+                                2.0 / 3,
+                                123456789.123456789};
+  for (int i = 0; i < 20000; ++i) {
+    const double x = std::bit_cast<double>(rng());
+    if (std::isfinite(x)) values.push_back(x);
+    values.push_back(std::ldexp(static_cast<double>(rng() >> 11), -53));  // in [0, 1)
+  }
+  for (double x : values) {
+    const std::string text = Double(x);
+    ASSERT_EQ(std::bit_cast<uint64_t>(std::strtod(text.c_str(), nullptr)),
+              std::bit_cast<uint64_t>(x))
+        << text;
+  }
+}
+
+TEST(AppendIntTest, Extremes) {
+  std::string out;
+  AppendInt(std::numeric_limits<int64_t>::min(), out);
+  out += ' ';
+  AppendInt(-1, out);
+  out += ' ';
+  AppendUint(std::numeric_limits<uint64_t>::max(), out);
+  out += ' ';
+  AppendUint(0, out);
+  EXPECT_EQ(out, "-9223372036854775808 -1 18446744073709551615 0");
+}
+
+}  // namespace
+}  // namespace lockstep::bsp

@@ -1,0 +1,216 @@
+// Topology and Graph over the parts of a split (DESIGN.md §2-§3): every vertex is local in exactly
+// one part, each part has its vertices' complete out- (and in-) edges, remote endpoints carry their
+// owner's partition, and edge values line up with the edges.
+#include "lockstep/bsp/topology.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "lockstep/bsp/graph.h"
+#include "test_graphs.h"
+
+namespace lockstep::bsp {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A random weighted graph with mixed integer and string IDs, parallel edges and self-loops.
+GraphInput MixedGraph() {
+  std::mt19937_64 rng(99);
+  auto name = [](uint64_t i) { return i % 3 == 0 ? "s" + std::to_string(i) : std::to_string(i); };
+  std::vector<bsptest::Edge> edges;
+  std::vector<double> weights;
+  for (int e = 0; e < 1500; ++e) {
+    const uint64_t s = rng() % 200, d = e % 50 == 0 ? s : rng() % 200;
+    edges.push_back({name(s), name(d)});
+    weights.push_back(static_cast<double>(e) + 0.25);
+    if (e % 40 == 0) {
+      edges.push_back(edges.back());
+      weights.push_back(-static_cast<double>(e));
+    }
+  }
+  std::vector<std::string> all;
+  for (uint64_t i = 0; i < 210; ++i) all.push_back(name(i));  // 200..209 have no edges
+  return bsptest::MakeInput(edges, all, weights);
+}
+
+struct EdgeView {
+  VertexId other;
+  double value;
+  friend bool operator==(const EdgeView&, const EdgeView&) = default;
+};
+
+class TopologyPartsTest : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(TopologyPartsTest, PartsCoverTheGraphExactly) {
+  const uint64_t parts = GetParam();
+  const GraphInput input = MixedGraph();
+  const partition::Range split = bsptest::Split(parts);
+  std::vector<Graph<double>> graphs;
+  for (uint64_t p = 0; p < parts; ++p) {
+    auto g = Graph<double>::Build(input, split, p, /*in_edges=*/true);
+    ASSERT_TRUE(g.ok()) << g.status();
+    graphs.push_back(*std::move(g));
+  }
+
+  // Every vertex is local in exactly one part: the one that owns its UUID.
+  uint64_t total_local = 0, total_out = 0;
+  for (uint64_t p = 0; p < parts; ++p) {
+    const Topology& t = graphs[p].topology();
+    EXPECT_EQ(t.num_global(), input.num_vertices());
+    EXPECT_EQ(t.part(), p);
+    EXPECT_EQ(t.split().size(), parts);
+    total_local += t.num_local();
+    total_out += t.num_out_edges();
+    if (parts > 1) {
+      EXPECT_GT(t.num_local(), 0u);
+    }
+    for (uint32_t v = 1; v < t.num_local(); ++v) {  // local order is the input's order
+      EXPECT_TRUE(ExternalIdLess(t.external_id(v - 1), t.external_id(v)));
+    }
+  }
+  EXPECT_EQ(total_local, input.num_vertices());
+  EXPECT_EQ(total_out, input.num_edges());
+
+  // Expected out- and in-edges per input vertex, in input order.
+  std::vector<std::vector<EdgeView>> out(input.num_vertices()), in(input.num_vertices());
+  std::vector<VertexId> uuid;
+  for (const std::string& id : input.external_ids) uuid.push_back(VertexIdFromExternal(id));
+  for (size_t e = 0; e < input.num_edges(); ++e) {
+    out[input.src[e]].push_back({uuid[input.dst[e]], input.weights[e]});
+    in[input.dst[e]].push_back({uuid[input.src[e]], input.weights[e]});
+  }
+
+  for (uint32_t g = 0; g < input.num_vertices(); ++g) {
+    SCOPED_TRACE(input.external_ids[g]);
+    const uint64_t owner = *split.PartitionFor(uuid[g]);
+    int found = 0;
+    for (uint64_t p = 0; p < parts; ++p) {
+      const Graph<double>& graph = graphs[p];
+      const Topology& t = graph.topology();
+      const uint32_t v = t.Find(uuid[g]);
+      if (v == kNoVertex) continue;
+      ++found;
+      EXPECT_EQ(p, owner);
+      EXPECT_EQ(t.id(v), uuid[g]);
+      EXPECT_EQ(t.external_id(v), input.external_ids[g]);
+      EXPECT_EQ(t.global_index(v), g);
+      EXPECT_EQ(t.SlotGlobalIndex(v), g);
+      std::vector<EdgeView> got_out, got_in;
+      for (size_t i = 0; i < t.out_degree(v); ++i) {
+        const uint32_t slot = t.out_slots(v)[i];
+        got_out.push_back({t.SlotId(slot), graph.out_values(v)[i]});
+        EXPECT_EQ(uuid.at(t.SlotGlobalIndex(slot)), t.SlotId(slot));
+      }
+      for (size_t i = 0; i < t.in_degree(v); ++i) {
+        const uint32_t slot = t.in_slots(v)[i];
+        got_in.push_back({t.SlotId(slot), graph.in_values(v)[i]});
+        EXPECT_EQ(uuid.at(t.SlotGlobalIndex(slot)), t.SlotId(slot));
+      }
+      EXPECT_EQ(got_out, out[g]);
+      EXPECT_EQ(got_in, in[g]);
+      EXPECT_EQ(t.out_end(v) - t.out_begin(v), out[g].size());
+    }
+    EXPECT_EQ(found, 1);
+  }
+
+  // Remote slots: owned elsewhere, with the owner's partition, ordered by (partition, UUID).
+  for (uint64_t p = 0; p < parts; ++p) {
+    SCOPED_TRACE(p);
+    const Topology& t = graphs[p].topology();
+    const auto& begin = t.remote_partition_begin();
+    ASSERT_EQ(begin.size(), parts + 1);
+    EXPECT_EQ(begin.front(), 0u);
+    EXPECT_EQ(begin.back(), t.num_remote());
+    EXPECT_EQ(begin[p], begin[p + 1]);  // none of its own
+    if (parts > 1) {
+      EXPECT_GT(t.num_remote(), 0u);
+    }
+    for (uint32_t r = 0; r < t.num_remote(); ++r) {
+      const VertexId& id = t.remote_id(r);
+      EXPECT_EQ(t.SlotId(t.num_local() + r), id);
+      EXPECT_FALSE(t.IsLocal(t.num_local() + r));
+      EXPECT_EQ(t.Find(id), kNoVertex);
+      EXPECT_EQ(t.remote_partition(r), *split.PartitionFor(id));
+      EXPECT_NE(t.remote_partition(r), p);
+      EXPECT_GE(r, begin[t.remote_partition(r)]);
+      EXPECT_LT(r, begin[t.remote_partition(r) + 1]);
+      if (r > 0) {
+        const auto prev = std::make_pair(t.remote_partition(r - 1), t.remote_id(r - 1));
+        EXPECT_LT(prev, std::make_pair(t.remote_partition(r), id));
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Parts, TopologyPartsTest, ::testing::Values(1, 3));
+
+TEST(TopologyTest, OnePartHasNoRemotes) {
+  const GraphInput input = MixedGraph();
+  auto t = Topology::Build(input, bsptest::Split(1), 0, false, nullptr, nullptr);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->num_local(), input.num_vertices());
+  EXPECT_EQ(t->num_remote(), 0u);
+  EXPECT_FALSE(t->has_in_edges());
+  EXPECT_THAT(t->remote_partition_begin(), ElementsAre(0, 0));
+  // With one part the local index is the input index.
+  for (uint32_t v = 0; v < t->num_local(); ++v) ASSERT_EQ(t->external_id(v), input.external_ids[v]);
+}
+
+TEST(TopologyTest, OutEdgesOnlyNeedOutRemotes) {
+  // "a" -> "b" across parts: with out-edges only, b's part needs no remote for a.
+  const partition::Range split = bsptest::Split(2);
+  ASSERT_NE(bsptest::OwnerOf(split, "graph1.vertex"), bsptest::OwnerOf(split, "graph2.vertex"));
+  const GraphInput input = bsptest::MakeInput({{"graph1.vertex", "graph2.vertex"}});
+  const uint64_t dst_part = bsptest::OwnerOf(split, "graph2.vertex");
+  auto out_only = Topology::Build(input, split, dst_part, false, nullptr, nullptr);
+  auto with_in = Topology::Build(input, split, dst_part, true, nullptr, nullptr);
+  ASSERT_TRUE(out_only.ok());
+  ASSERT_TRUE(with_in.ok());
+  EXPECT_EQ(out_only->num_remote(), 0u);
+  EXPECT_EQ(with_in->num_remote(), 1u);
+  EXPECT_EQ(with_in->remote_id(0), VertexIdFromExternal("graph1.vertex"));
+}
+
+TEST(TopologyTest, TwoIdsWithOneUuidAreAnError) {
+  const GraphInput input = bsptest::MakeInput(
+      {{"00000000-0000-0000-0000-00000000000A", "00000000-0000-0000-0000-00000000000a"}});
+  auto t = Topology::Build(input, bsptest::Split(1), 0, false, nullptr, nullptr);
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(t.status().message()),
+              AllOf(HasSubstr("00000000-0000-0000-0000-00000000000A"),
+                    HasSubstr("00000000-0000-0000-0000-00000000000a")));
+}
+
+TEST(TopologyTest, PartOutOfRange) {
+  auto t = Topology::Build(bsptest::MakeInput({{"a", "b"}}), bsptest::Split(3), 3, false, nullptr,
+                           nullptr);
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kOutOfRange);
+}
+
+TEST(GraphTest, EdgeValuesConvertFromWeights) {
+  const GraphInput input = bsptest::MakeInput({{"a", "b"}, {"a", "c"}}, {}, {2.75, 3});
+  auto ints = Graph<int64_t>::Build(input, bsptest::Split(1), 0, false);
+  ASSERT_TRUE(ints.ok());
+  EXPECT_THAT(ints->out_values(0), ElementsAre(2, 3));
+  auto floats = Graph<float>::Build(input, bsptest::Split(1), 0, true);
+  ASSERT_TRUE(floats.ok());
+  EXPECT_THAT(floats->out_values(0), ElementsAre(2.75f, 3.0f));
+  EXPECT_THAT(floats->in_values(1), ElementsAre(2.75f));
+  auto none = Graph<NoValue>::Build(input, bsptest::Split(1), 0, true);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->out_values(0).empty());
+  EXPECT_EQ(none->topology().out_degree(0), 2u);
+}
+
+}  // namespace
+}  // namespace lockstep::bsp

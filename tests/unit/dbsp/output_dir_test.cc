@@ -1,0 +1,236 @@
+// Atomic publishing of a distributed job's result directory (DESIGN.md §4): parts go to a staging
+// directory, the master adds _SUCCESS and swaps the DIR symlink over to the job's directory.
+#include "lockstep/dbsp/output_dir.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lockstep::dbsp {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class OutputDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::path(::testing::TempDir()) / "dbsp_output.XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+    dir_ = (root_ / "result").string();
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(root_, ignored);
+  }
+
+  std::vector<std::string> List(const fs::path& dir) const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+  static void Write(const fs::path& file, const std::string& contents) {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out << contents;
+    if (!out) throw std::runtime_error("cannot write " + file.string());
+  }
+  static std::string Read(const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+
+  // A whole job: prepare, one part per worker, publish.
+  JobOutput Publish(const std::string& job_id, const std::string& part) {
+    auto out = PrepareOutput(dir_, job_id);
+    EXPECT_TRUE(out.ok()) << out.status();
+    if (!out.ok()) return {};
+    Write(fs::path(out->staging) / PartName(0), part);
+    const absl::Status st = PublishOutput(*out, "{\"job_id\": \"" + job_id + "\"}\n");
+    EXPECT_TRUE(st.ok()) << st;
+    return *out;
+  }
+
+  fs::path root_;
+  std::string dir_;
+};
+
+TEST_F(OutputDirTest, PartNames) {
+  EXPECT_EQ(PartName(3), "part-00003");
+  EXPECT_EQ(PartName(0), "part-00000");
+  EXPECT_EQ(PartName(12345), "part-12345");
+  EXPECT_EQ(PartName(123456), "part-123456");
+}
+
+TEST_F(OutputDirTest, FreshPathStagesThenPublishesBehindASymlink) {
+  auto out = PrepareOutput(dir_, "job1");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->link, dir_);
+  EXPECT_TRUE(fs::is_directory(out->staging));
+  EXPECT_TRUE(fs::is_empty(out->staging));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(dir_))) << "nothing is visible before the publish";
+  EXPECT_FALSE(fs::exists(out->final));
+  // Staging and final directories are hidden siblings of DIR.
+  EXPECT_EQ(fs::path(out->staging).parent_path(), root_);
+  EXPECT_EQ(fs::path(out->final).parent_path(), root_);
+  EXPECT_TRUE(fs::path(out->final).filename().string().starts_with("."));
+
+  Write(fs::path(out->staging) / PartName(0), "a 1\n");
+  Write(fs::path(out->staging) / PartName(1), "");
+  const std::string success = "{\"job_id\": \"job1\"}\n";
+  ASSERT_TRUE(PublishOutput(*out, success).ok());
+
+  ASSERT_TRUE(fs::is_symlink(dir_));
+  EXPECT_EQ(fs::read_symlink(dir_), fs::path(out->final).filename())
+      << "a relative link keeps the result movable";
+  EXPECT_EQ(Read(fs::path(dir_) / "_SUCCESS"), success);
+  EXPECT_EQ(Read(fs::path(dir_) / "part-00000"), "a 1\n");
+  EXPECT_THAT(List(dir_), ElementsAre("_SUCCESS", "part-00000", "part-00001"));
+  EXPECT_FALSE(fs::exists(out->staging));
+  EXPECT_THAT(List(root_), ElementsAre(fs::path(out->final).filename().string(), "result"));
+}
+
+TEST_F(OutputDirTest, SecondJobReplacesThePreviousResultAndRemovesIt) {
+  const JobOutput first = Publish("job1", "first\n");
+  auto second = PrepareOutput(dir_, "job2");
+  ASSERT_TRUE(second.ok()) << second.status() << ": a previous result link must be accepted";
+  EXPECT_NE(second->final, first.final);
+  Write(fs::path(second->staging) / PartName(0), "second\n");
+  // Until the publish, readers still see the first result, complete.
+  EXPECT_EQ(Read(fs::path(dir_) / "part-00000"), "first\n");
+  EXPECT_THAT(Read(fs::path(dir_) / "_SUCCESS"), HasSubstr("job1"));
+
+  ASSERT_TRUE(PublishOutput(*second, "{\"job_id\": \"job2\"}\n").ok());
+  EXPECT_EQ(fs::read_symlink(dir_), fs::path(second->final).filename());
+  EXPECT_EQ(Read(fs::path(dir_) / "part-00000"), "second\n");
+  EXPECT_THAT(Read(fs::path(dir_) / "_SUCCESS"), HasSubstr("job2"));
+  EXPECT_FALSE(fs::exists(first.final)) << "the previous job directory must be removed";
+  EXPECT_THAT(List(root_), ElementsAre(fs::path(second->final).filename().string(), "result"));
+}
+
+TEST_F(OutputDirTest, TheLinkIsNeverMissingWhileJobsArePublished) {
+  Publish("job0", "0\n");
+  std::set<std::string> targets;
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> missing{0}, reads{0};
+  std::set<std::string> seen;
+  std::thread reader([&] {
+    while (!done.load()) {
+      std::error_code ec;
+      const fs::path target = fs::read_symlink(dir_, ec);
+      ++reads;
+      if (ec) {
+        ++missing;
+      } else {
+        seen.insert(target.string());
+      }
+    }
+  });
+  for (int i = 1; i <= 30; ++i) {
+    const JobOutput out = Publish("job" + std::to_string(i), std::to_string(i) + "\n");
+    targets.insert(fs::path(out.final).filename().string());
+  }
+  done.store(true);
+  reader.join();
+  EXPECT_EQ(missing.load(), 0u) << "of " << reads.load() << " reads";
+  targets.insert(".result.job0");
+  for (const std::string& t : seen) EXPECT_TRUE(targets.count(t)) << t;
+  EXPECT_EQ(Read(fs::path(dir_) / "part-00000"), "30\n");
+  EXPECT_EQ(List(root_).size(), 2u) << "every previous job directory must be gone";
+}
+
+TEST_F(OutputDirTest, ExistingNonEmptyDirectoryIsRefusedNamingThePath) {
+  fs::create_directory(dir_);
+  Write(fs::path(dir_) / "precious.txt", "keep me");
+  auto out = PrepareOutput(dir_, "job1");
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(out.status().message()), AllOf(HasSubstr("--out"), HasSubstr(dir_)));
+  EXPECT_THAT(List(root_), ElementsAre("result")) << "no staging directory is left behind";
+  EXPECT_EQ(Read(fs::path(dir_) / "precious.txt"), "keep me");
+}
+
+TEST_F(OutputDirTest, ExistingFileIsRefused) {
+  Write(dir_, "a file");
+  auto out = PrepareOutput(dir_, "job1");
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr(dir_));
+  EXPECT_EQ(Read(dir_), "a file");
+}
+
+TEST_F(OutputDirTest, EmptyDirectoryIsAllowedAndReplacedByTheLink) {
+  fs::create_directory(dir_);
+  auto out = PrepareOutput(dir_, "job1");
+  ASSERT_TRUE(out.ok()) << out.status();
+  Write(fs::path(out->staging) / PartName(0), "x\n");
+  ASSERT_TRUE(PublishOutput(*out, "{}\n").ok());
+  ASSERT_TRUE(fs::is_symlink(dir_));
+  EXPECT_EQ(Read(fs::path(dir_) / "part-00000"), "x\n");
+}
+
+TEST_F(OutputDirTest, TrailingSlashAndMissingParentsAreFine) {
+  dir_ = (root_ / "a" / "b" / "result").string();
+  auto out = PrepareOutput(dir_ + "/", "job1");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->link, dir_);
+  ASSERT_TRUE(PublishOutput(*out, "{}\n").ok());
+  EXPECT_TRUE(fs::is_symlink(dir_));
+  EXPECT_TRUE(fs::exists(fs::path(dir_) / "_SUCCESS"));
+}
+
+TEST_F(OutputDirTest, DiscardRemovesTheStagingDirectoryAndKeepsThePreviousResult) {
+  const JobOutput first = Publish("job1", "first\n");
+  auto second = PrepareOutput(dir_, "job2");
+  ASSERT_TRUE(second.ok());
+  Write(fs::path(second->staging) / PartName(0), "half-written");
+  fs::create_directory(fs::path(second->staging) / "nested");
+  Write(fs::path(second->staging) / "nested" / "tmp", "x");
+  DiscardOutput(*second);
+  EXPECT_FALSE(fs::exists(second->staging));
+  EXPECT_FALSE(fs::exists(second->final));
+  EXPECT_EQ(fs::read_symlink(dir_), fs::path(first.final).filename());
+  EXPECT_EQ(Read(fs::path(dir_) / "part-00000"), "first\n");
+  EXPECT_THAT(List(root_), ElementsAre(fs::path(first.final).filename().string(), "result"));
+}
+
+TEST_F(OutputDirTest, FailedPublishSaysWhyAndDiscardLeavesNoJobDirectoryBehind) {
+  auto out = PrepareOutput(dir_, "job1");
+  ASSERT_TRUE(out.ok());
+  Write(fs::path(out->staging) / PartName(0), "x\n");
+  // Someone puts a real directory at DIR while the job runs: the link cannot replace it.
+  fs::create_directory(dir_);
+  Write(fs::path(dir_) / "theirs.txt", "keep me");
+  const absl::Status st = PublishOutput(*out, "{}\n");
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(std::string(st.message()), AllOf(HasSubstr(dir_), Not(HasSubstr("Success"))))
+      << "the reason must be the failure's, not that of the cleanup after it";
+  DiscardOutput(*out);  // what the master does with a job that failed
+  EXPECT_THAT(List(root_), ElementsAre("result")) << "no staging or job directory may be left";
+  EXPECT_EQ(Read(fs::path(dir_) / "theirs.txt"), "keep me");
+}
+
+TEST_F(OutputDirTest, DiscardOfAFirstJobLeavesNothing) {
+  auto out = PrepareOutput(dir_, "job1");
+  ASSERT_TRUE(out.ok());
+  DiscardOutput(*out);
+  EXPECT_TRUE(fs::is_empty(root_));
+}
+
+}  // namespace
+}  // namespace lockstep::dbsp
