@@ -135,6 +135,8 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, const partitio
     t.remote_partition_[r] = owner[g];
     ++t.remote_partition_begin_[owner[g] + 1];
   }
+  t.remote_index_.reserve(remotes.size());
+  for (uint32_t r = 0; r < remotes.size(); ++r) t.remote_index_.emplace(t.remote_ids_[r], r);
   std::partial_sum(t.remote_partition_begin_.begin(), t.remote_partition_begin_.end(),
                    t.remote_partition_begin_.begin());
 

@@ -60,6 +60,7 @@ absl::StatusOr<bsp::JobDetails> FromWire(const v1::JobDetails& w) {
 v1::RelayBatch ToWire(bsp::RelayBatch&& b) {
   v1::RelayBatch w;
   w.set_superstep(b.superstep);
+  w.set_published(b.published);
   w.set_from_partition(b.from_partition);
   w.set_to_partition(b.to_partition);
   std::string* ids = w.mutable_ids();
@@ -76,6 +77,7 @@ absl::StatusOr<bsp::RelayBatch> FromWire(v1::RelayBatch&& w) {
   }
   bsp::RelayBatch b;
   b.superstep = w.superstep();
+  b.published = w.published();
   b.from_partition = w.from_partition();
   b.to_partition = w.to_partition();
   b.ids.resize(w.ids().size() / 16);

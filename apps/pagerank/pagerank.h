@@ -18,6 +18,7 @@ struct Program {
   using VertexValue = double;
   using EdgeValue = bsp::NoValue;
   using Message = double;
+  static constexpr bool kBroadcast = true;  // runs as a pull over in-edges
 
   double damping = 0.85;
   double tolerance = 1e-9;

@@ -64,12 +64,20 @@ class Context {
   bool IsSelf(uint32_t slot) const { return slot == vertex_; }
 
   // Sends along an edge: the slot is one of out_slots() or in_slots().
-  void Send(uint32_t slot, const Message& m) { engine_->SendFromBlock(*buffers_, slot, m); }
+  void Send(uint32_t slot, const Message& m) {
+    static_assert(!IsBroadcast<P>(), "a broadcast program sends only with SendToAllNeighbors");
+    engine_->SendFromBlock(*buffers_, slot, m);
+  }
   void SendToAllNeighbors(const Message& m) {
-    for (uint32_t slot : out_slots()) engine_->SendFromBlock(*buffers_, slot, m);
+    if constexpr (IsBroadcast<P>()) {
+      engine_->Publish(*buffers_, vertex_, m);
+    } else {
+      for (uint32_t slot : out_slots()) engine_->SendFromBlock(*buffers_, slot, m);
+    }
   }
   // Sends to any vertex by ID. An ID that is neither local nor routable fails the job.
   void SendTo(const VertexId& target, const Message& m) {
+    static_assert(!IsBroadcast<P>(), "a broadcast program sends only with SendToAllNeighbors");
     engine_->SendToId(*buffers_, vertex_, target, m);
   }
 
@@ -123,6 +131,30 @@ class Engine final : public StepEngine {
     } else {
       inbox_offsets_.assign(uint64_t{n} + 1, 0);
       inbox_cursor_.assign(n, 0);
+    }
+    if constexpr (IsBroadcast<P>()) {
+      static_assert(HasCombiner<P>, "a broadcast program needs a combiner");
+      published_.resize(n);
+      has_published_.assign(n, 0);
+      remote_published_.resize(topology().num_remote());
+      remote_has_published_.assign(topology().num_remote(), 0);
+      // For each other partition, the local vertices with an out-neighbour there: they send
+      // their published value to it.
+      const uint32_t parts = static_cast<uint32_t>(topology().split().size());
+      if (parts > 1) {
+        boundary_.resize(parts);
+        std::vector<uint32_t> seen(parts, kNoVertex);
+        for (uint32_t v = 0; v < n; ++v) {
+          for (uint32_t slot : topology().out_slots(v)) {
+            if (topology().IsLocal(slot)) continue;
+            const uint32_t q = topology().remote_partition(slot - n);
+            if (seen[q] != v) {
+              seen[q] = v;
+              boundary_[q].push_back(v);
+            }
+          }
+        }
+      }
     }
     if constexpr (requires(P & p, AggregatorRegistry & r) { p.Register(r); }) {
       program_.Register(aggregators_);
@@ -275,6 +307,12 @@ class Engine final : public StepEngine {
     }
   }
 
+  void Publish(BlockBuffers& buf, uint32_t v, const Message& m) {
+    published_[v] = m;
+    has_published_[v] = 1;
+    buf.sent += topology().out_degree(v);
+  }
+
   void SendFromBlock(BlockBuffers& buf, uint32_t slot, const Message& m) {
     ++buf.sent;
     const uint32_t n = topology().num_local();
@@ -308,7 +346,31 @@ class Engine final : public StepEngine {
   absl::Status Deliver(uint64_t superstep) {
     if (auto st = DecodeRelayed(superstep); !st.ok()) return st;
     const uint32_t n = topology().num_local();
-    if constexpr (HasCombiner<P>) {
+    if constexpr (IsBroadcast<P>()) {
+      // The pull: each vertex combines what its in-neighbours published, in in-edge order.
+      tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
+        const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
+        for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
+          bool has = false;
+          Message combined{};
+          for (uint32_t slot : topology().in_slots(v)) {
+            const bool local = slot < n;
+            if (!(local ? has_published_[slot] : remote_has_published_[slot - n])) continue;
+            const Message& m = local ? published_[slot] : remote_published_[slot - n];
+            if (has) {
+              P::Combine(combined, m);
+            } else {
+              combined = m;
+              has = true;
+            }
+          }
+          inbox_[v] = combined;
+          has_message_[v] = has ? 1 : 0;
+        }
+      });
+      std::fill(has_published_.begin(), has_published_.end(), 0);
+      std::fill(remote_has_published_.begin(), remote_has_published_.end(), 0);
+    } else if constexpr (HasCombiner<P>) {
       tbb::parallel_for(uint32_t{0}, num_bins_, [&](uint32_t bin) {
         const uint32_t lo = bin << bin_shift_;
         const uint32_t hi = std::min<uint64_t>(n, uint64_t{bin + 1} << bin_shift_);
@@ -378,6 +440,33 @@ class Engine final : public StepEngine {
     BlockBuffers& incoming = blocks_.back();
     for (const RelayBatch& batch : batches) {
       std::string_view bytes = batch.payload;
+      if (batch.published != IsBroadcast<P>()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("partition ", batch.from_partition, " relayed a batch of the wrong kind (",
+                         batch.published ? "published values" : "messages", ")"));
+      }
+      if constexpr (IsBroadcast<P>()) {
+        for (const VertexId& id : batch.ids) {
+          const uint32_t r = topology().FindRemote(id);
+          Message m;
+          if (!Codec<Message>::Decode(bytes, m)) {
+            return absl::DataLossError(absl::StrCat("cannot decode a value relayed from partition ",
+                                                    batch.from_partition));
+          }
+          if (r == kNoVertex) {
+            return absl::NotFoundError(absl::StrCat(
+                "partition ", batch.from_partition, " relayed a value of vertex ", ToString(id),
+                ", which has no out-edge into partition ", topology().part()));
+          }
+          remote_published_[r] = std::move(m);
+          remote_has_published_[r] = 1;
+        }
+        if (!bytes.empty()) {
+          return absl::DataLossError(absl::StrCat(
+              "trailing bytes in a batch relayed from partition ", batch.from_partition));
+        }
+        continue;
+      }
       for (const VertexId& id : batch.ids) {
         Message m;
         if (!Codec<Message>::Decode(bytes, m)) {
@@ -403,6 +492,29 @@ class Engine final : public StepEngine {
   // Hands every non-local message of this superstep to the relayer: one batch per destination
   // partition, combined per destination vertex if the program has a combiner.
   absl::Status FlushRemote(uint64_t superstep) {
+    if constexpr (IsBroadcast<P>()) {
+      // Each published value goes once to every other partition that has an out-neighbour.
+      for (uint32_t q = 0; q < boundary_.size(); ++q) {
+        if (boundary_[q].empty()) continue;
+        RelayBatch batch;
+        batch.superstep = superstep;
+        batch.published = true;
+        batch.from_partition = static_cast<uint32_t>(topology().part());
+        batch.to_partition = q;
+        for (uint32_t v : boundary_[q]) {
+          if (!has_published_[v]) continue;
+          batch.ids.push_back(topology().id(v));
+          Codec<Message>::Encode(published_[v], batch.payload);
+        }
+        if (batch.ids.empty()) continue;
+        if (relayer_ == nullptr) {
+          return absl::FailedPreconditionError(
+              "a value for another partition cannot be delivered: no relayer is installed");
+        }
+        if (auto st = relayer_->Relay(std::move(batch)); !st.ok()) return st;
+      }
+      return absl::OkStatus();
+    }
     bool any = false;
     for (size_t b = 0; b < num_blocks_; ++b) {
       any = any || !blocks_[b].remote.empty() || !blocks_[b].by_id.empty();
@@ -484,6 +596,13 @@ class Engine final : public StepEngine {
   std::vector<BlockBuffers> blocks_;
   std::vector<Message> remote_combined_;
   std::vector<uint8_t> remote_has_;
+  // Broadcast programs: this superstep's published values, local and relayed, and per other
+  // partition the local vertices with out-neighbours there.
+  std::vector<Message> published_;
+  std::vector<uint8_t> has_published_;
+  std::vector<Message> remote_published_;
+  std::vector<uint8_t> remote_has_published_;
+  std::vector<std::vector<uint32_t>> boundary_;
 
   AggregatorRegistry aggregators_;
   Relayer* relayer_ = nullptr;

@@ -23,6 +23,8 @@ class Context;
 //     // optional:
 //     static void Combine(Message& into, const Message& m);   // a commutative, associative merge
 //     static constexpr bool kNeedsInEdges = true;             // ctx.in_slots() / in_values()
+//     static constexpr bool kBroadcast = true;  // only ever sends one value to all out-neighbours
+//                                               // (with a combiner): runs as a pull (see below)
 //     VertexValue Init(const bsp::Context<MyProgram>& ctx) const;  // initial value of a vertex
 //     void Register(bsp::AggregatorRegistry& aggregators);    // aggregators, before superstep 0
 //     absl::Status PreStep(uint64_t superstep);               // callbacks; they run on every
@@ -45,13 +47,26 @@ concept HasCombiner = requires(typename P::Message& into, const typename P::Mess
   P::Combine(into, m);
 };
 
+// A broadcast program sends, per superstep, at most one value per vertex and only to all of its
+// out-neighbours, under a combiner (PageRank; the propagation steps of BFS/SSSP/WCC). The engine
+// then runs it as a pull (DESIGN.md §7): a vertex publishes its value and every vertex combines
+// the values its in-neighbours published, in in-edge order — no message buffers, the memory
+// traffic of a sparse matrix-vector product, and the same result as the push.
 template <class P>
-constexpr bool NeedsInEdges() {
-  if constexpr (requires { P::kNeedsInEdges; }) {
-    return P::kNeedsInEdges;
+constexpr bool IsBroadcast() {
+  if constexpr (requires { P::kBroadcast; }) {
+    return P::kBroadcast;
   } else {
     return false;
   }
+}
+
+template <class P>
+constexpr bool NeedsInEdges() {
+  if constexpr (requires { P::kNeedsInEdges; }) {
+    if (P::kNeedsInEdges) return true;
+  }
+  return IsBroadcast<P>();
 }
 
 }  // namespace lockstep::bsp

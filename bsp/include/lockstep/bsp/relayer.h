@@ -10,9 +10,12 @@
 namespace lockstep::bsp {
 
 // Messages of one superstep from one partition to another, already combined: ids[i] receives the
-// i-th message encoded back to back in `payload` with the message type's Codec.
+// i-th message encoded back to back in `payload` with the message type's Codec. For a broadcast
+// program (IsBroadcast) a batch instead carries the values its sender's vertices ids[i] published
+// for their out-neighbours in the receiving partition (`published`).
 struct RelayBatch {
   uint64_t superstep = 0;
+  bool published = false;
   uint32_t from_partition = 0;
   uint32_t to_partition = 0;
   std::vector<VertexId> ids;

@@ -90,6 +90,11 @@ class Topology {
     auto it = index_.find(id);
     return it == index_.end() ? kNoVertex : it->second;
   }
+  // The remote index of a UUID in the remote table, or kNoVertex (relayed published values).
+  uint32_t FindRemote(const VertexId& id) const {
+    auto it = remote_index_.find(id);
+    return it == remote_index_.end() ? kNoVertex : it->second;
+  }
   // The partition a UUID belongs to under the job's split.
   const partition::Range& split() const { return split_; }
   uint64_t part() const { return part_; }
@@ -112,6 +117,7 @@ class Topology {
   std::vector<uint32_t> remote_partition_;
   std::vector<uint32_t> remote_partition_begin_;
   absl::flat_hash_map<VertexId, uint32_t, VertexIdHash> index_;
+  absl::flat_hash_map<VertexId, uint32_t, VertexIdHash> remote_index_;
 };
 
 }  // namespace lockstep::bsp
