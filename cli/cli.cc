@@ -204,6 +204,10 @@ int RunMaster(const bsp::AppRegistry& apps, const MasterFlags& m, JobFlags flags
   flags.graph = std::filesystem::absolute(flags.graph, ec).string();  // workers share the path
   auto job = MakeJob(*app, flags);
   if (!job.ok()) return Fail(job.status());
+  for (const bsp::AppParam& p : app->params) {
+    std::string& value = job->params[p.name];
+    if (p.is_path && !value.empty()) value = std::filesystem::absolute(value, ec).string();
+  }
   dbsp::JobSpec spec;
   spec.app = app;
   spec.details = *job;

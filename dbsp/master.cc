@@ -295,13 +295,24 @@ void Master::Shutdown() {
 
 absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<bool>& cancel) {
   const auto started = Clock::now();
+  // Bad input fails at once, not after the workers have been waited for: the output location,
+  // and the app's parameters (the master's own empty-graph start checks them).
+  if (auto st = CheckOutput(spec.details.output); !st.ok()) return st;
+  const std::string job_id = NewJobId();
+  {
+    bsp::JobDetails probe = spec.details;
+    probe.job_id = job_id;
+    probe.coordinator = true;
+    auto executor = spec.app->make_runner(nullptr)->StartJob(probe, bsp::LocalExecutorFactory());
+    if (!executor.ok()) return executor.status();
+  }
   auto reserved = server_->pool.Reserve(spec.pool, cancel);
   if (!reserved.ok()) return reserved.status();
   std::vector<std::shared_ptr<WorkerSession>>& workers = *reserved;
   const uint32_t n = static_cast<uint32_t>(workers.size());
 
   JobResult result;
-  result.job_id = NewJobId();
+  result.job_id = job_id;
   result.workers = n;
   bsp::JobDetails job = spec.details;
   job.job_id = result.job_id;

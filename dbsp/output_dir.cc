@@ -13,16 +13,20 @@ namespace fs = std::filesystem;
 
 std::string PartName(uint32_t worker_index) { return absl::StrFormat("part-%05u", worker_index); }
 
-absl::StatusOr<JobOutput> PrepareOutput(const std::string& dir, const std::string& job_id) {
+namespace {
+
+fs::path LinkPath(const std::string& dir) {
   std::error_code ec;
   fs::path link = fs::absolute(fs::path(dir), ec).lexically_normal();
-  if (link.has_filename() == false) link = link.parent_path();
-  const fs::path parent = link.parent_path();
-  fs::create_directories(parent, ec);
-  if (ec) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("--out: cannot create ", parent.string(), ": ", ec.message()));
-  }
+  if (!link.has_filename()) link = link.parent_path();
+  return link;
+}
+
+}  // namespace
+
+absl::Status CheckOutput(const std::string& dir) {
+  std::error_code ec;
+  const fs::path link = LinkPath(dir);
   const fs::file_status st = fs::symlink_status(link, ec);
   if (fs::exists(st) && !fs::is_symlink(st) && !(fs::is_directory(st) && fs::is_empty(link, ec))) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -30,6 +34,19 @@ absl::StatusOr<JobOutput> PrepareOutput(const std::string& dir, const std::strin
         " exists and is not a lockstep result (a symlink to a job directory); remove it or "
         "choose another path"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<JobOutput> PrepareOutput(const std::string& dir, const std::string& job_id) {
+  std::error_code ec;
+  const fs::path link = LinkPath(dir);
+  const fs::path parent = link.parent_path();
+  fs::create_directories(parent, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("--out: cannot create ", parent.string(), ": ", ec.message()));
+  }
+  if (auto st = CheckOutput(dir); !st.ok()) return st;
   const std::string base = "." + link.filename().string() + "." + job_id;
   JobOutput out;
   out.link = link.string();

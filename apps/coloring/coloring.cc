@@ -143,7 +143,7 @@ bsp::AppInfo Info() {
   info.summary = "graph colouring (Jones-Plassmann, seeded random priorities; edges undirected)";
   info.params = {
       {"seed", "42", "seed of the random priorities"},
-      {"precolored", "", "file of 'vertex colour' lines whose colours are kept"},
+      {"precolored", "", "file of 'vertex colour' lines whose colours are kept", true},
   };
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
     return std::make_unique<bsp::ProgramRunner<App>>(report);

@@ -22,6 +22,9 @@ struct AppParam {
   std::string name;  // the flag without "--"
   std::string default_value;
   std::string help;
+  // The value names a file: the distributed master makes it absolute, as it does --graph, so
+  // that workers started elsewhere find it on the shared file system.
+  bool is_path = false;
 };
 
 // What the command line and the worker registry know of an app.

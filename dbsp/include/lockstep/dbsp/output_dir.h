@@ -16,7 +16,9 @@ struct JobOutput {
   std::string final;    // the published job directory DIR points to
 };
 
-// Checks that DIR is free or a previous result link and creates the staging directory.
+// Checks that DIR is free (or an empty directory) or a previous result link.
+absl::Status CheckOutput(const std::string& dir);
+// Checks DIR as CheckOutput does and creates the staging directory.
 absl::StatusOr<JobOutput> PrepareOutput(const std::string& dir, const std::string& job_id);
 // Writes `_SUCCESS` with `success_json`, then points DIR at the job's directory and removes the
 // previously published one.

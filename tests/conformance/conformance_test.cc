@@ -1,0 +1,454 @@
+// Distributed conformance: every built-in app on a few graphs, through a master and 1, 2 and 4
+// workers on 127.0.0.1, gives the local mode's answer (`lockstep run`) — byte-identical sorted
+// lines for SSSP and colouring, within 1e-12 per vertex for PageRank with a fixed iteration count —
+// and the result is published as DIR -> a job directory of part-NNNNN files with _SUCCESS. A
+// user's own binary (examples/indegree) runs distributed the same way, and 16 workers work too.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cluster.h"
+
+namespace lockstep::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// --- Graphs: written once per test process into a temporary directory.
+
+struct Graph {
+  std::string path;
+  bool undirected = false;
+  std::string source;  // an SSSP source that is in the graph
+  std::string format;  // empty: by suffix
+};
+
+// A directed graph with string IDs (one not ASCII), weights, self-loops, parallel edges of
+// different weights, and vertices that only receive edges (dangling for PageRank).
+std::string StringGraph() {
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  constexpr int kVertices = 300, kWithOutEdges = 240;
+  auto name = [](int i) {
+    if (i == 7) return std::string("z\xc3\xa9ro");  // "zéro"
+    if (i % 5 == 0) return "user:" + std::to_string(i * 7919 % 100003);
+    return "v-" + std::to_string(i * 31 % 997) + "-x";
+  };
+  const double weights[] = {0.5, 1, 1.25, 2, 3, 7.75, 0};
+  std::ostringstream out;
+  out << "# a directed graph with string IDs\n";
+  for (int i = 0; i < kWithOutEdges; ++i) {
+    const int degree = 1 + static_cast<int>(next() % 5);
+    for (int k = 0; k < degree; ++k) {
+      const int j = static_cast<int>(next() % kVertices);
+      out << name(i) << ' ' << name(j) << ' ' << weights[next() % 7] << '\n';
+      if (next() % 10 == 0) out << name(i) << ' ' << name(j) << ' ' << weights[next() % 7] << '\n';
+    }
+    if (i % 17 == 0) out << name(i) << ' ' << name(i) << " 1\n";  // self-loop
+  }
+  // Every dangling vertex is reachable from someone so that SSSP is not trivial there.
+  for (int j = kWithOutEdges; j < kVertices; ++j) {
+    out << name(j % kWithOutEdges) << ' ' << name(j) << " 2.5\n";
+  }
+  return out.str();
+}
+
+// Hand-drawn: parallel edges, a self-loop on a vertex with other edges, a vertex whose only
+// edge is a self-loop, a dangling vertex, and too few vertices for four workers (empty parts).
+constexpr char kTinyGraph[] =
+    "a b 1\n"
+    "a b 2\n"
+    "b c 1\n"
+    "c c 1\n"
+    "c a 4\n"
+    "d c 1\n"
+    "e e 1\n"
+    "e f 2\n"
+    "a f 9\n";
+
+// Canonical UUIDs are used as they are: every vertex lies in the first or the last quarter of the
+// ID space, so at four workers workers 1 and 2 own nothing, and at two workers the halves talk.
+std::string UuidGraph() {
+  auto id = [](int i) {
+    char buf[40];
+    if (i % 2 == 0) {
+      std::snprintf(buf, sizeof buf, "%08x-0000-4000-8000-%012x", i * 977, i);
+    } else {
+      std::snprintf(buf, sizeof buf, "ffff%04x-0000-4000-8000-%012x", i * 13, i);
+    }
+    return std::string(buf);
+  };
+  std::ostringstream out;
+  for (int i = 0; i < 40; ++i) {
+    out << id(i) << ' ' << id((i * 7 + 3) % 40) << " 1\n";
+    out << id(i) << ' ' << id((i + 1) % 40) << " 2\n";
+    if (i % 9 == 0) out << id(i) << ' ' << id(i) << " 1\n";
+  }
+  out << id(3) << ' ' << id(41) << " 1\n";  // 41 is dangling
+  return out.str();
+}
+
+class Graphs {
+ public:
+  static Graphs& Get() {
+    static Graphs graphs;  // removed at exit
+    return graphs;
+  }
+  const Graph& operator[](const std::string& name) const { return graphs_.at(name); }
+  const fs::path& dir() const { return dir_.path(); }
+
+ private:
+  Graphs() : dir_("lockstep-conformance-graphs") {
+    {
+      const fs::path kron = dir_ / "kron10.el";
+      Process::Options o;
+      o.cwd = dir_.path();
+      o.log = dir_ / "generate.log";
+      auto p = Process::Start(
+          LOCKSTEP_BINARY, {"generate", "kronecker", "--scale", "10", "--out", kron.string()}, o);
+      EXPECT_EQ(p->Wait(60s), 0) << ReadFile(o.log);
+      const std::string text = ReadFile(kron);
+      graphs_["kron10"] = {kron.string(), true, text.substr(0, text.find(' ')), ""};
+    }
+    auto write = [&](const std::string& name, const std::string& text, const std::string& source) {
+      WriteFile(dir_ / name, text);
+      graphs_[name.substr(0, name.find('.'))] = {(dir_ / name).string(), false, source, ""};
+    };
+    write("strings.el", StringGraph(), "v-31-x");
+    write("tiny.el", kTinyGraph, "a");
+    write("uuids.el", UuidGraph(), "00000000-0000-4000-8000-000000000000");
+    // Graphalytics: vertices listed apart, so some have no edges at all.
+    WriteFile(dir_ / "iso.v", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n");
+    WriteFile(dir_ / "iso.e", "1 2 0.5\n2 3 1.5\n3 1 1\n3 4 2\n4 4 1\n1 5 3\n5 2 1\n9 10 1\n");
+    WriteFile(dir_ / "iso.properties",
+              "graph.iso.vertex-file = iso.v\n"
+              "graph.iso.edge-file = iso.e\n"
+              "graph.iso.directed = true\n"
+              "graph.iso.edge-properties.names = weight\n"
+              "graph.iso.edge-properties.types = real\n"
+              "graph.iso.sssp.source-vertex = 1\n");
+    graphs_["iso"] = {(dir_ / "iso.properties").string(), false, "1", "graphalytics"};
+    write("empty.el", "# no edges: every worker's part is empty\n", "");
+  }
+
+  TempDir dir_;
+  std::map<std::string, Graph> graphs_;
+};
+
+// --- Comparing results
+
+std::map<std::string, std::string> ById(const std::vector<std::string>& lines) {
+  std::map<std::string, std::string> out;
+  for (const std::string& line : lines) {
+    const size_t sp = line.rfind(' ');
+    out[line.substr(0, sp)] = sp == std::string::npos ? "" : line.substr(sp + 1);
+  }
+  return out;
+}
+
+// Exact: the same sorted lines. Reports the first differences only, not two whole files.
+void ExpectSameLines(const std::vector<std::string>& expected,
+                     const std::vector<std::string>& actual, const std::string& what) {
+  if (expected == actual) return;
+  const auto e = ById(expected), a = ById(actual);
+  std::ostringstream diff;
+  int shown = 0;
+  for (const auto& [id, value] : e) {
+    auto it = a.find(id);
+    if (it == a.end()) {
+      if (shown++ < 10) diff << "  missing " << id << " (local " << value << ")\n";
+    } else if (it->second != value) {
+      if (shown++ < 10)
+        diff << "  " << id << ": local " << value << ", distributed " << it->second << "\n";
+    }
+  }
+  for (const auto& [id, value] : a) {
+    if (!e.contains(id) && shown++ < 10) diff << "  extra " << id << " " << value << "\n";
+  }
+  ADD_FAILURE() << what << ": " << expected.size() << " local lines, " << actual.size()
+                << " distributed, differing:\n"
+                << diff.str();
+}
+
+void ExpectWithin(const std::vector<std::string>& expected, const std::vector<std::string>& actual,
+                  double epsilon, const std::string& what) {
+  const auto e = ById(expected), a = ById(actual);
+  ASSERT_EQ(e.size(), expected.size()) << what << ": duplicate IDs in the local result";
+  ASSERT_EQ(a.size(), actual.size()) << what << ": duplicate IDs in the distributed result";
+  int bad = 0;
+  for (const auto& [id, value] : e) {
+    auto it = a.find(id);
+    if (it == a.end()) {
+      ADD_FAILURE() << what << ": vertex " << id << " missing";
+      if (++bad > 10) return;
+      continue;
+    }
+    const double x = std::strtod(value.c_str(), nullptr),
+                 y = std::strtod(it->second.c_str(), nullptr);
+    if (!(std::abs(x - y) <= epsilon)) {
+      ADD_FAILURE() << what << ": vertex " << id << ": local " << value << ", distributed "
+                    << it->second << " (|diff| " << std::abs(x - y) << " > " << epsilon << ")";
+      if (++bad > 10) return;
+    }
+  }
+  EXPECT_EQ(e.size(), a.size()) << what << ": extra vertices in the distributed result";
+}
+
+// --- Running
+
+struct Case {
+  std::string app;
+  std::string graph;
+  std::vector<std::string> options;
+  bool epsilon = false;  // PageRank: within 1e-12
+};
+
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  return info.param.app + "_" + info.param.graph;
+}
+
+std::vector<std::string> GraphArgs(const Graph& g) {
+  std::vector<std::string> args = {"--graph", g.path};
+  if (g.undirected) args.push_back("--undirected");
+  if (!g.format.empty()) args.insert(args.end(), {"--format", g.format});
+  return args;
+}
+
+std::vector<std::string> AppOptions(const Case& c, const Graph& g) {
+  std::vector<std::string> options = c.options;
+  if (c.app == "sssp" || c.app == "bfs") options.insert(options.end(), {"--source", g.source});
+  return options;
+}
+
+// `binary run app ...` into dir/local.txt; returns its sorted lines.
+std::vector<std::string> RunLocal(const std::string& binary, const std::string& app,
+                                  const std::vector<std::string>& args, const TempDir& dir) {
+  Process::Options o;
+  o.cwd = dir.path();
+  o.log = dir / "local.log";
+  std::vector<std::string> full = {"run", app, "--out", (dir / "local.txt").string()};
+  full.insert(full.end(), args.begin(), args.end());
+  auto p = Process::Start(binary, full, o);
+  const auto code = p->Wait(120s);
+  EXPECT_EQ(code, 0) << p->command() << "\n" << ReadFile(o.log);
+  return SortedLines(ReadFile(dir / "local.txt"));
+}
+
+// One job on a fresh master and `workers` workers (each serving one job); returns what it
+// published, after checking that every process exited 0 and nothing but DIR and its job
+// directory is left beside DIR.
+std::optional<Published> RunDistributed(const std::string& binary, const std::string& app,
+                                        const std::vector<std::string>& args, int workers,
+                                        const TempDir& dir,
+                                        const std::vector<std::string>& worker_args = {}) {
+  const fs::path run_dir = dir / ("w" + std::to_string(workers));
+  fs::create_directories(run_dir / "res");
+  const fs::path out = run_dir / "res" / "out";
+  Cluster cluster(binary, run_dir);
+  std::vector<std::string> margs = {"--app",         app,
+                                    "--out",         out.string(),
+                                    "--min-workers", std::to_string(workers),
+                                    "--max-workers", std::to_string(workers)};
+  margs.insert(margs.end(), args.begin(), args.end());
+  Process& master = cluster.StartMaster(margs);
+  if (cluster.port() == 0) return std::nullopt;
+  std::vector<std::string> wargs = {"--max-jobs", "1"};
+  wargs.insert(wargs.end(), worker_args.begin(), worker_args.end());
+  for (int i = 0; i < workers; ++i) cluster.StartWorker(wargs);
+  if (!cluster.WaitAll(120s)) return std::nullopt;
+  EXPECT_EQ(master.exit_code(), 0) << master.Log();
+  for (Process* w : cluster.workers()) EXPECT_EQ(w->exit_code(), 0) << w->Log();
+  const std::string log = master.Log();
+  EXPECT_THAT(log, HasSubstr("on " + std::to_string(workers) + " worker"));
+  EXPECT_THAT(log, HasSubstr("superstep 0 | active"));  // progress lines
+  auto published = ReadPublished(out, static_cast<size_t>(workers));
+  if (published) {
+    std::set<std::string> beside;
+    for (const auto& e : fs::directory_iterator(run_dir / "res")) {
+      beside.insert(e.path().filename().string());
+    }
+    const std::string job_dir = fs::read_symlink(out).filename().string();
+    EXPECT_EQ(beside, (std::set<std::string>{"out", job_dir})) << "temporary files beside DIR";
+    EXPECT_THAT(log, HasSubstr("job " + published->job_id + ": completed"));
+  }
+  if (::testing::Test::HasFailure()) std::cerr << cluster.Logs();
+  return published;
+}
+
+class ConformanceTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ConformanceTest, OneTwoAndFourWorkersGiveTheLocalAnswer) {
+  const Case& c = GetParam();
+  const Graph& g = Graphs::Get()[c.graph];
+  TempDir dir("lockstep-conformance");
+  std::vector<std::string> args = GraphArgs(g);
+  const std::vector<std::string> options = AppOptions(c, g);
+  args.insert(args.end(), options.begin(), options.end());
+  const std::vector<std::string> local = RunLocal(LOCKSTEP_BINARY, c.app, args, dir);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(local.empty(), c.graph == "empty");
+  for (int workers : {1, 2, 4}) {
+    SCOPED_TRACE(::testing::Message() << workers << " workers");
+    auto published = RunDistributed(LOCKSTEP_BINARY, c.app, args, workers, dir);
+    ASSERT_TRUE(published.has_value());
+    const std::string what =
+        c.app + " on " + c.graph + " at " + std::to_string(workers) + " workers";
+    if (c.epsilon) {
+      ExpectWithin(local, published->lines, 1e-12, what);
+    } else {
+      ExpectSameLines(local, published->lines, what);
+    }
+  }
+}
+
+// clang-format off
+INSTANTIATE_TEST_SUITE_P(BuiltinApps, ConformanceTest, ::testing::Values(
+    Case{"pagerank", "kron10", {"--tolerance", "0", "--max-iterations", "30"}, true},
+    Case{"pagerank", "strings", {"--tolerance", "0", "--max-iterations", "30"}, true},
+    Case{"pagerank", "tiny", {"--tolerance", "0", "--max-iterations", "30"}, true},
+    Case{"pagerank", "uuids", {"--tolerance", "0", "--max-iterations", "30"}, true},
+    Case{"pagerank", "iso", {"--tolerance", "0", "--max-iterations", "30"}, true},
+    Case{"pagerank", "empty", {"--tolerance", "0", "--max-iterations", "30"}, true},
+    Case{"sssp", "kron10", {}},
+    Case{"sssp", "strings", {}},
+    Case{"sssp", "tiny", {}},
+    Case{"sssp", "uuids", {}},
+    Case{"sssp", "iso", {}},
+    Case{"coloring", "kron10", {}},
+    Case{"coloring", "strings", {"--seed", "7"}},
+    Case{"coloring", "tiny", {}},
+    Case{"coloring", "uuids", {}},
+    Case{"coloring", "iso", {}},
+    Case{"coloring", "empty", {}}), CaseName);
+
+// The Graphalytics kernels registered beside them: integer (or exactly computed) results, so the
+// distributed answer must be byte-identical too.
+INSTANTIATE_TEST_SUITE_P(GraphalyticsApps, ConformanceTest, ::testing::Values(
+    Case{"bfs", "kron10", {}},
+    Case{"bfs", "strings", {}},
+    Case{"bfs", "uuids", {}},
+    Case{"wcc", "kron10", {}},
+    Case{"wcc", "strings", {}},
+    Case{"wcc", "tiny", {}},
+    Case{"wcc", "iso", {}},
+    Case{"cdlp", "kron10", {}},
+    Case{"cdlp", "strings", {}},
+    Case{"cdlp", "uuids", {}},
+    Case{"lcc", "kron10", {}},
+    Case{"lcc", "strings", {"--phases", "3"}},
+    Case{"lcc", "tiny", {}},
+    Case{"lcc", "iso", {}}), CaseName);
+// clang-format on
+
+// The user-written example: its own binary is the master and the workers.
+TEST(ConformanceExample, IndegreeRunsDistributedWithItsOwnBinary) {
+  const Graph& g = Graphs::Get()["strings"];
+  TempDir dir("lockstep-conformance-indegree");
+  std::vector<std::string> args = GraphArgs(g);
+  args.insert(args.end(), {"--min-weight", "1"});
+  const std::vector<std::string> local = RunLocal(INDEGREE_BINARY, "indegree", args, dir);
+  ASSERT_FALSE(local.empty());
+  for (int workers : {1, 2, 4}) {
+    SCOPED_TRACE(::testing::Message() << workers << " workers");
+    auto published = RunDistributed(INDEGREE_BINARY, "indegree", args, workers, dir);
+    ASSERT_TRUE(published.has_value());
+    ExpectSameLines(local, published->lines, "indegree at " + std::to_string(workers) + " workers");
+  }
+}
+
+// The user's app is only in the user's binary: a stock `lockstep worker` cannot run it and says
+// so, and the master's job fails with that reason instead of hanging.
+TEST(ConformanceExample, AStockWorkerRefusesAnUnknownApp) {
+  const Graph& g = Graphs::Get()["tiny"];
+  TempDir dir("lockstep-conformance-unknown-app");
+  const fs::path out = dir / "out";
+  Cluster cluster(INDEGREE_BINARY, dir.path());
+  std::vector<std::string> margs = {"--app", "indegree", "--out", out.string()};
+  const auto gargs = GraphArgs(g);
+  margs.insert(margs.end(), gargs.begin(), gargs.end());
+  Process& master = cluster.StartMaster(margs);
+  ASSERT_NE(cluster.port(), 0);
+  cluster.set_binary(LOCKSTEP_BINARY);
+  Process& worker = cluster.StartWorker({"--max-jobs", "1"});
+  ASSERT_TRUE(cluster.WaitAll(30s));
+  EXPECT_NE(master.exit_code(), 0);
+  EXPECT_THAT(master.Log(), HasSubstr("no app named 'indegree'"));
+  EXPECT_THAT(worker.Log(), HasSubstr("no app named 'indegree'"));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(out)));
+}
+
+// Paths on the master's command line are the master's: workers started elsewhere (another working
+// directory, as on another machine with a shared file system) must still find them.
+class RelativePathsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(dir_ / "master");
+    fs::create_directories(dir_ / "workers");
+    WriteFile(dir_ / "master" / "tiny.el", kTinyGraph);
+    WriteFile(dir_ / "master" / "pre.txt", "c 5\n");
+  }
+  // Runs `run` in the master's directory and a two-worker job with the workers elsewhere.
+  void ExpectSameAsLocal(const std::vector<std::string>& app_args) {
+    std::vector<std::string> args = {"--graph", "tiny.el"};
+    args.insert(args.end(), app_args.begin() + 1, app_args.end());
+    Process::Options o;
+    o.cwd = dir_ / "master";
+    o.log = dir_ / "local.log";
+    std::vector<std::string> run = {"run", app_args[0], "--out", "local.txt"};
+    run.insert(run.end(), args.begin(), args.end());
+    ASSERT_EQ(Process::Start(LOCKSTEP_BINARY, run, o)->Wait(60s), 0) << ReadFile(o.log);
+    const auto local = SortedLines(ReadFile(dir_ / "master" / "local.txt"));
+
+    Cluster cluster(LOCKSTEP_BINARY, dir_ / "master");
+    std::vector<std::string> margs = {"--app",   app_args[0],     "--out",
+                                      "res/out", "--min-workers", "2"};
+    margs.insert(margs.end(), args.begin(), args.end());
+    Process& master = cluster.StartMaster(margs);
+    ASSERT_NE(cluster.port(), 0);
+    cluster.set_worker_cwd(dir_ / "workers");
+    cluster.StartWorker({"--max-jobs", "1"});
+    cluster.StartWorker({"--max-jobs", "1"});
+    ASSERT_TRUE(cluster.WaitAll(60s));
+    ASSERT_EQ(master.exit_code(), 0) << master.Log();
+    auto published = ReadPublished(dir_ / "master" / "res" / "out", 2);
+    ASSERT_TRUE(published.has_value());
+    ExpectSameLines(local, published->lines, app_args[0] + " with relative paths");
+  }
+  TempDir dir_{"lockstep-conformance-paths"};
+};
+
+TEST_F(RelativePathsTest, TheGraphPathIsResolvedByTheMaster) { ExpectSameAsLocal({"pagerank"}); }
+
+// File-valued app parameters (AppParam::is_path), such as coloring's --precolored, are made
+// absolute by the master like --graph, so a worker in another directory opens the same file.
+TEST_F(RelativePathsTest, AppParametersThatNameFilesAreResolvedByTheMaster) {
+  ExpectSameAsLocal({"coloring", "--precolored", "pre.txt"});
+}
+
+TEST(ConformanceScale, SixteenWorkersComplete) {
+  const Graph& g = Graphs::Get()["kron10"];
+  TempDir dir("lockstep-conformance-16");
+  std::vector<std::string> args = GraphArgs(g);
+  args.insert(args.end(), {"--tolerance", "0", "--max-iterations", "30"});
+  const std::vector<std::string> local = RunLocal(LOCKSTEP_BINARY, "pagerank", args, dir);
+  ASSERT_FALSE(local.empty());
+  auto published = RunDistributed(LOCKSTEP_BINARY, "pagerank", args, 16, dir, {"--threads", "1"});
+  ASSERT_TRUE(published.has_value());
+  EXPECT_EQ(published->parts, 16u);
+  ExpectWithin(local, published->lines, 1e-12, "pagerank on kron10 at 16 workers");
+}
+
+}  // namespace
+}  // namespace lockstep::testing

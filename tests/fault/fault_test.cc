@@ -1,0 +1,544 @@
+// Distributed failures with real processes on 127.0.0.1: a fault injected into one worker (start,
+// compute, complete, an undecodable relayed payload, a message to an ID nobody owns), a worker or
+// the master killed, SIGTERM, and the worker pool. Each failure must abort the job everywhere with
+// the reason in every process's log, publish nothing and leave no temporary directory beside DIR,
+// and the master must then serve the next job.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster.h"
+#include "lockstep/bsp/vertex_id.h"
+#include "lockstep/partition/range.h"
+
+namespace lockstep::testing {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kVertices = 300;
+
+std::string FaultGraph() {
+  std::ostringstream out;
+  for (int i = 0; i < kVertices; ++i) {
+    out << i << ' ' << (i * 7 + 1) % kVertices << '\n';
+    out << i << ' ' << (i * 13 + 5) % kVertices << '\n';
+    out << i << ' ' << (i + 1) % kVertices << '\n';
+  }
+  return out.str();
+}
+
+// The first line of `text` that holds `needle` (empty if none).
+std::string LineWith(const std::string& text, const std::string& needle) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(needle) != std::string::npos) return line;
+  }
+  return "";
+}
+
+std::vector<std::string> LinesWith(const std::string& text, const std::string& needle) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(needle) != std::string::npos) lines.push_back(line);
+  }
+  return lines;
+}
+
+// "[..] [error] job 1234-...: aborted: ..." -> "1234-..."
+std::string JobIdOf(const std::string& line) {
+  const size_t at = line.find("job ");
+  if (at == std::string::npos) return "";
+  const size_t start = at + 4;
+  const size_t end = line.find_first_of(": ", start);
+  return line.substr(start, end - start);
+}
+
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+class FaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    graph_ = dir_ / "graph.el";
+    WriteFile(graph_, FaultGraph());
+    fs::create_directories(dir_ / "res");
+    out_ = dir_ / "res" / "out";
+    marker_ = dir_ / "once.marker";
+  }
+
+  // Master arguments: the fault app on the test graph, faults firing for the first job only.
+  std::vector<std::string> MasterArgs(const std::vector<std::string>& extra,
+                                      const std::string& app = "fault",
+                                      const std::string& marker = "") const {
+    std::vector<std::string> args = {
+        "--app", app,           "--graph", graph_.string(),
+        "--out", out_.string(), "--once",  marker.empty() ? marker_.string() : marker};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+
+  // Names beside DIR (DIR itself included).
+  std::set<std::string> Beside() const {
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_ / "res")) {
+      names.insert(e.path().filename().string());
+    }
+    return names;
+  }
+
+  // DIR and the job directory it points to: a published result and nothing temporary.
+  void ExpectOnlyPublished(const std::set<std::string>& extra_allowed = {}) {
+    ASSERT_TRUE(fs::is_symlink(fs::symlink_status(out_))) << "nothing published";
+    std::set<std::string> expected = {"out", fs::read_symlink(out_).filename().string()};
+    std::set<std::string> names = Beside();
+    for (const auto& name : extra_allowed) names.erase(name);
+    EXPECT_EQ(names, expected) << "temporary or stale directories beside DIR";
+  }
+
+  // The master's first job failed with `master_reason`, every worker logged why (with
+  // `worker_reason`), nothing of it was published or left behind, and the master served the next
+  // job. `workers` are the processes that must have logged the failure.
+  std::string ExpectFailedThenServed(const std::vector<Process*>& workers,
+                                     const std::string& master_reason,
+                                     const std::string& worker_reason) {
+    Process& master = cluster_.master();
+    if (!master.WaitForLog("aborted: ", 30s)) {
+      ADD_FAILURE() << "the master's job did not fail";
+      return "";
+    }
+    const std::string aborted = LineWith(master.Log(), "aborted: ");
+    const std::string failed = JobIdOf(aborted);
+    // Logged after the job's staging directory was removed (the next job may have begun since).
+    for (const std::string& name : Beside()) {
+      EXPECT_EQ(name.find(failed), std::string::npos) << "the failed job left " << name;
+    }
+    EXPECT_FALSE(fs::exists(fs::symlink_status(out_)) &&
+                 fs::read_symlink(out_).string().find(failed) != std::string::npos)
+        << "the failed job was published";
+    EXPECT_THAT(aborted, HasSubstr(master_reason));
+    for (Process* w : workers) {
+      const std::string tag = "job " + failed + " worker ";
+      EXPECT_TRUE(w->WaitForLog("failed: ", 15s)) << w->command() << " logged no failure";
+      std::string line;
+      for (const std::string& l : LinesWith(w->Log(), "failed: ")) {
+        if (l.find(tag) != std::string::npos) line = l;
+      }
+      EXPECT_THAT(line, HasSubstr(worker_reason)) << w->log_path().filename() << ":\n" << w->Log();
+    }
+    // The master serves the next job, on the same workers, and publishes it.
+    EXPECT_TRUE(master.WaitForLog(": completed: ", 60s)) << "no job completed after the failure";
+    const std::string completed = LineWith(master.Log(), ": completed: ");
+    EXPECT_NE(JobIdOf(completed), failed);
+    EXPECT_THAT(master.Log(), Not(HasSubstr("job " + failed + ": completed")));
+    return failed;
+  }
+
+  // SIGTERM to everything; all exit 0; DIR holds a complete result that is not `failed`'s.
+  void StopAndCheckPublished(const std::string& failed, size_t parts) {
+    cluster_.Stop();
+    EXPECT_EQ(cluster_.master().exit_code(), 0) << cluster_.master().Log();
+    for (Process* w : cluster_.workers()) {
+      if (w->exit_code() == 128 + SIGKILL) continue;  // killed by the test
+      EXPECT_EQ(w->exit_code(), 0) << w->command();
+    }
+    ExpectOnlyPublished();
+    auto published = ReadPublished(out_, parts);
+    ASSERT_TRUE(published.has_value());
+    EXPECT_NE(published->job_id, failed);
+    EXPECT_EQ(published->lines.size(), static_cast<size_t>(kVertices));
+    EXPECT_THAT(cluster_.master().Log(), HasSubstr("job " + published->job_id + ": completed"));
+  }
+
+  TempDir dir_{"lockstep-fault"};
+  fs::path graph_, out_, marker_;
+  Cluster cluster_{FAULT_BINARY, dir_.path(), {"LOCKSTEP_LOG=debug"}};
+};
+
+// --- Faults injected into one worker: fail, then serve the next job.
+
+TEST_F(FaultTest, StartJobFailsOnOneWorker) {
+  cluster_.StartMaster(
+      MasterArgs({"--every", "1s", "--min-workers", "2", "--fail-start-worker", "1"}));
+  ASSERT_NE(cluster_.port(), 0);
+  cluster_.StartWorker();
+  cluster_.StartWorker();
+  const std::string reason = "fault injected: start-job fails on worker 1";
+  const std::string failed = ExpectFailedThenServed(cluster_.workers(), reason, reason);
+  StopAndCheckPublished(failed, 2);
+}
+
+TEST_F(FaultTest, ComputeErrorOnOneWorker) {
+  cluster_.StartMaster(
+      MasterArgs({"--every", "1s", "--min-workers", "2", "--fail-compute-superstep", "2",
+                  "--fail-compute-vertex", "17"}));
+  ASSERT_NE(cluster_.port(), 0);
+  cluster_.StartWorker();
+  cluster_.StartWorker();
+  const std::string reason =
+      "compute failed for vertex '17': fault injected: compute fails at "
+      "superstep 2";
+  const std::string failed = ExpectFailedThenServed(cluster_.workers(), reason, reason);
+  // Every worker that started the job released it through the runner's abort_job.
+  for (Process* w : cluster_.workers()) {
+    EXPECT_THAT(w->Log(), HasSubstr("fault app: abort_job of job " + failed + " on worker"))
+        << w->command();
+  }
+  StopAndCheckPublished(failed, 2);
+}
+
+TEST_F(FaultTest, CompleteJobFailsOnOneWorker) {
+  cluster_.StartMaster(
+      MasterArgs({"--every", "1s", "--min-workers", "2", "--fail-complete-worker", "0"}));
+  ASSERT_NE(cluster_.port(), 0);
+  cluster_.StartWorker();
+  cluster_.StartWorker();
+  const std::string reason = "fault injected: complete-job fails on worker 0";
+  const std::string failed = ExpectFailedThenServed(cluster_.workers(), reason, reason);
+  StopAndCheckPublished(failed, 2);
+}
+
+TEST_F(FaultTest, RelayedPayloadThatCannotBeDecoded) {
+  cluster_.StartMaster(MasterArgs({"--every", "1s", "--min-workers", "2"}, "fault-poison"));
+  ASSERT_NE(cluster_.port(), 0);
+  cluster_.StartWorker();
+  cluster_.StartWorker();
+  const std::string reason = "cannot decode a message relayed from partition";
+  const std::string failed = ExpectFailedThenServed(cluster_.workers(), reason, reason);
+  StopAndCheckPublished(failed, 2);
+}
+
+// A vertex of the given partition (of two) and the partition that would own "nobody".
+std::pair<std::string, uint64_t> SenderFor(bool same_partition_as_nobody) {
+  auto split = partition::Range::Whole(2);
+  const bsp::VertexId nobody = bsp::VertexIdFromExternal("nobody");
+  const uint64_t part = *split->PartitionFor(nobody);
+  for (int v = 0; v < kVertices; ++v) {
+    const uint64_t p = *split->PartitionFor(bsp::VertexIdFromExternal(std::to_string(v)));
+    if ((p == part) == same_partition_as_nobody) return {std::to_string(v), part};
+  }
+  return {"", part};
+}
+
+TEST_F(FaultTest, MessageToAnIdNoPartitionOwnsIsRelayedAndRefused) {
+  const auto [sender, owner] = SenderFor(false);
+  ASSERT_FALSE(sender.empty());
+  cluster_.StartMaster(MasterArgs(
+      {"--every", "1s", "--min-workers", "2", "--nobody-superstep", "1", "--nobody-from", sender}));
+  ASSERT_NE(cluster_.port(), 0);
+  cluster_.StartWorker();
+  cluster_.StartWorker();
+  const std::string nobody = bsp::ToString(bsp::VertexIdFromExternal("nobody"));
+  const std::string reason = "relayed a message for vertex " + nobody + ", which partition " +
+                             std::to_string(owner) + " does not have";
+  const std::string failed = ExpectFailedThenServed(cluster_.workers(), reason, reason);
+  StopAndCheckPublished(failed, 2);
+}
+
+TEST_F(FaultTest, MessageToAnIdNoVertexHasInTheSendersOwnRange) {
+  const auto [sender, owner] = SenderFor(true);
+  ASSERT_FALSE(sender.empty());
+  cluster_.StartMaster(MasterArgs(
+      {"--every", "1s", "--min-workers", "2", "--nobody-superstep", "1", "--nobody-from", sender}));
+  ASSERT_NE(cluster_.port(), 0);
+  cluster_.StartWorker();
+  cluster_.StartWorker();
+  const std::string nobody = bsp::ToString(bsp::VertexIdFromExternal("nobody"));
+  const std::string reason =
+      "vertex '" + sender + "' sent a message to vertex " + nobody + ", which is not in the graph";
+  const std::string failed = ExpectFailedThenServed(cluster_.workers(), reason, reason);
+  StopAndCheckPublished(failed, 2);
+}
+
+// --- Processes that die or are told to stop in the middle of a superstep.
+
+// Slow supersteps (for the first job only): 0.4 s of compute each, 30 of them.
+const std::vector<std::string> kSlow = {"--sleep-ms", "400", "--iterations", "30"};
+
+std::vector<std::string> Cat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST_F(FaultTest, WorkerKilledMidSuperstepFailsTheJobWithin10sAndTheNextJobRuns) {
+  Process& master =
+      cluster_.StartMaster(MasterArgs(Cat({"--every", "1s", "--min-workers", "2"}, kSlow)));
+  ASSERT_NE(cluster_.port(), 0);
+  Process& survivor = cluster_.StartWorker();
+  Process& victim = cluster_.StartWorker();
+  ASSERT_TRUE(master.WaitForLog("superstep 1 |", 30s)) << master.Log();
+  const auto killed = Clock::now();
+  victim.Kill();
+  ASSERT_TRUE(master.WaitForLog("aborted: ", 10s)) << "the job did not fail within 10 s";
+  EXPECT_LT(SecondsSince(killed), 10.0);
+  cluster_.StartWorker();  // the replacement, for the next job's two workers
+  const std::string failed = ExpectFailedThenServed({&survivor}, "disconnected", "disconnected");
+  StopAndCheckPublished(failed, 2);
+}
+
+TEST_F(FaultTest, WorkerKilledMidSuperstepMakesAOneJobMasterExitNonZeroWithin15s) {
+  Process& master = cluster_.StartMaster(MasterArgs(Cat({"--min-workers", "2"}, kSlow)));
+  ASSERT_NE(cluster_.port(), 0);
+  Process& survivor = cluster_.StartWorker();
+  Process& victim = cluster_.StartWorker();
+  ASSERT_TRUE(master.WaitForLog("superstep 1 |", 30s)) << master.Log();
+  EXPECT_TRUE(victim.WaitForLog("superstep 1 |", 5s));  // the worker's own progress (debug)
+  const auto killed = Clock::now();
+  victim.Kill();
+  const auto code = master.Wait(15s);
+  ASSERT_TRUE(code.has_value()) << "the master still runs 15 s after a worker was killed";
+  EXPECT_LT(SecondsSince(killed), 15.0);
+  EXPECT_NE(*code, 0);
+  EXPECT_LT(*code, 128) << "the master died of a signal";
+  EXPECT_THAT(master.Log(), AllOf(HasSubstr("aborted: "), HasSubstr("disconnected")));
+  EXPECT_EQ(Beside(), std::set<std::string>{}) << "a failed job published or left something";
+  EXPECT_TRUE(survivor.WaitForLog("failed: ", 10s));
+  EXPECT_THAT(LineWith(survivor.Log(), "failed: "), HasSubstr("disconnected"));
+  cluster_.Stop();
+  EXPECT_EQ(survivor.exit_code(), 0);
+}
+
+TEST_F(FaultTest, MasterKilledMidJobWorkersRedialAndServeTheNextMaster) {
+  Process& master = cluster_.StartMaster(MasterArgs(Cat({"--min-workers", "2"}, kSlow)));
+  ASSERT_NE(cluster_.port(), 0);
+  const int port = cluster_.port();
+  cluster_.StartWorker();
+  cluster_.StartWorker();
+  ASSERT_TRUE(master.WaitForLog("superstep 1 |", 30s)) << master.Log();
+  const std::string first_job = JobIdOf(LineWith(master.Log(), " on 2 workers"));
+  master.Kill();
+  for (Process* w : cluster_.workers()) {
+    EXPECT_TRUE(w->WaitForLog("failed: ", 10s)) << w->command() << " did not notice";
+    EXPECT_THAT(LineWith(w->Log(), "failed: "), HasSubstr("job " + first_job));
+    EXPECT_TRUE(w->Running());
+  }
+  // A new master on the same port: the workers redial and run its job (the faults are spent).
+  Process& second = cluster_.StartMasterOnPort(port, MasterArgs({"--min-workers", "2"}));
+  // Redialling backs off to at most 2 s between attempts, so both are back well within 6 s.
+  EXPECT_TRUE(second.WaitForLogCount(" connected", 2, 6s)) << "the workers were slow to redial";
+  const auto code = second.Wait(60s);
+  ASSERT_TRUE(code.has_value()) << "the new master's job did not finish";
+  EXPECT_EQ(*code, 0) << second.Log();
+  for (Process* w : cluster_.workers()) {
+    EXPECT_TRUE(w->WaitForLog(": completed", 10s)) << w->command();
+  }
+  auto published = ReadPublished(out_, 2);
+  ASSERT_TRUE(published.has_value());
+  EXPECT_NE(published->job_id, first_job);
+  // The killed master could not remove its job's staging directory; nothing else may be there.
+  ExpectOnlyPublished({".out." + first_job + ".staging"});
+  cluster_.Stop();
+}
+
+TEST_F(FaultTest, SigtermToAPeriodicMasterAbortsTheRunningJobAndExits) {
+  Process& master =
+      cluster_.StartMaster(MasterArgs(Cat({"--every", "1s", "--min-workers", "2"}, kSlow)));
+  ASSERT_NE(cluster_.port(), 0);
+  cluster_.StartWorker();
+  cluster_.StartWorker();
+  ASSERT_TRUE(master.WaitForLog("superstep 1 |", 30s)) << master.Log();
+  master.Signal(SIGTERM);
+  const auto code = master.Wait(10s);
+  ASSERT_TRUE(code.has_value()) << "the master still runs 10 s after SIGTERM";
+  EXPECT_LT(*code, 128) << "the master died of the signal instead of handling it";
+  EXPECT_THAT(LineWith(master.Log(), "aborted: "), HasSubstr("master is shutting down"));
+  for (Process* w : cluster_.workers()) {
+    EXPECT_TRUE(w->WaitForLog("failed: ", 10s)) << w->command();
+    EXPECT_THAT(LineWith(w->Log(), "failed: "), HasSubstr("master is shutting down"));
+    EXPECT_TRUE(w->Running()) << "a worker outlives its master";
+  }
+  EXPECT_EQ(Beside(), std::set<std::string>{}) << "an aborted job published or left something";
+  cluster_.Stop();
+  for (Process* w : cluster_.workers()) EXPECT_EQ(w->exit_code(), 0);
+}
+
+TEST_F(FaultTest, SigtermToAWorkerMidJobFailsTheJobWithTheWorkersReason) {
+  Process& master =
+      cluster_.StartMaster(MasterArgs(Cat({"--every", "1s", "--min-workers", "2"}, kSlow)));
+  ASSERT_NE(cluster_.port(), 0);
+  Process& survivor = cluster_.StartWorker();
+  Process& leaving = cluster_.StartWorker();
+  ASSERT_TRUE(master.WaitForLog("superstep 1 |", 30s)) << master.Log();
+  leaving.Signal(SIGTERM);
+  const auto code = leaving.Wait(10s);
+  ASSERT_TRUE(code.has_value()) << "the worker still runs 10 s after SIGTERM";
+  EXPECT_EQ(*code, 0) << leaving.Log();
+  cluster_.StartWorker();  // the replacement
+  const std::string reason = "the worker is shutting down (SIGTERM)";
+  const std::string failed = ExpectFailedThenServed({&survivor, &leaving}, reason, reason);
+  StopAndCheckPublished(failed, 2);
+}
+
+// A frozen process (SIGSTOP: its sockets stay open, nothing answers) is what a vanished peer looks
+// like; gRPC keepalive must notice it within 10 s.
+TEST_F(FaultTest, AFrozenWorkerIsNoticedWithin10s) {
+  Process& master = cluster_.StartMaster(MasterArgs(Cat({"--min-workers", "2"}, kSlow)));
+  ASSERT_NE(cluster_.port(), 0);
+  Process& survivor = cluster_.StartWorker();
+  Process& frozen = cluster_.StartWorker();
+  ASSERT_TRUE(master.WaitForLog("superstep 1 |", 30s)) << master.Log();
+  const auto stopped = Clock::now();
+  ::kill(frozen.pid(), SIGSTOP);
+  const auto code = master.Wait(10s);
+  frozen.Kill();
+  ASSERT_TRUE(code.has_value()) << "the master did not notice a frozen worker within 10 s";
+  EXPECT_LT(SecondsSince(stopped), 10.0);
+  EXPECT_NE(*code, 0);
+  EXPECT_THAT(LineWith(master.Log(), "aborted: "), HasSubstr("disconnected"));
+  EXPECT_TRUE(survivor.WaitForLog("failed: ", 5s));
+  EXPECT_EQ(Beside(), std::set<std::string>{});
+  cluster_.Stop();
+}
+
+TEST_F(FaultTest, AFrozenMasterIsNoticedWithin10s) {
+  Process& master = cluster_.StartMaster(MasterArgs(Cat({"--min-workers", "2"}, kSlow)));
+  ASSERT_NE(cluster_.port(), 0);
+  cluster_.StartWorker();
+  cluster_.StartWorker();
+  ASSERT_TRUE(master.WaitForLog("superstep 1 |", 30s)) << master.Log();
+  ::kill(master.pid(), SIGSTOP);
+  for (Process* w : cluster_.workers()) {
+    EXPECT_TRUE(w->WaitForLog("failed: ", 10s)) << w->command() << " did not notice within 10 s";
+    EXPECT_TRUE(w->Running());
+  }
+  master.Kill();
+  cluster_.Stop();
+  for (Process* w : cluster_.workers()) EXPECT_EQ(w->exit_code(), 0);
+}
+
+TEST_F(FaultTest, AFailedJobLeavesThePreviousResultUntouched) {
+  Process& first = cluster_.StartMaster(MasterArgs({"--min-workers", "2"}));
+  ASSERT_NE(cluster_.port(), 0);
+  cluster_.StartWorker();
+  cluster_.StartWorker();
+  ASSERT_EQ(first.Wait(30s), 0) << first.Log();
+  auto before = ReadPublished(out_, 2);
+  ASSERT_TRUE(before.has_value());
+  const fs::path target = fs::read_symlink(out_);
+  // The second job fails in complete-job on worker 1, after worker 0 may have written its part.
+  Process& second = cluster_.StartMasterOnPort(
+      cluster_.port(), MasterArgs({"--min-workers", "2", "--fail-complete-worker", "1"}, "fault",
+                                  (dir_ / "second.marker").string()));
+  const auto code = second.Wait(30s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(*code, 0);
+  EXPECT_THAT(second.Log(), HasSubstr("fault injected: complete-job fails on worker 1"));
+  EXPECT_EQ(fs::read_symlink(out_), target);
+  auto after = ReadPublished(out_, 2);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->job_id, before->job_id);
+  EXPECT_EQ(after->success_json, before->success_json);
+  EXPECT_EQ(after->lines, before->lines);
+  ExpectOnlyPublished();
+  cluster_.Stop();
+}
+
+// --- The worker pool.
+
+TEST_F(FaultTest, SigtermWhileWaitingForWorkersExitsCleanly) {
+  Process& master = cluster_.StartMaster(MasterArgs({"--min-workers", "2"}));
+  ASSERT_NE(cluster_.port(), 0);
+  Process& worker = cluster_.StartWorker();
+  ASSERT_TRUE(master.WaitForLog(" connected", 10s));
+  master.Signal(SIGTERM);
+  const auto code = master.Wait(5s);
+  ASSERT_TRUE(code.has_value()) << "the master still waits for workers after SIGTERM";
+  EXPECT_LT(*code, 128);
+  EXPECT_EQ(Beside(), std::set<std::string>{});
+  EXPECT_TRUE(worker.WaitForLog("master is shutting down", 5s)) << worker.Log();
+  EXPECT_TRUE(worker.Running());
+  cluster_.Stop();
+  EXPECT_EQ(worker.exit_code(), 0);
+}
+
+TEST_F(FaultTest, AWorkerThatConnectsDuringAJobWaitsForTheNext) {
+  Process& master = cluster_.StartMaster(MasterArgs(
+      {"--every", "1s", "--min-workers", "1", "--sleep-ms", "300", "--iterations", "8"}));
+  ASSERT_NE(cluster_.port(), 0);
+  cluster_.StartWorker();
+  ASSERT_TRUE(master.WaitForLog("superstep 0 |", 30s)) << master.Log();
+  const std::string first_job = JobIdOf(LineWith(master.Log(), " on 1 worker"));
+  ASSERT_FALSE(first_job.empty()) << master.Log();
+  Process& late = cluster_.StartWorker();
+  EXPECT_TRUE(master.WaitForLogCount(" connected", 2, 10s)) << "the late worker did not connect";
+  ASSERT_TRUE(master.WaitForLog("job " + first_job + ": completed", 30s)) << master.Log();
+  EXPECT_THAT(late.Log(), Not(HasSubstr("job " + first_job)));
+  // The next job takes both.
+  ASSERT_TRUE(master.WaitForLog(" on 2 workers", 30s)) << master.Log();
+  const std::string second_job = JobIdOf(LineWith(master.Log(), " on 2 workers"));
+  ASSERT_TRUE(master.WaitForLog("job " + second_job + ": completed", 30s)) << master.Log();
+  EXPECT_THAT(late.Log(), HasSubstr("job " + second_job + " worker"));
+  cluster_.Stop();
+  ExpectOnlyPublished();
+}
+
+TEST_F(FaultTest, MinWorkersBlocksUntilEnoughJoin) {
+  Process& master = cluster_.StartMaster(MasterArgs({"--min-workers", "2"}));
+  ASSERT_NE(cluster_.port(), 0);
+  Process& first = cluster_.StartWorker();
+  ASSERT_TRUE(master.WaitForLog(" connected", 10s));
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_TRUE(master.Running());
+  EXPECT_THAT(master.Log(), Not(HasSubstr(" on 1 worker")));
+  EXPECT_THAT(first.Log(), Not(HasSubstr("started")));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(out_)));
+  cluster_.StartWorker();
+  const auto code = master.Wait(30s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 0) << master.Log();
+  EXPECT_THAT(master.Log(), HasSubstr(" on 2 workers"));
+  auto published = ReadPublished(out_, 2);
+  ASSERT_TRUE(published.has_value());
+  ExpectOnlyPublished();
+  cluster_.Stop();
+}
+
+TEST_F(FaultTest, MaxWorkersCapsTheJob) {
+  Process& master = cluster_.StartMaster(
+      MasterArgs({"--min-workers", "2", "--max-workers", "2", "--last-call", "300ms"}));
+  ASSERT_NE(cluster_.port(), 0);
+  for (int i = 0; i < 3; ++i) cluster_.StartWorker();
+  const auto code = master.Wait(30s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 0) << master.Log();
+  EXPECT_THAT(master.Log(), HasSubstr(" on 2 workers"));
+  ASSERT_TRUE(ReadPublished(out_, 2).has_value());
+  cluster_.Stop();
+}
+
+TEST_F(FaultTest, MinWorkersAboveMaxWorkersIsRefused) {
+  Process& master =
+      cluster_.StartMaster(MasterArgs({"--min-workers", "3", "--max-workers", "2"}), false);
+  const auto code = master.Wait(10s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(*code, 0);
+  EXPECT_THAT(master.Log(), HasSubstr("--min-workers 3 exceeds --max-workers 2"));
+}
+
+TEST_F(FaultTest, AcquireTimeoutWithoutWorkersFailsCleanly) {
+  const auto start = Clock::now();
+  Process& master = cluster_.StartMaster(MasterArgs({"--acquire-timeout", "1s"}));
+  ASSERT_NE(cluster_.port(), 0);
+  const auto code = master.Wait(10s);
+  ASSERT_TRUE(code.has_value()) << "the master waits for ever";
+  EXPECT_NE(*code, 0);
+  EXPECT_LT(*code, 128);
+  EXPECT_GE(SecondsSince(start), 1.0);
+  EXPECT_THAT(master.Log(), HasSubstr("unable to reserve"));
+  EXPECT_EQ(Beside(), std::set<std::string>{}) << "a job that never ran left something";
+}
+
+}  // namespace
+}  // namespace lockstep::testing
