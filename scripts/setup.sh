@@ -7,7 +7,8 @@ packages=(
   g++ cmake ninja-build pkg-config ccache clang-format
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libtbb-dev libspdlog-dev libfmt-dev libboost-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libabsl-dev
+  time bc
 )
 
 missing=()
