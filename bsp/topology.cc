@@ -13,47 +13,70 @@ namespace {
 
 // A stable, parallel counting sort of edge indexes by key: offsets[k]..offsets[k+1] are the edges
 // with key k, in input order (so the layout never depends on the thread count). Edges whose key
-// is kNoVertex are dropped. `place(edge, position)` is called once per kept edge.
-template <class Place>
-void StableBucket(const std::vector<uint32_t>& keys, uint32_t num_keys,
-                  std::vector<uint64_t>& offsets, Place&& place) {
-  const size_t m = keys.size();
-  const size_t threads = static_cast<size_t>(tbb::this_task_arena::max_concurrency());
-  // Enough chunks to keep every thread busy; few enough that chunks x keys counters stay small.
-  size_t chunks = std::clamp<size_t>(m / (1 << 16), 1, 2 * threads);
-  while (chunks > 1 && chunks * static_cast<size_t>(num_keys) > (size_t{1} << 27)) chunks /= 2;
-  const size_t per = (m + chunks - 1) / std::max<size_t>(1, chunks);
-  std::vector<std::vector<uint64_t>> counts(chunks);
-  tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
-    counts[c].assign(num_keys, 0);
-    const size_t end = std::min(m, (c + 1) * per);
-    for (size_t e = c * per; e < end; ++e) {
-      if (keys[e] != kNoVertex) ++counts[c][keys[e]];
-    }
-  });
-  offsets.assign(static_cast<size_t>(num_keys) + 1, 0);
-  // Turn counts into each chunk's first position per key, key-major.
-  tbb::parallel_for(uint32_t{0}, num_keys, [&](uint32_t k) {
-    uint64_t total = 0;
-    for (size_t c = 0; c < chunks; ++c) total += counts[c][k];
-    offsets[k + 1] = total;
-  });
-  std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
-  tbb::parallel_for(uint32_t{0}, num_keys, [&](uint32_t k) {
-    uint64_t pos = offsets[k];
-    for (size_t c = 0; c < chunks; ++c) {
-      const uint64_t n = counts[c][k];
-      counts[c][k] = pos;
-      pos += n;
-    }
-  });
-  tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
-    const size_t end = std::min(m, (c + 1) * per);
-    for (size_t e = c * per; e < end; ++e) {
-      if (keys[e] != kNoVertex) place(e, counts[c][keys[e]]++);
-    }
-  });
-}
+// is kNoVertex are dropped. `key(edge)` is evaluated in both passes rather than stored, which
+// keeps the peak memory of a build lower. Count() sizes the buckets, so that the caller can
+// allocate the arrays; Scatter(place) then calls place(edge, position) once per kept edge.
+template <class Key>
+class StableBucket {
+ public:
+  StableBucket(size_t m, uint32_t num_keys, Key key) : m_(m), num_keys_(num_keys), key_(key) {
+    const size_t threads = static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+    // Enough chunks to keep every thread busy; few enough that chunks x keys counters stay small.
+    chunks_ = std::clamp<size_t>(m / (1 << 16), 1, 2 * threads);
+    while (chunks_ > 1 && chunks_ * static_cast<size_t>(num_keys) > (size_t{1} << 27)) chunks_ /= 2;
+    per_ = (m + chunks_ - 1) / std::max<size_t>(1, chunks_);
+  }
+
+  // Fills offsets (size num_keys + 1) and returns the number of kept edges.
+  uint64_t Count(std::vector<uint64_t>& offsets) {
+    counts_.assign(chunks_, {});
+    tbb::parallel_for(size_t{0}, chunks_, [&](size_t c) {
+      counts_[c].assign(num_keys_, 0);
+      const size_t end = std::min(m_, (c + 1) * per_);
+      for (size_t e = c * per_; e < end; ++e) {
+        const uint32_t k = key_(e);
+        if (k != kNoVertex) ++counts_[c][k];
+      }
+    });
+    offsets.assign(static_cast<size_t>(num_keys_) + 1, 0);
+    tbb::parallel_for(uint32_t{0}, num_keys_, [&](uint32_t k) {
+      uint64_t total = 0;
+      for (size_t c = 0; c < chunks_; ++c) total += counts_[c][k];
+      offsets[k + 1] = total;
+    });
+    std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+    // Each chunk's first position per key, key-major.
+    tbb::parallel_for(uint32_t{0}, num_keys_, [&](uint32_t k) {
+      uint64_t pos = offsets[k];
+      for (size_t c = 0; c < chunks_; ++c) {
+        const uint64_t n = counts_[c][k];
+        counts_[c][k] = pos;
+        pos += n;
+      }
+    });
+    return offsets.back();
+  }
+
+  template <class Place>
+  void Scatter(Place&& place) {
+    tbb::parallel_for(size_t{0}, chunks_, [&](size_t c) {
+      const size_t end = std::min(m_, (c + 1) * per_);
+      for (size_t e = c * per_; e < end; ++e) {
+        const uint32_t k = key_(e);
+        if (k != kNoVertex) place(e, counts_[c][k]++);
+      }
+    });
+    counts_ = {};
+  }
+
+ private:
+  size_t m_;
+  uint32_t num_keys_;
+  Key key_;
+  size_t chunks_ = 1;
+  size_t per_ = 0;
+  std::vector<std::vector<uint64_t>> counts_;
+};
 
 }  // namespace
 
@@ -141,30 +164,29 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, const partitio
                    t.remote_partition_begin_.begin());
 
   // Out-edges of local sources in CSR, in input order per source.
-  std::vector<uint32_t> keys(m);
-  tbb::parallel_for(size_t{0}, m, [&](size_t e) {
-    const uint32_t s = slot[input.src[e]];
-    keys[e] = s < n_local ? s : kNoVertex;
-  });
-  uint64_t kept = 0;
-  for (uint32_t k : keys) kept += k != kNoVertex;
-  t.out_targets_.resize(kept);
-  if (input_edge_of_out) input_edge_of_out->resize(kept);
-  StableBucket(keys, n_local, t.out_offsets_, [&](size_t e, uint64_t pos) {
+  auto local_source = [&](size_t e) {
+    const uint32_t v = slot[input.src[e]];
+    return v < n_local ? v : kNoVertex;
+  };
+  StableBucket out(m, n_local, local_source);
+  const uint64_t kept_out = out.Count(t.out_offsets_);
+  t.out_targets_.resize(kept_out);
+  if (input_edge_of_out) input_edge_of_out->resize(kept_out);
+  out.Scatter([&](size_t e, uint64_t pos) {
     t.out_targets_[pos] = slot[input.dst[e]];
     if (input_edge_of_out) (*input_edge_of_out)[pos] = static_cast<uint32_t>(e);
   });
 
   if (in_edges) {
-    tbb::parallel_for(size_t{0}, m, [&](size_t e) {
-      const uint32_t d = slot[input.dst[e]];
-      keys[e] = d < n_local ? d : kNoVertex;
-    });
-    kept = 0;
-    for (uint32_t k : keys) kept += k != kNoVertex;
-    t.in_sources_.resize(kept);
-    if (input_edge_of_in) input_edge_of_in->resize(kept);
-    StableBucket(keys, n_local, t.in_offsets_, [&](size_t e, uint64_t pos) {
+    auto local_target = [&](size_t e) {
+      const uint32_t v = slot[input.dst[e]];
+      return v < n_local ? v : kNoVertex;
+    };
+    StableBucket in(m, n_local, local_target);
+    const uint64_t kept_in = in.Count(t.in_offsets_);
+    t.in_sources_.resize(kept_in);
+    if (input_edge_of_in) input_edge_of_in->resize(kept_in);
+    in.Scatter([&](size_t e, uint64_t pos) {
       t.in_sources_[pos] = slot[input.src[e]];
       if (input_edge_of_in) (*input_edge_of_in)[pos] = static_cast<uint32_t>(e);
     });

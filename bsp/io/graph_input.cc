@@ -97,6 +97,16 @@ enum class FileKind { kEdges, kVertices };
 // Parses one chunk. In integer mode it stops at the first non-integer ID and sets not_integer.
 void ParseChunk(std::string_view text, FileKind kind, bool integer_mode, bool keep_weights,
                 ParsedChunk& out) {
+  // Exact room for the IDs: growing by doubling would leave up to half of it unused at the peak
+  // of a load.
+  const size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+  const size_t ids = lines * (kind == FileKind::kEdges ? 2 : 1);
+  if (integer_mode) {
+    out.ints.reserve(ids);
+  } else {
+    out.strs.reserve(ids);
+  }
+  if (keep_weights) out.weights.reserve(lines);
   size_t pos = 0;
   std::string_view tok[3];
   while (pos < text.size() && out.error_line == 0) {
@@ -337,6 +347,7 @@ absl::Status MapEdges(const ParsedFile& edges, const Dictionary& dict,
     if (bad_edge[c] < 0) continue;
     // Find the line of that edge again: the bad-input path can afford a rescan.
     const Span s = edges.spans[c];
+    if (!edges.data) return absl::InternalError("an edge names an unknown vertex");
     std::string_view text = std::string_view(*edges.data).substr(s.begin, s.end - s.begin);
     size_t seen = 0;
     uint64_t line = 0;
@@ -409,18 +420,31 @@ absl::Status CollectWeights(const ParsedFile& edges, WeightUse use, GraphInput& 
 }
 
 void AddReverseEdges(GraphInput& g) {
+  // In parallel and in a fixed order: block b's reverses go after blocks 0..b-1's.
   const size_t m = g.src.size();
-  size_t extra = 0;
-  for (size_t i = 0; i < m; ++i) extra += g.src[i] != g.dst[i];
-  g.src.reserve(m + extra);
-  g.dst.reserve(m + extra);
-  if (!g.weights.empty()) g.weights.reserve(m + extra);
-  for (size_t i = 0; i < m; ++i) {
-    if (g.src[i] == g.dst[i]) continue;
-    g.src.push_back(g.dst[i]);
-    g.dst.push_back(g.src[i]);
-    if (!g.weights.empty()) g.weights.push_back(g.weights[i]);
-  }
+  const size_t block = 1 << 16;
+  const size_t blocks = (m + block - 1) / block;
+  std::vector<size_t> first(blocks + 1, 0);
+  tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
+    size_t n = 0;
+    for (size_t i = b * block; i < std::min(m, (b + 1) * block); ++i) n += g.src[i] != g.dst[i];
+    first[b + 1] = n;
+  });
+  for (size_t b = 0; b < blocks; ++b) first[b + 1] += first[b];
+  const bool weighted = !g.weights.empty();
+  g.src.resize(m + first[blocks]);
+  g.dst.resize(m + first[blocks]);
+  if (weighted) g.weights.resize(m + first[blocks]);
+  tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
+    size_t out = m + first[b];
+    for (size_t i = b * block; i < std::min(m, (b + 1) * block); ++i) {
+      if (g.src[i] == g.dst[i]) continue;
+      g.src[out] = g.dst[i];
+      g.dst[out] = g.src[i];
+      if (weighted) g.weights[out] = g.weights[i];
+      ++out;
+    }
+  });
 }
 
 std::string Dirname(const std::string& path) {
@@ -444,8 +468,21 @@ absl::StatusOr<GraphInput> LoadEdgeList(const GraphSource& source, WeightUse use
   if (dict.size() >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 vertices");
   GraphInput g;
   g.directed = !source.undirected;
-  if (auto st = MapEdges(*edges, dict, source.path, g); !st.ok()) return st;
   if (auto st = CollectWeights(*edges, use, g); !st.ok()) return st;
+  if (edges->integer_mode) {
+    // Every ID is in the dictionary and the weights are checked: the text is no longer needed,
+    // and dropping it before the edge arrays are allocated lowers the peak memory of a load.
+    edges->data.reset();
+  }
+  if (source.undirected) {
+    // Room for the reverse edges from the start, so that adding them does not reallocate.
+    size_t m = 0;
+    for (const auto& c : edges->chunks) m += (edges->integer_mode ? c.ints.size() : c.strs.size());
+    g.src.reserve(m);
+    g.dst.reserve(m);
+  }
+  if (auto st = MapEdges(*edges, dict, source.path, g); !st.ok()) return st;
+  edges->chunks = {};
   g.external_ids = dict.Names();
   if (source.undirected) AddReverseEdges(g);
   return g;
