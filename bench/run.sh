@@ -37,7 +37,7 @@ scale=${scales[0]}
 graph=$data/kronecker-$scale.el
 echo "=== Distributed PageRank, Kronecker scale $scale, 20 iterations"
 per_step() {  # the median superstep time (ms) of a log's progress lines, supersteps 1..19
-  grep -oE 'superstep ([1-9]|1[0-9]) \|.*\| ([0-9.]+) ms' "$1" | awk '{print $NF}' | sed 's/ms//' |
+  grep -oE 'superstep ([1-9]|1[0-9]) \|.*\| ([0-9.]+) ms' "$1" | awk '{print $(NF - 1)}' |
     sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'
 }
 "$lockstep" run pagerank --graph "$graph" --undirected --tolerance 0 --max-iterations 20 \
@@ -64,7 +64,7 @@ for workers in 1 2 4; do
   awk -v w="$workers" -v ms="$ms" -v lms="$local_ms" -v b="$bytes" -v wall="$wall" \
     -v cpu="$(echo "$user + $sys" | bc)" \
     'BEGIN {printf "  %d worker%s: %s ms per superstep (%.2fx local), relayed %.1f MB per superstep (%.0f MB/s), master CPU %.0f%% of its wall time\n",
-            w, w == 1 ? " " : "s", ms, ms / lms, b / 1e6, ms > 0 ? b / 1e6 / (ms / 1e3) : 0, 100 * cpu / wall}'
+            w, (w == 1 ? " " : "s"), ms, ms / lms, b / 1e6, (ms > 0 ? b / 1e6 / (ms / 1e3) : 0), 100 * cpu / wall}'
   "$lockstep" validate --expected "$data/local.txt" --actual "$data/dist-$workers" \
     --rule epsilon --epsilon 1e-12 | tail -1 | sed 's/^/    /'
 done
