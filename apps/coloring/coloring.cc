@@ -123,10 +123,7 @@ absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInp
           absl::StrCat(path, ":", line_no, ": expected 'vertex colour' with a colour >= 0"));
     }
     const std::string id(fields[0]);
-    if (input.num_vertices() > 0 &&
-        !std::binary_search(
-            input.external_ids.begin(), input.external_ids.end(), id,
-            [](const std::string& a, const std::string& b) { return bsp::ExternalIdLess(a, b); })) {
+    if (input.num_vertices() > 0 && !bsp::HasVertex(input, id)) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ":", line_no, ": vertex '", id, "' is not in the graph"));
     }

@@ -8,10 +8,7 @@ absl::StatusOr<bsp::VertexId> SourceVertex(const bsp::Params& params,
                                            const bsp::GraphInput& input) {
   const std::string source = bsp::ParamString(params, "source");
   if (source.empty()) return absl::InvalidArgumentError("--source: a source vertex is required");
-  if (input.num_vertices() > 0 &&
-      !std::binary_search(
-          input.external_ids.begin(), input.external_ids.end(), source,
-          [](const std::string& a, const std::string& b) { return bsp::ExternalIdLess(a, b); })) {
+  if (input.num_vertices() > 0 && !bsp::HasVertex(input, source)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--source: vertex '", source, "' is not in the graph"));
   }

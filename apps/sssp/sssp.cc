@@ -13,10 +13,7 @@ absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInp
   // A --path-to vertex that is not in the graph would otherwise print nothing at all. Checked
   // only where the graph is loaded (the distributed master has none), as for --source.
   const std::string target = bsp::ParamString(params, "path-to");
-  if (!target.empty() && input.num_vertices() > 0 &&
-      !std::binary_search(
-          input.external_ids.begin(), input.external_ids.end(), target,
-          [](const std::string& a, const std::string& b) { return bsp::ExternalIdLess(a, b); })) {
+  if (!target.empty() && input.num_vertices() > 0 && !bsp::HasVertex(input, target)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--path-to: vertex '", target, "' is not in the graph"));
   }

@@ -174,6 +174,24 @@ struct ParsedFile {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ":", LineOf(chunk, line), ": ", std::string(message)));
   }
+  // The chunk-level line of the `index`-th edge of chunk `chunk`, and its fields: the bad-input
+  // paths find lines again by rescanning rather than keep a line number per edge.
+  uint64_t EdgeLine(size_t chunk, size_t index, std::string_view (&tok)[3]) const {
+    const Span s = spans[chunk];
+    const std::string_view text = std::string_view(*data).substr(s.begin, s.end - s.begin);
+    uint64_t line = 0;
+    size_t seen = 0;
+    for (size_t pos = 0; pos < text.size();) {
+      size_t nl = text.find('\n', pos);
+      if (nl == std::string_view::npos) nl = text.size();
+      const size_t n = Tokenize(text.substr(pos, nl - pos), tok, 3);
+      pos = nl + 1;
+      ++line;
+      if (n == 0 || IsComment(tok[0])) continue;
+      if (seen++ == index) break;
+    }
+    return line;
+  }
   absl::Status FirstError() const {
     for (size_t c = 0; c < chunks.size(); ++c) {
       if (chunks[c].error_line != 0) return ErrorAt(c, chunks[c].error_line, chunks[c].error);
@@ -345,29 +363,12 @@ absl::Status MapEdges(const ParsedFile& edges, const Dictionary& dict,
   });
   for (size_t c = 0; c < edges.chunks.size(); ++c) {
     if (bad_edge[c] < 0) continue;
-    // Find the line of that edge again: the bad-input path can afford a rescan.
-    const Span s = edges.spans[c];
     if (!edges.data) return absl::InternalError("an edge names an unknown vertex");
-    std::string_view text = std::string_view(*edges.data).substr(s.begin, s.end - s.begin);
-    size_t seen = 0;
-    uint64_t line = 0;
-    size_t pos = 0;
     std::string_view tok[3];
-    while (pos < text.size()) {
-      size_t nl = text.find('\n', pos);
-      if (nl == std::string_view::npos) nl = text.size();
-      const std::string_view l = text.substr(pos, nl - pos);
-      pos = nl + 1;
-      ++line;
-      const size_t n = Tokenize(l, tok, 3);
-      if (n == 0 || IsComment(tok[0])) continue;
-      if (seen++ == static_cast<size_t>(bad_edge[c])) {
-        const std::string_view missing = dict.Find(tok[0]) == kNoIndex ? tok[0] : tok[1];
-        return edges.ErrorAt(
-            c, line,
-            absl::StrCat("vertex ", std::string(missing), " is not listed in ", vertex_file));
-      }
-    }
+    const uint64_t line = edges.EdgeLine(c, static_cast<size_t>(bad_edge[c]), tok);
+    const std::string_view missing = dict.Find(tok[0]) == kNoIndex ? tok[0] : tok[1];
+    return edges.ErrorAt(
+        c, line, absl::StrCat("vertex ", std::string(missing), " is not listed in ", vertex_file));
   }
   return absl::OkStatus();
 }
@@ -392,22 +393,8 @@ absl::Status CollectWeights(const ParsedFile& edges, WeightUse use, GraphInput& 
     const auto& ch = edges.chunks[c];
     for (size_t i = 0; i < ch.weights.size(); ++i) {
       if (ch.weights[i] < 0 || std::isinf(ch.weights[i])) {
-        // Rare path: find the line by counting edge lines.
-        const Span s = edges.spans[c];
-        std::string_view text = std::string_view(*edges.data).substr(s.begin, s.end - s.begin);
-        uint64_t line = 0;
-        size_t seen = 0;
-        size_t pos = 0;
         std::string_view tok[3];
-        while (pos < text.size()) {
-          size_t nl = text.find('\n', pos);
-          if (nl == std::string_view::npos) nl = text.size();
-          const size_t n = Tokenize(text.substr(pos, nl - pos), tok, 3);
-          pos = nl + 1;
-          ++line;
-          if (n == 0 || IsComment(tok[0])) continue;
-          if (seen++ == i) break;
-        }
+        const uint64_t line = edges.EdgeLine(c, i, tok);
         return edges.ErrorAt(
             c, line,
             absl::StrCat(ch.weights[i] < 0 ? "negative" : "infinite", " weight ",
@@ -549,6 +536,13 @@ bool ExternalIdLess(std::string_view a, std::string_view b) {
   if (ai != bi) return ai;
   if (ai) return x < y;
   return a < b;
+}
+
+bool HasVertex(const GraphInput& input, std::string_view external) {
+  auto it = std::lower_bound(
+      input.external_ids.begin(), input.external_ids.end(), external,
+      [](const std::string& a, std::string_view b) { return ExternalIdLess(a, b); });
+  return it != input.external_ids.end() && *it == external;
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {

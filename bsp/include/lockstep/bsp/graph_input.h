@@ -58,6 +58,9 @@ bool ParseIntegerId(std::string_view text, uint64_t& value);
 // The order of external IDs: integers as integers and before all others, the others bytewise.
 bool ExternalIdLess(std::string_view a, std::string_view b);
 
+// True if the graph has a vertex with this external ID (a binary search: IDs are sorted).
+bool HasVertex(const GraphInput& input, std::string_view external);
+
 // Reads a Java-style properties file (key = value, '#' and '!' comments).
 absl::StatusOr<std::map<std::string, std::string>> ReadProperties(const std::string& path);
 
