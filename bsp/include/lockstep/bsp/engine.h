@@ -242,7 +242,8 @@ class Engine final : public StepEngine {
       stats.active += buf.active;
       stats.unhalted += buf.unhalted;
       stats.messages += buf.sent;
-      buf.active = buf.unhalted = buf.sent = 0;
+      published_count_ += buf.published;
+      buf.active = buf.unhalted = buf.sent = buf.published = 0;
     }
     aggregators_.MergeStep();
     if (auto st = FlushRemote(superstep); !st.ok()) return st;
@@ -291,6 +292,7 @@ class Engine final : public StepEngine {
     uint64_t active = 0;
     uint64_t unhalted = 0;
     uint64_t sent = 0;
+    uint64_t published = 0;  // broadcast programs: vertices that published
     absl::Status error;
 
     void Fail(absl::Status st) {
@@ -309,6 +311,7 @@ class Engine final : public StepEngine {
 
   void Publish(BlockBuffers& buf, uint32_t v, const Message& m) {
     published_[v] = m;
+    buf.published += 1 - has_published_[v];
     has_published_[v] = 1;
     buf.sent += topology().out_degree(v);
   }
@@ -347,29 +350,50 @@ class Engine final : public StepEngine {
     if (auto st = DecodeRelayed(superstep); !st.ok()) return st;
     const uint32_t n = topology().num_local();
     if constexpr (IsBroadcast<P>()) {
-      // The pull: each vertex combines what its in-neighbours published, in in-edge order.
-      tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
-        const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
-        for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
-          bool has = false;
-          Message combined{};
-          for (uint32_t slot : topology().in_slots(v)) {
-            const bool local = slot < n;
-            if (!(local ? has_published_[slot] : remote_has_published_[slot - n])) continue;
-            const Message& m = local ? published_[slot] : remote_published_[slot - n];
-            if (has) {
-              P::Combine(combined, m);
-            } else {
-              combined = m;
-              has = true;
-            }
+      // The pull: each vertex combines what its in-neighbours published, in in-edge order. When
+      // every vertex published (PageRank), the flags need not be read: the loop is the gather
+      // of a sparse matrix-vector product.
+      const bool all = published_count_ == n && remote_published_count_ == topology().num_remote();
+      if (all) {
+        tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
+          const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
+          for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
+            const auto in = topology().in_slots(v);
+            has_message_[v] = in.empty() ? 0 : 1;
+            if (in.empty()) continue;
+            auto value = [&](uint32_t slot) -> const Message& {
+              return slot < n ? published_[slot] : remote_published_[slot - n];
+            };
+            Message combined = value(in[0]);
+            for (size_t i = 1; i < in.size(); ++i) P::Combine(combined, value(in[i]));
+            inbox_[v] = combined;
           }
-          inbox_[v] = combined;
-          has_message_[v] = has ? 1 : 0;
-        }
-      });
+        });
+      }
+      if (!all)
+        tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
+          const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
+          for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
+            bool has = false;
+            Message combined{};
+            for (uint32_t slot : topology().in_slots(v)) {
+              const bool local = slot < n;
+              if (!(local ? has_published_[slot] : remote_has_published_[slot - n])) continue;
+              const Message& m = local ? published_[slot] : remote_published_[slot - n];
+              if (has) {
+                P::Combine(combined, m);
+              } else {
+                combined = m;
+                has = true;
+              }
+            }
+            inbox_[v] = combined;
+            has_message_[v] = has ? 1 : 0;
+          }
+        });
       std::fill(has_published_.begin(), has_published_.end(), 0);
       std::fill(remote_has_published_.begin(), remote_has_published_.end(), 0);
+      published_count_ = remote_published_count_ = 0;
     } else if constexpr (HasCombiner<P>) {
       tbb::parallel_for(uint32_t{0}, num_bins_, [&](uint32_t bin) {
         const uint32_t lo = bin << bin_shift_;
@@ -459,6 +483,7 @@ class Engine final : public StepEngine {
                 ", which has no out-edge into partition ", topology().part()));
           }
           remote_published_[r] = std::move(m);
+          remote_published_count_ += 1 - remote_has_published_[r];
           remote_has_published_[r] = 1;
         }
         if (!bytes.empty()) {
@@ -603,6 +628,8 @@ class Engine final : public StepEngine {
   std::vector<Message> remote_published_;
   std::vector<uint8_t> remote_has_published_;
   std::vector<std::vector<uint32_t>> boundary_;
+  uint64_t published_count_ = 0;
+  uint64_t remote_published_count_ = 0;
 
   AggregatorRegistry aggregators_;
   Relayer* relayer_ = nullptr;
