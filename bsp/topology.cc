@@ -163,34 +163,25 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, const partitio
   std::partial_sum(t.remote_partition_begin_.begin(), t.remote_partition_begin_.end(),
                    t.remote_partition_begin_.begin());
 
-  // Out-edges of local sources in CSR, in input order per source.
-  auto local_source = [&](size_t e) {
-    const uint32_t v = slot[input.src[e]];
-    return v < n_local ? v : kNoVertex;
-  };
-  StableBucket out(m, n_local, local_source);
-  const uint64_t kept_out = out.Count(t.out_offsets_);
-  t.out_targets_.resize(kept_out);
-  if (input_edge_of_out) input_edge_of_out->resize(kept_out);
-  out.Scatter([&](size_t e, uint64_t pos) {
-    t.out_targets_[pos] = slot[input.dst[e]];
-    if (input_edge_of_out) (*input_edge_of_out)[pos] = static_cast<uint32_t>(e);
-  });
-
-  if (in_edges) {
-    auto local_target = [&](size_t e) {
-      const uint32_t v = slot[input.dst[e]];
+  // Out-edges by local source and, if asked for, in-edges by local target: each a CSR in input
+  // order per vertex, holding the other endpoint's slot.
+  auto build_csr = [&](const std::vector<uint32_t>& by, const std::vector<uint32_t>& other,
+                       std::vector<uint64_t>& offsets, std::vector<uint32_t>& ends,
+                       std::vector<uint32_t>* input_edge) {
+    StableBucket bucket(m, n_local, [&](size_t e) {
+      const uint32_t v = slot[by[e]];
       return v < n_local ? v : kNoVertex;
-    };
-    StableBucket in(m, n_local, local_target);
-    const uint64_t kept_in = in.Count(t.in_offsets_);
-    t.in_sources_.resize(kept_in);
-    if (input_edge_of_in) input_edge_of_in->resize(kept_in);
-    in.Scatter([&](size_t e, uint64_t pos) {
-      t.in_sources_[pos] = slot[input.src[e]];
-      if (input_edge_of_in) (*input_edge_of_in)[pos] = static_cast<uint32_t>(e);
     });
-  }
+    const uint64_t kept = bucket.Count(offsets);
+    ends.resize(kept);
+    if (input_edge) input_edge->resize(kept);
+    bucket.Scatter([&](size_t e, uint64_t pos) {
+      ends[pos] = slot[other[e]];
+      if (input_edge) (*input_edge)[pos] = static_cast<uint32_t>(e);
+    });
+  };
+  build_csr(input.src, input.dst, t.out_offsets_, t.out_targets_, input_edge_of_out);
+  if (in_edges) build_csr(input.dst, input.src, t.in_offsets_, t.in_sources_, input_edge_of_in);
   return t;
 }
 

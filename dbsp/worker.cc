@@ -22,7 +22,7 @@ using Stream = grpc::ClientReaderWriter<v1::WorkerPayload, v1::MasterPayload>;
 // One job on one stream: the worker's barrier client, relayer and the stream's reader and writer.
 class WorkerJob final : public BarrierClient, public bsp::Relayer {
  public:
-  WorkerJob(Stream* stream, std::string name) : stream_(stream), name_(std::move(name)) {}
+  explicit WorkerJob(Stream* stream) : stream_(stream) {}
 
   // --- BarrierClient (job thread)
   absl::StatusOr<v1::Step> Enter(v1::Step entry) override {
@@ -35,7 +35,7 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
     }
     v1::WorkerPayload payload;
     *payload.mutable_step() = std::move(entry);
-    if (!outbox_.Push(std::move(payload))) return Status();
+    if (!outbox_.Push(std::move(payload))) return FailureOr(absl::AbortedError("job was aborted"));
     std::unique_lock<std::mutex> lock(mu_);
     changed_.wait(lock, [&] { return !status_.ok() || released_.has_value(); });
     if (!status_.ok()) return status_;
@@ -47,7 +47,7 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
   absl::Status Relay(bsp::RelayBatch batch) override {
     v1::WorkerPayload payload;
     *payload.mutable_relay() = ToWire(std::move(batch));
-    if (!outbox_.Push(std::move(payload))) return Status();
+    if (!outbox_.Push(std::move(payload))) return FailureOr(absl::AbortedError("job was aborted"));
     return absl::OkStatus();
   }
 
@@ -128,10 +128,6 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
     std::lock_guard<std::mutex> lock(mu_);
     FailLocked(std::move(reason), false);
   }
-  absl::Status Status() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return status_.ok() ? absl::AbortedError("job was aborted") : status_;
-  }
   absl::Status FailureOr(const absl::Status& fallback) {
     std::lock_guard<std::mutex> lock(mu_);
     return status_.ok() ? fallback : status_;
@@ -178,7 +174,6 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
   }
 
   Stream* stream_;
-  const std::string name_;
   BoundedQueue<v1::WorkerPayload> outbox_{256};
   std::mutex mu_;
   std::condition_variable changed_;
@@ -311,7 +306,7 @@ absl::Status ServeWorker(const bsp::AppRegistry& apps, const WorkerOptions& opti
     const std::string tag = details.ok() ? absl::StrCat("job ", details->job_id, " worker ",
                                                         details->worker_index, ": ")
                                          : "job ?: ";
-    WorkerJob job(stream.get(), tag);
+    WorkerJob job(stream.get());
     std::thread reader([&] { job.ReadLoop(); });
     std::thread writer([&] { job.WriteLoop(); });
     {
