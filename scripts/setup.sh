@@ -9,7 +9,13 @@ packages=(
   libtbb-dev libspdlog-dev libfmt-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libabsl-dev
   time bc
+  iproute2 nftables                 # multi-host tests in network namespaces
+  podman runc debootstrap           # container image test
 )
+# The machine's own kubectl and Node.js are used when present; Debian's otherwise.
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
