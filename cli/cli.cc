@@ -19,6 +19,7 @@
 #include "cli/duration.h"
 #include "cli/generate.h"
 #include "cli/validate.h"
+#include "lockstep/dbsp/health.h"
 #include "lockstep/dbsp/master.h"
 #include "lockstep/dbsp/worker.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -343,6 +344,24 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
   worker->add_option("--master", worker_options.master, "the master's HOST:PORT")->required();
   add_threads(worker);
   worker->add_option("--max-jobs", worker_options.max_jobs, "exit after this many jobs (0: never)");
+  int health_port = -1;
+  worker
+      ->add_option("--health-port", health_port,
+                   "serve gRPC health checks on this port, for probes (0: any free port)")
+      ->check(CLI::Range(0, 65535));
+
+  // health HOST:PORT [--service NAME]
+  CLI::App* health = cli.add_subcommand(
+      "health", "ask a master or worker for its gRPC health status (exit 0 if SERVING)");
+  std::string health_target;
+  std::string health_service;
+  std::string health_timeout = "2s";
+  health->add_option("address", health_target, "HOST:PORT of the master or of --health-port")
+      ->required();
+  health->add_option("--service", health_service,
+                     std::string("the service to ask about: '' (the process), ") +
+                         dbsp::kMasterHealthService + " or " + dbsp::kWorkerHealthService);
+  health->add_option("--timeout", health_timeout, "give up after this long")->capture_default_str();
 
   // generate kronecker|uniform ...
   CLI::App* generate =
@@ -399,6 +418,12 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
     return RunMaster(apps, master_flags, master_job);
   }
   if (worker->parsed()) {
+    if (health_port >= 0) {
+      worker_options.health_address = "0.0.0.0:" + std::to_string(health_port);
+      worker_options.health_started = [](int port) {
+        spdlog::info("health service on port {}", port);
+      };
+    }
     auto st = dbsp::ServeWorker(apps, worker_options, g_stop);
     return st.ok() ? 0 : Fail(st);
   }
@@ -410,6 +435,14 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
     if (!report.ok()) return Fail(report.status());
     std::cout << report->text;
     return report->mismatches == 0 ? 0 : 1;
+  }
+  if (health->parsed()) {
+    auto timeout = ParseDuration(health_timeout, "--timeout");
+    if (!timeout.ok()) return Fail(timeout.status());
+    auto status = dbsp::CheckHealth(health_target, health_service, *timeout);
+    if (!status.ok()) return Fail(status.status());
+    std::cout << *status << "\n";
+    return *status == "SERVING" ? 0 : 1;
   }
   if (generate->parsed()) {
     auto st = Generate(gen);

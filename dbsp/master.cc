@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "lockstep/dbsp/coordinator.h"
 #include "lockstep/dbsp/grpc_options.h"
+#include "lockstep/dbsp/health.h"
 #include "lockstep/dbsp/output_dir.h"
 #include "lockstep/dbsp/queue.h"
 #include "lockstep/dbsp/wire.h"
@@ -264,6 +265,7 @@ class MasterServer {
  public:
   WorkerPool pool;
   JobQueueService service{pool};
+  HealthService health;
   std::unique_ptr<grpc::Server> server;
   int port = 0;
 };
@@ -277,10 +279,12 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const std::string& address
   ConfigureServer(builder);
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &s->port);
   builder.RegisterService(&s->service);
+  builder.RegisterService(&s->health);
   s->server = builder.BuildAndStart();
   if (s->server == nullptr || s->port == 0) {
     return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", address));
   }
+  s->health.Set(kMasterHealthService, true);
   return std::unique_ptr<Master>(new Master(std::move(s)));
 }
 
@@ -288,6 +292,7 @@ int Master::port() const { return server_->port; }
 
 void Master::Shutdown() {
   if (!server_ || !server_->server) return;
+  server_->health.Set(kMasterHealthService, false);
   server_->pool.ShutDown();
   server_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server_->server.reset();

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "lockstep/dbsp/factories.h"
 #include "lockstep/dbsp/grpc_options.h"
+#include "lockstep/dbsp/health.h"
 #include "lockstep/dbsp/queue.h"
 #include "lockstep/dbsp/wire.h"
 #include "lockstep/v1/jobqueue.grpc.pb.h"
@@ -246,6 +247,13 @@ absl::Status RunJob(const bsp::AppRegistry& apps, const bsp::JobDetails& details
 
 absl::Status ServeWorker(const bsp::AppRegistry& apps, const WorkerOptions& options,
                          const std::atomic<bool>& stop) {
+  std::unique_ptr<HealthServer> health;
+  if (!options.health_address.empty()) {
+    auto started = HealthServer::Start(options.health_address, kWorkerHealthService);
+    if (!started.ok()) return started.status();
+    health = std::move(*started);
+    if (options.health_started) options.health_started(health->port());
+  }
   auto channel = grpc::CreateCustomChannel(options.master, grpc::InsecureChannelCredentials(),
                                            ClientChannelArguments());
   auto stub = v1::JobQueue::NewStub(channel);
@@ -260,6 +268,8 @@ absl::Status ServeWorker(const bsp::AppRegistry& apps, const WorkerOptions& opti
   std::atomic<bool> done{false};
   std::thread watcher([&] {
     while (!done.load()) {
+      // Ready while connected to the master: waiting in its pool or in a job.
+      if (health) health->Set(!stop.load() && channel->GetState(false) == GRPC_CHANNEL_READY);
       if (stop.load()) {
         std::lock_guard<std::mutex> lock(mu);
         if (running != nullptr) {

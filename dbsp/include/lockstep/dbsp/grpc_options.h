@@ -32,6 +32,9 @@ inline grpc::ChannelArguments ClientChannelArguments() {
 }
 
 inline void ConfigureServer(grpc::ServerBuilder& builder) {
+  // gRPC binds with SO_REUSEPORT by default: a second master on a busy port would start and
+  // share its connections with the first. Refuse instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -12,6 +13,11 @@ struct WorkerOptions {
   std::string master;  // HOST:PORT
   // Stop after this many jobs (0: serve until stopped); for tests.
   uint64_t max_jobs = 0;
+  // HOST:PORT of the health service for probes (empty: none; port 0: any free port). Its
+  // readiness service, kWorkerHealthService, is SERVING while the worker is connected.
+  std::string health_address;
+  // Called with the health service's port once it listens.
+  std::function<void(int port)> health_started;
 };
 
 // A worker: dials the master (with backoff), waits in its pool, runs any app of `apps` named in

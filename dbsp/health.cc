@@ -1,0 +1,69 @@
+#include "lockstep/dbsp/health.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace lockstep::dbsp {
+
+using grpc::health::v1::HealthCheckRequest;
+using grpc::health::v1::HealthCheckResponse;
+
+HealthService::HealthService() { serving_[""] = true; }
+
+void HealthService::Set(const std::string& service, bool serving) {
+  std::lock_guard<std::mutex> lock(mu_);
+  serving_[service] = serving;
+}
+
+grpc::Status HealthService::Check(grpc::ServerContext*, const HealthCheckRequest* request,
+                                  HealthCheckResponse* response) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = serving_.find(request->service());
+  if (it == serving_.end()) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown service " + request->service());
+  }
+  response->set_status(it->second ? HealthCheckResponse::SERVING
+                                  : HealthCheckResponse::NOT_SERVING);
+  return grpc::Status::OK;
+}
+
+HealthServer::~HealthServer() {
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(100));
+}
+
+absl::StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(const std::string& address,
+                                                                  const std::string& service) {
+  std::unique_ptr<HealthServer> s(new HealthServer());
+  s->health_ = std::make_unique<HealthService>();
+  s->health_->Set(service, false);
+  s->service_ = service;
+  grpc::ServerBuilder builder;
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // a port in use is an error
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &s->port_);
+  builder.RegisterService(s->health_.get());
+  s->server_ = builder.BuildAndStart();
+  if (s->server_ == nullptr || s->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("--health-port: cannot listen on ", address));
+  }
+  return s;
+}
+
+absl::StatusOr<std::string> CheckHealth(const std::string& address, const std::string& service,
+                                        std::chrono::milliseconds timeout) {
+  auto stub = grpc::health::v1::Health::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  HealthCheckRequest request;
+  request.set_service(service);
+  HealthCheckResponse response;
+  const grpc::Status st = stub->Check(&ctx, request, &response);
+  if (!st.ok()) {
+    return absl::UnavailableError(absl::StrCat("health check of ", address, " (service '", service,
+                                               "'): ", st.error_message()));
+  }
+  return HealthCheckResponse::ServingStatus_Name(response.status());
+}
+
+}  // namespace lockstep::dbsp
