@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
+#include "health_service.h"
 
 namespace lockstep::dbsp {
 
@@ -27,6 +28,8 @@ grpc::Status HealthService::Check(grpc::ServerContext*, const HealthCheckRequest
                                   : HealthCheckResponse::NOT_SERVING);
   return grpc::Status::OK;
 }
+
+void HealthServer::Set(bool serving) { health_->Set(service_, serving); }
 
 HealthServer::~HealthServer() {
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(100));

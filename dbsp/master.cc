@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "health_service.h"
 #include "lockstep/dbsp/coordinator.h"
 #include "lockstep/dbsp/grpc_options.h"
 #include "lockstep/dbsp/health.h"

@@ -1,13 +1,14 @@
 #pragma once
 
 #include <chrono>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "grpc/health/v1/health.grpc.pb.h"
+
+namespace grpc {
+class Server;
+}  // namespace grpc
 
 namespace lockstep::dbsp {
 
@@ -18,21 +19,7 @@ namespace lockstep::dbsp {
 inline constexpr char kMasterHealthService[] = "lockstep.v1.JobQueue";
 inline constexpr char kWorkerHealthService[] = "lockstep.v1.Worker";
 
-// The service itself, registered on the master's server and on a worker's probe port. Unknown
-// service names get NOT_FOUND, as the protocol asks. (grpc++'s built-in service is not used: a
-// server with no synchronous service of its own, like a worker's probe port, cannot host it.)
-class HealthService final : public grpc::health::v1::Health::Service {
- public:
-  HealthService();
-  void Set(const std::string& service, bool serving);
-  grpc::Status Check(grpc::ServerContext* context,
-                     const grpc::health::v1::HealthCheckRequest* request,
-                     grpc::health::v1::HealthCheckResponse* response) override;
-
- private:
-  std::mutex mu_;
-  std::map<std::string, bool, std::less<>> serving_;
-};
+class HealthService;
 
 // A server that serves nothing but the health service: a worker's probe port.
 class HealthServer {
@@ -45,7 +32,7 @@ class HealthServer {
   HealthServer& operator=(const HealthServer&) = delete;
 
   int port() const { return port_; }
-  void Set(bool serving) { health_->Set(service_, serving); }
+  void Set(bool serving);
 
  private:
   HealthServer() = default;
