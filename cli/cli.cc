@@ -279,6 +279,12 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
   CLI::App cli{"lockstep: a Pregel-style bulk synchronous parallel graph engine"};
   cli.require_subcommand(1);
   cli.set_help_all_flag("--help-all", "Print help for every command and app");
+  // Options from a TOML file, one section per command ([master], [worker], [run.pagerank]);
+  // the command line wins. Kubernetes mounts a job's ConfigMap as this file (k8s/README.md).
+  CLI::Option* config = cli.set_config("--config", "",
+                                       "read options from a TOML file: a [master] section holds "
+                                       "`lockstep master`'s options (before the command)");
+  cli.allow_config_extras(CLI::config_extras_mode::error);
   int threads = 0;
   auto add_threads = [&](CLI::App* sub) {
     sub->add_option("--threads", threads, "threads for loading and compute (default: all cores)")
@@ -403,6 +409,10 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
 
   try {
     cli.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    // CLI11 names the key, not the file it came from.
+    spdlog::error("--config {}: {}", config->as<std::string>(), e.what());
+    return 2;
   } catch (const CLI::ParseError& e) {
     return cli.exit(e);
   }

@@ -107,6 +107,37 @@ class CliTest : public ::testing::Test {
   fs::path dir_;
 };
 
+// --- Options from a TOML file (--config), as Kubernetes' ConfigMap gives them. ---
+
+TEST_F(CliTest, ConfigFileGivesACommandsOptionsAndTheCommandLineWins) {
+  const std::string graph = Write("g.el", "a b\nb c\nc a\nc d\n");
+  const std::string config = Write("job.toml", "# a job\n[run.pagerank]\ngraph = \"" + graph +
+                                                   "\"\nundirected = true\nmax-iterations = 3\n"
+                                                   "tolerance = 0\nout = \"" +
+                                                   Path("from-config.txt") + "\"\n");
+  const Process p = Run({"--config", config, "run", "pagerank", "--max-iterations", "5"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_THAT(p.err, HasSubstr("6 supersteps"));  // 5 iterations and the first step
+  const Process flags = Run({"run", "pagerank", "--graph", graph, "--undirected", "--tolerance",
+                             "0", "--max-iterations", "5", "--out", Path("from-flags.txt")});
+  ASSERT_EQ(flags.exit_code, 0) << flags.err;
+  EXPECT_EQ(ReadFile(Path("from-config.txt")), ReadFile(Path("from-flags.txt")));
+}
+
+TEST_F(CliTest, ConfigFileWithAnUnknownKeyIsAnErrorNamingTheFileAndKey) {
+  const std::string graph = Write("g.el", "a b\n");
+  const std::string config =
+      Write("job.toml", "[run.pagerank]\ngraph = \"" + graph + "\"\niterations = 3\n");
+  const Process p = Run({"--config", config, "run", "pagerank", "--out", Path("out.txt")});
+  EXPECT_NE(p.exit_code, 0);
+  EXPECT_THAT(p.err, AllOf(HasSubstr("--config " + config), HasSubstr("run.pagerank.iterations")));
+  EXPECT_EQ(Files(), (std::set<std::string>{"g.el", "job.toml"}));
+
+  const Process missing = Run({"--config", Path("none.toml"), "run", "pagerank"});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_THAT(missing.err, HasSubstr("none.toml"));
+}
+
 // --- Bad input: an error naming the file and line, nothing written. ---
 
 TEST_F(CliTest, MalformedEdgeListFailsAndWritesNothing) {
