@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# The Kubernetes manifests without a cluster:
+#  1. every overlay renders with the machine's kubectl and with Debian's kubernetes-client 1.20
+#     (kustomize v2), and every rendered object validates against kubernetes-models' schemas;
+#  2. the validator rejects a broken object (so that step 1 can fail);
+#  3. the dev overlay's own command lines (init container, master with its ConfigMap, workers) run
+#     here as processes: the probes' ports and services answer SERVING, the periodic master
+#     publishes PageRank equal to local mode, and SIGTERM ends master and workers within the
+#     pods' termination grace period.
+set -euo pipefail
+lockstep=$1
+source_dir=$2
+build_dir=$3
+k8s=$source_dir/k8s
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$work"/*.log; do [ -f "$f" ] && { echo "--- $f" >&2; tail -20 "$f" >&2; }; done
+  exit 1
+}
+
+# --- the validator, from the pinned lock file
+validator=$build_dir/k8s-validate
+mkdir -p "$validator"
+cp "$k8s/validate/package.json" "$k8s/validate/package-lock.json" "$k8s/validate/"*.mjs "$validator/"
+(cd "$validator" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+
+# --- kubectl: the machine's, and Debian's 1.20 (kept between runs)
+kubectls=("$(command -v kubectl)")
+if ! kubectl version --client 2>/dev/null | grep -q 'v1\.20\.'; then
+  cache=${LOCKSTEP_CACHE:-/var/cache/lockstep}/kubernetes-client
+  if [ ! -x "$cache/usr/bin/kubectl" ]; then
+    mkdir -p "$work/deb" "$cache"
+    (cd "$work/deb" && apt-get download -q kubernetes-client >/dev/null 2>&1) ||
+      fail "cannot download Debian's kubernetes-client"
+    dpkg -x "$work"/deb/kubernetes-client_*.deb "$cache"
+  fi
+  kubectls+=("$cache/usr/bin/kubectl")
+fi
+
+# --- 1. render and validate every overlay with every kubectl
+overlays=()
+for dir in "$k8s"/overlays/*/; do overlays+=("$(basename "$dir")"); done
+[ ${#overlays[@]} -ge 2 ] || fail "expected the dev and prod overlays, found: ${overlays[*]}"
+for kc in "${kubectls[@]}"; do
+  version=$("$kc" version --client 2>/dev/null | grep -o 'v1\.[0-9]*' | head -1)
+  for o in "${overlays[@]}"; do
+    out=$work/$o-$version.yaml
+    "$kc" kustomize "$k8s/overlays/$o" >"$out" 2>"$work/render.err" ||
+      fail "kubectl $version kustomize overlays/$o: $(cat "$work/render.err")"
+    report=$(node "$validator/validate.mjs" "$out") || fail "overlays/$o ($version): $report"
+    kinds=$(grep -c '^kind: ' "$out")
+    [ "$(echo "$report" | tail -1)" = "$kinds passed, 0 failed" ] ||
+      fail "overlays/$o ($version): $report (expected $kinds objects)"
+    for kind in Namespace ConfigMap Service Deployment PersistentVolumeClaim; do
+      grep -q "^kind: $kind\$" "$out" || fail "overlays/$o ($version) renders no $kind"
+    done
+    echo "overlays/$o with kubectl $version: $(echo "$report" | tail -1)"
+  done
+done
+
+# --- 2. a broken object is reported
+sed 's/containerPort: 7000/containerPort: seven-thousand/' "$work/dev-${version}.yaml" >"$work/broken.yaml"
+if report=$(node "$validator/validate.mjs" "$work/broken.yaml"); then
+  fail "the validator passed a containerPort that is not a number: $report"
+fi
+echo "$report" | grep -q 'containerPort must be integer' || fail "unexpected report: $report"
+
+# --- 3. the dev overlay's commands, run here as processes
+dev=$work/dev-${version}.yaml
+args() { node "$validator/args.mjs" "$dev" "$@"; }
+# The pods' paths (/data, /results, /etc/lockstep) become directories of this test.
+mkdir -p "$work/data" "$work/results" "$work/etc"
+relocate() { sed -e "s#/data/#$work/data/#g" -e "s#/results/#$work/results/#g" \
+  -e "s#/etc/lockstep/#$work/etc/#g"; }
+mapfile -t generate < <(args lockstep-master generate-graph | relocate)
+"$lockstep" "${generate[@]}" >"$work/generate.log" 2>&1 || fail "init container: ${generate[*]}"
+args configmap lockstep-job job.toml | relocate >"$work/etc/job.toml"
+
+read -r master_port master_ready < <(args lockstep-master master readinessProbe)
+read -r live_port live_service < <(args lockstep-master master livenessProbe)
+read -r worker_port worker_ready < <(args lockstep-worker worker readinessProbe)
+mapfile -t master_args < <(args lockstep-master master | relocate)
+mapfile -t worker_args < <(args lockstep-worker worker)
+printf '%s\n' "${master_args[@]}" | grep -qx -- "--listen=0.0.0.0:$master_port" ||
+  fail "the master's probes use port $master_port, its --listen does not"
+[ "$live_port" = "$master_port" ] && [ -z "$live_service" ] || fail "master liveness probe"
+printf '%s\n' "${worker_args[@]}" | grep -qx -- "--health-port=$worker_port" ||
+  fail "the workers' probes use port $worker_port, their --health-port does not"
+printf '%s\n' "${worker_args[@]}" | grep -qx -- "--master=lockstep-master:$master_port" ||
+  fail "the workers dial another port than the master's Service"
+
+# Ports are chosen free here: --listen and --health-port become port 0, --master the master's.
+master_args=("${master_args[@]/#--listen=*/--listen=127.0.0.1:0}")
+master_args+=(--port-file="$work/port")
+"$lockstep" "${master_args[@]}" >"$work/master.log" 2>&1 &
+master_pid=$!
+pids+=("$master_pid")
+for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
+[ -s "$work/port" ] || fail "the master did not start: ${master_args[*]}"
+port=$(cat "$work/port")
+worker_args=("${worker_args[@]/#--master=*/--master=127.0.0.1:$port}")
+worker_args=("${worker_args[@]/#--health-port=*/--health-port=0}")
+worker_pids=()
+for i in 1 2; do
+  "$lockstep" "${worker_args[@]}" >"$work/worker$i.log" 2>&1 &
+  worker_pids+=($!)
+  pids+=($!)
+done
+
+# The periodic master publishes its first result once both workers are in.
+for _ in $(seq 300); do [ -f "$work/results/pagerank/_SUCCESS" ] && break; sleep 0.1; done
+[ -f "$work/results/pagerank/_SUCCESS" ] || fail "no result published in 30 s"
+"$lockstep" health "127.0.0.1:$port" --service "$master_ready" >/dev/null ||
+  fail "master readiness ($master_ready) is not SERVING"
+"$lockstep" health "127.0.0.1:$port" >/dev/null || fail "master liveness is not SERVING"
+for i in 1 2; do
+  hp=$(grep -o 'health service on port [0-9]*' "$work/worker$i.log" | grep -o '[0-9]*$')
+  [ -n "$hp" ] || fail "worker $i logged no health port"
+  "$lockstep" health "127.0.0.1:$hp" --service "$worker_ready" >/dev/null ||
+    fail "worker $i readiness ($worker_ready) is not SERVING"
+done
+
+# The same job in local mode: the ConfigMap's job as a [run.pagerank] section, less the options
+# that only a master has.
+sed -e 's/^\[master\]$/[run.pagerank]/' -e '/^app = /d' -e '/^min-workers = /d' \
+  -e '/^max-workers = /d' -e '/^last-call = /d' -e '/^acquire-timeout = /d' \
+  -e "s#^out = .*#out = \"$work/local.txt\"#" "$work/etc/job.toml" >"$work/local.toml"
+"$lockstep" --config "$work/local.toml" run pagerank >"$work/local.log" 2>&1 ||
+  fail "local mode with the ConfigMap's job"
+"$lockstep" validate --app pagerank --expected "$work/local.txt" \
+  --actual "$work/results/pagerank" >"$work/validate.log" 2>&1 ||
+  fail "the dev overlay's result differs from local mode: $(cat "$work/validate.log")"
+cat "$work/validate.log"
+
+# SIGTERM, as the kubelet sends it: every process exits within the grace period.
+grace=$(grep -o 'terminationGracePeriodSeconds: [0-9]*' "$dev" | grep -o '[0-9]*$' | sort -n | head -1)
+[ -n "$grace" ] || fail "no terminationGracePeriodSeconds in the dev overlay"
+start=$(date +%s.%N)
+kill -TERM "$master_pid" "${worker_pids[@]}"
+for p in "$master_pid" "${worker_pids[@]}"; do
+  code=0
+  wait "$p" || code=$?
+  [ "$code" -eq 0 ] || fail "process $p exited with $code after SIGTERM"
+done
+pids=()
+elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+[ "$(echo "$elapsed < $grace" | bc)" -eq 1 ] ||
+  fail "SIGTERM took ${elapsed}s, more than the ${grace}s grace period"
+echo "SIGTERM: master and workers exited in ${elapsed}s (grace period ${grace}s)"
+echo PASS
