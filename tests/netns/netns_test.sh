@@ -266,17 +266,18 @@ case "$reason" in
   *) fail "2: the abort does not blame worker w1 (${addr[w1]}): $reason" ;;
 esac
 say "   master aborted the job ${to_failure} s after the drop (bound ${bound} s): ${reason#*aborted: }"
+# The failed job published nothing and left no staging directory behind (the master discards
+# them before it logs the abort).
+leftover=$(find "$work/periodic" -mindepth 1 -maxdepth 1 -name "*$first_job*" 2>/dev/null)
+[ -z "$leftover" ] || fail "2: the failed job left $leftover"
+grep -qs "$first_job" "$work/periodic/pr/_SUCCESS" && fail "2: the failed job published a result"
 # The cut-off worker notices too, through its own keepalive, and keeps running (redialling).
-wait_until 5 in_log w1 "failed: " || fail "2: worker w1 did not notice the drop"
+wait_until 5 in_log w1 "job $first_job worker [0-9]*: failed: " || fail "2: worker w1 did not notice the drop"
 to_worker_failure=$(seconds_since "$dropped")
 awk -v s="$to_worker_failure" -v b="$bound" 'BEGIN { exit !(s <= b) }' ||
   fail "2: worker w1 noticed the drop only after ${to_worker_failure} s (bound ${bound} s)"
 running "${worker_pid[w1]}" || fail "2: worker w1 exited after losing the master"
 say "   worker w1 noticed within ${to_worker_failure} s and keeps running"
-# The failed job published nothing and left no staging directory behind.
-leftover=$(find "$work/periodic" -mindepth 1 -maxdepth 1 -name "*$first_job*" 2>/dev/null)
-[ -z "$leftover" ] || fail "2: the failed job left $leftover"
-[ -e "$work/periodic/pr" ] && fail "2: the failed job published $work/periodic/pr"
 running "$periodic" || fail "2: the master exited after the failed job"
 
 # The master keeps serving: its next job completes on the two remaining workers.
