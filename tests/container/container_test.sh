@@ -69,10 +69,24 @@ cleanup() {
   podman rm -f -v -t 0 "$master" "${workers[@]}" >/dev/null 2>&1 || true
   podman network rm -f "$net" >/dev/null 2>&1 || true
   podman rmi -f "$image" >/dev/null 2>&1 || true
-  rm -rf "$work"
+  # A debootstrap that failed half-way may leave /proc or /sys mounted in its target.
+  awk -v w="$work/" 'index($2, w) == 1 { print $2 }' /proc/mounts | sort -r |
+    xargs -r -n1 umount -l 2>/dev/null || true
+  rm -rf "$work" || true
   exit "$rc"
 }
 trap cleanup EXIT
+
+# What a run killed before its trap (a CTest timeout) left behind: its names end in its PID.
+for n in $(podman network ls --format '{{.Name}}' | grep '^lockstep-test-[0-9]*$' || true); do
+  pid=${n##*-}
+  if ! kill -0 "$pid" 2>/dev/null; then
+    podman rm -f -v -t 0 "lockstep-master-$pid" "lockstep-worker1-$pid" "lockstep-worker2-$pid" \
+      >/dev/null 2>&1 || true
+    podman rmi -f "localhost/lockstep:test-$pid" >/dev/null 2>&1 || true
+    podman network rm -f "$n" >/dev/null 2>&1 || true
+  fi
+done
 
 # ---- the base image: Debian 12 minbase, cached by the hash of how it is made ----
 suite=bookworm
@@ -125,9 +139,14 @@ build() { # TARGET TAG
 # runtime-base (apt) under a tag of its own first: removing the test image then leaves its layers
 # in the store, and the next run's build finds them in the layer cache.
 log "podman build --target runtime-base, then --target prebuilt -> $image"
-build runtime-base "localhost/lockstep-runtime-base:$suite-$key"
+runtime_base=localhost/lockstep-runtime-base:$suite-$key
+previous=$(podman image inspect -f '{{.Id}}' "$runtime_base" 2>/dev/null || true)
+build runtime-base "$runtime_base"
 build prebuilt "$image"
-podman image prune -f >/dev/null # the previous runtime-base, if the Dockerfile changed
+# A changed Dockerfile leaves the previous runtime-base untagged: remove it (if nothing uses it).
+if [ -n "$previous" ] && [ "$previous" != "$(podman image inspect -f '{{.Id}}' "$runtime_base")" ]; then
+  podman rmi "$previous" >/dev/null 2>&1 || true
+fi
 
 # Every shared library is there, and the image runs as the fixed non-root user.
 podman run --rm --entrypoint /bin/sh "$image" -c \
