@@ -3,19 +3,24 @@
 # Skips what is already present, so a second run costs a dpkg query and nothing else.
 set -euo pipefail
 
+# With --build-only, only what building lockstep needs (the container image's build stage).
 packages=(
-  g++ cmake ninja-build pkg-config ccache clang-format
+  g++ cmake ninja-build pkg-config ccache
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libtbb-dev libspdlog-dev libfmt-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libabsl-dev
-  time bc
-  iproute2 nftables                 # multi-host tests in network namespaces
-  podman runc debootstrap           # container image test
 )
-# The machine's own kubectl and Node.js are used when present; Debian's otherwise.
-command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
-command -v node >/dev/null 2>&1 || packages+=(nodejs)
-command -v npm >/dev/null 2>&1 || packages+=(npm)
+if [ "${1:-}" != "--build-only" ]; then
+  packages+=(
+    clang-format time bc
+    iproute2 nftables                 # multi-host tests in network namespaces
+    podman runc debootstrap           # container image test
+  )
+  # The machine's own kubectl and Node.js are used when present; Debian's otherwise.
+  command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
+  command -v node >/dev/null 2>&1 || packages+=(nodejs)
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -7,7 +7,7 @@
 set -euo pipefail
 source_dir=$(readlink -f "$1")
 work=$2
-command -v npm >/dev/null 2>&1 || { echo "SKIP: npm is not installed (scripts/setup.sh)" >&2; exit 77; }
+command -v npm >/dev/null 2>&1 || { echo "FAIL: npm is not installed (scripts/setup.sh)" >&2; exit 1; }
 
 mkdir -p "$work"
 cp "$source_dir/tests/container/package.json" "$source_dir/tests/container/package-lock.json" "$work/"
