@@ -81,14 +81,14 @@ struct Reference {
     const size_t n = g.num_vertices();
     offsets.assign(n + 1, 0);
     outdeg.assign(n, 0);
-    for (size_t e = 0; e < g.num_edges(); ++e) {
-      ++offsets[g.dst[e] + 1];
-      ++outdeg[g.src[e]];
-    }
+    bsp::ForEachEdge(g, [&](uint32_t s, uint32_t d, size_t) {
+      ++offsets[d + 1];
+      ++outdeg[s];
+    });
     for (size_t v = 0; v < n; ++v) offsets[v + 1] += offsets[v];
     sources.resize(g.num_edges());
     std::vector<uint64_t> cursor(offsets.begin(), offsets.end() - 1);
-    for (size_t e = 0; e < g.num_edges(); ++e) sources[cursor[g.dst[e]]++] = g.src[e];
+    bsp::ForEachEdge(g, [&](uint32_t s, uint32_t d, size_t) { sources[cursor[d]++] = s; });
   }
 
   // Returns the seconds of `iterations` iterations (setup excluded).
@@ -179,7 +179,7 @@ int Main(int argc, char** argv) {
     }
     // A source with edges: the vertex of largest out-degree (deterministic).
     std::vector<uint32_t> degree(input->num_vertices(), 0);
-    for (uint32_t s : input->src) ++degree[s];
+    bsp::ForEachEdge(*input, [&](uint32_t s, uint32_t, size_t) { ++degree[s]; });
     const uint32_t source_index =
         static_cast<uint32_t>(std::max_element(degree.begin(), degree.end()) - degree.begin());
     const std::string source_id = input->external_ids[source_index];

@@ -125,15 +125,17 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, const partitio
     }
   }
 
-  // Remote endpoints, ordered by (partition, UUID), get the slots after the local ones.
-  const size_t m = input.num_edges();
+  // Remote endpoints, ordered by (partition, UUID), get the slots after the local ones. A
+  // symmetric input's edge also stands for its reverse, so either remote end is needed.
+  const size_t m = input.num_stored_edges();
+  const bool symmetric = input.symmetric;
   std::vector<uint8_t> needed(n_global, 0);
   tbb::parallel_for(size_t{0}, m, [&](size_t e) {
     const uint32_t s = input.src[e], d = input.dst[e];
     if (slot[s] != kNoVertex && slot[d] == kNoVertex) {
       std::atomic_ref<uint8_t>(needed[d]).store(1, std::memory_order_relaxed);
     }
-    if (in_edges && slot[d] != kNoVertex && slot[s] == kNoVertex) {
+    if ((in_edges || symmetric) && slot[d] != kNoVertex && slot[s] == kNoVertex) {
       std::atomic_ref<uint8_t>(needed[s]).store(1, std::memory_order_relaxed);
     }
   });
@@ -163,21 +165,31 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, const partitio
   std::partial_sum(t.remote_partition_begin_.begin(), t.remote_partition_begin_.end(),
                    t.remote_partition_begin_.begin());
 
-  // Out-edges by local source and, if asked for, in-edges by local target: each a CSR in input
-  // order per vertex, holding the other endpoint's slot.
+  // Out-edges by local source and, if asked for, in-edges by local target: each a CSR in the
+  // order of the directed edges per vertex, holding the other endpoint's slot. Directed edge e is
+  // stored edge e, or for e >= m in a symmetric input the reverse of stored edge e - m (dropped
+  // for a self-loop, which is stored once): the order GraphInput documents.
+  const size_t directed_m = symmetric ? 2 * m : m;
   auto build_csr = [&](const std::vector<uint32_t>& by, const std::vector<uint32_t>& other,
                        std::vector<uint64_t>& offsets, std::vector<uint32_t>& ends,
                        std::vector<uint32_t>* input_edge) {
-    StableBucket bucket(m, n_local, [&](size_t e) {
-      const uint32_t v = slot[by[e]];
+    StableBucket bucket(directed_m, n_local, [&](size_t e) {
+      if (e < m) {
+        const uint32_t v = slot[by[e]];
+        return v < n_local ? v : kNoVertex;
+      }
+      const size_t i = e - m;
+      if (by[i] == other[i]) return kNoVertex;
+      const uint32_t v = slot[other[i]];
       return v < n_local ? v : kNoVertex;
     });
     const uint64_t kept = bucket.Count(offsets);
     ends.resize(kept);
     if (input_edge) input_edge->resize(kept);
     bucket.Scatter([&](size_t e, uint64_t pos) {
-      ends[pos] = slot[other[e]];
-      if (input_edge) (*input_edge)[pos] = static_cast<uint32_t>(e);
+      const size_t i = e < m ? e : e - m;
+      ends[pos] = slot[e < m ? other[i] : by[i]];
+      if (input_edge) (*input_edge)[pos] = static_cast<uint32_t>(i);
     });
   };
   build_csr(input.src, input.dst, t.out_offsets_, t.out_targets_, input_edge_of_out);

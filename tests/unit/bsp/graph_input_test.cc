@@ -30,12 +30,13 @@ using ::testing::StartsWith;
 
 constexpr char kExamples[] = "/work/shared/graphalytics/example-data-sets/graphs/";
 
-// The edges of a loaded graph as (src, dst) external IDs, in the input's edge order.
+// The directed edges of a loaded graph as (src, dst) external IDs, in the input's edge order
+// (a symmetric input's reverses after its stored edges).
 std::vector<std::pair<std::string, std::string>> Edges(const GraphInput& g) {
   std::vector<std::pair<std::string, std::string>> edges;
-  for (size_t e = 0; e < g.num_edges(); ++e) {
-    edges.emplace_back(g.external_ids[g.src[e]], g.external_ids[g.dst[e]]);
-  }
+  ForEachEdge(g, [&](uint32_t s, uint32_t d, size_t) {
+    edges.emplace_back(g.external_ids[s], g.external_ids[d]);
+  });
   return edges;
 }
 
@@ -162,9 +163,17 @@ TEST_F(LoaderTest, Weights) {
 TEST_F(LoaderTest, UndirectedAddsReversesAndSelfLoopsOnce) {
   const GraphInput g = MustLoad("1 2 0.5\n2 2 1\n3 1 2\n1 2 4\n", WeightUse::kNonNegative, true);
   EXPECT_FALSE(g.directed);
+  // Each edge is stored once and stands for both directions.
+  EXPECT_TRUE(g.symmetric);
+  EXPECT_EQ(g.num_stored_edges(), 4u);
+  EXPECT_EQ(g.num_edges(), 7u);
+  EXPECT_THAT(g.weights, ElementsAre(0.5, 1, 2, 4));
   EXPECT_THAT(Edges(g), ElementsAre(Pair("1", "2"), Pair("2", "2"), Pair("3", "1"), Pair("1", "2"),
                                     Pair("2", "1"), Pair("1", "3"), Pair("2", "1")));
-  EXPECT_THAT(g.weights, ElementsAre(0.5, 1, 2, 4, 0.5, 2, 4));
+  const GraphInput stored = WithReverseEdges(g);
+  EXPECT_FALSE(stored.symmetric);
+  EXPECT_EQ(Edges(stored), Edges(g));
+  EXPECT_THAT(stored.weights, ElementsAre(0.5, 1, 2, 4, 0.5, 2, 4));
 }
 
 TEST_F(LoaderTest, ParallelEdgesAndSelfLoopsKept) {
@@ -282,10 +291,14 @@ TEST(GraphalyticsTest, ExampleDirected) {
 }
 
 TEST(GraphalyticsTest, ExampleUndirectedDoublesEdges) {
-  auto g = LoadGraph({.path = std::string(kExamples) + "example-undirected.properties"},
-                     WeightUse::kNonNegative);
-  ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_FALSE(g->directed);
+  auto loaded = LoadGraph({.path = std::string(kExamples) + "example-undirected.properties"},
+                          WeightUse::kNonNegative);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_FALSE(loaded->directed);
+  EXPECT_TRUE(loaded->symmetric);
+  EXPECT_EQ(loaded->num_stored_edges(), 12u);
+  const GraphInput expanded = WithReverseEdges(*loaded);
+  const GraphInput* g = &expanded;
   EXPECT_EQ(g->num_vertices(), 9u);
   EXPECT_EQ(g->external_ids.front(), "2");
   EXPECT_EQ(g->external_ids.back(), "10");

@@ -92,8 +92,9 @@ class ProgramRunner final : public JobRunner {
     auto graph = Graph<typename Program::EdgeValue>::Build(*input, *split, details.worker_index,
                                                            NeedsInEdges<Program>());
     if (!graph.ok()) return graph.status();
-    input->src.clear();
-    input->src.shrink_to_fit();
+    // The graph holds what the job needs; the input's arrays go before the engine's state is
+    // allocated, which keeps them out of the peak memory of a run.
+    *input = GraphInput{};
     engine_ = std::make_unique<Engine<Program>>(std::move(*program), std::move(*graph));
     return factory(*engine_, engine_->ProgramCallbacks());
   }

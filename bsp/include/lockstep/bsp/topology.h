@@ -36,8 +36,9 @@ class Topology {
  public:
   // Keeps the vertices of `input` whose UUID falls in part `part` of `split` (all of them when
   // split has one part), their out-edges and, if `in_edges`, their in-edges. `input_edge_of_out`
-  // and `input_edge_of_in`, if not null, receive for each stored edge its index in `input`, so
-  // that typed edge values can be laid out alongside.
+  // and `input_edge_of_in`, if not null, receive for each CSR edge the index of its stored edge in
+  // `input` (for the reverse of a symmetric input's edge, that edge's), so that typed edge values
+  // can be laid out alongside.
   static absl::StatusOr<Topology> Build(const GraphInput& input, const partition::Range& split,
                                         uint64_t part, bool in_edges,
                                         std::vector<uint32_t>* input_edge_of_out,
