@@ -585,7 +585,7 @@ absl::StatusOr<GraphInput> LoadEdgeList(const GraphSource& source, WeightUse use
     edges->data.reset();
   }
   if (auto st = MapEdges(*edges, dict, source.path, g); !st.ok()) return st;
-  edges->chunks = {};
+  std::vector<ParsedChunk>().swap(edges->chunks);
   g.external_ids = dict.Names();
   if (source.undirected) MakeSymmetric(g);
   return g;

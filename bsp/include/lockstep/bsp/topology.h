@@ -43,6 +43,13 @@ class Topology {
                                         uint64_t part, bool in_edges,
                                         std::vector<uint32_t>* input_edge_of_out,
                                         std::vector<uint32_t>* input_edge_of_in);
+  // As Build, but frees the input's vertex names and edge arrays as soon as it is done with them
+  // (they are left empty; the weights stay for the caller), which lowers the peak memory of a
+  // job's start: the names before the CSR is laid out, the edges before the UUID index is built.
+  static absl::StatusOr<Topology> BuildReleasing(GraphInput& input, const partition::Range& split,
+                                                 uint64_t part, bool in_edges,
+                                                 std::vector<uint32_t>* input_edge_of_out,
+                                                 std::vector<uint32_t>* input_edge_of_in);
 
   uint32_t num_local() const { return static_cast<uint32_t>(ids_.size()); }
   uint64_t num_global() const { return num_global_; }
@@ -102,6 +109,10 @@ class Topology {
 
  private:
   Topology(partition::Range split) : split_(std::move(split)) {}
+  static absl::StatusOr<Topology> Build(const GraphInput& input, GraphInput* release,
+                                        const partition::Range& split, uint64_t part, bool in_edges,
+                                        std::vector<uint32_t>* input_edge_of_out,
+                                        std::vector<uint32_t>* input_edge_of_in);
 
   partition::Range split_;
   uint64_t part_ = 0;
