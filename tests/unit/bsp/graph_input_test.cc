@@ -133,6 +133,28 @@ TEST_F(LoaderTest, SixtyFourBitIdsAllIntegers) {
   EXPECT_THAT(g.dst, ElementsAre(0, 1));
 }
 
+// IDs are parsed into 32 bits while they fit: 2^32-1 still does, 2^32 sends the file to 64 bits.
+TEST_F(LoaderTest, IdsAroundTwoToTheThirtyTwo) {
+  const GraphInput narrow = MustLoad("4294967295 1\n1 0\n");
+  EXPECT_THAT(narrow.external_ids, ElementsAre("0", "1", "4294967295"));
+  EXPECT_THAT(Edges(narrow), ElementsAre(Pair("4294967295", "1"), Pair("1", "0")));
+  const GraphInput wide = MustLoad("1 0\n4294967296 1\n4294967295 4294967296\n");
+  EXPECT_THAT(wide.external_ids, ElementsAre("0", "1", "4294967295", "4294967296"));
+  EXPECT_THAT(Edges(wide), ElementsAre(Pair("1", "0"), Pair("4294967296", "1"),
+                                       Pair("4294967295", "4294967296")));
+}
+
+// Lines the one-pass integer path does not take (blanks first, tabs and CRs, a weight that is
+// not a short integer, a trailing blank) mean what they always meant.
+TEST_F(LoaderTest, IntegerLinesOfEveryShape) {
+  const GraphInput g =
+      MustLoad("1 2 3\n \t2\t3 1.5\r\n3 1 007 \n1 3\t1234567890123456789\n2 1 4 \r\n",
+               WeightUse::kNonNegative);
+  EXPECT_THAT(Edges(g), ElementsAre(Pair("1", "2"), Pair("2", "3"), Pair("3", "1"), Pair("1", "3"),
+                                    Pair("2", "1")));
+  EXPECT_THAT(g.weights, ElementsAre(3, 1.5, 7, 1234567890123456789.0, 4));
+}
+
 TEST_F(LoaderTest, MixedIdsOrderIntegersFirstNumerically) {
   const GraphInput g = MustLoad("b 10\n2 a\n007 1\n-5 10\n");
   // "007" and "-5" are not canonical unsigned integers, so they are text.
