@@ -52,8 +52,9 @@ for workers in 1 2 4; do
     --max-workers "$workers" --acquire-timeout 60s 2>"$data/master.log" &
   master=$!
   for _ in $(seq 200); do [ -s "$data/port" ] && break; sleep 0.05; done
-  for _ in $(seq "$workers"); do
-    "$lockstep" worker --master "127.0.0.1:$(cat "$data/port")" --max-jobs 1 2>/dev/null &
+  for i in $(seq "$workers"); do
+    "$lockstep" worker --master "127.0.0.1:$(cat "$data/port")" --max-jobs 1 \
+      2>"$data/worker-$workers-$i.log" &
   done
   wait "$master"
   wait
@@ -67,4 +68,9 @@ for workers in 1 2 4; do
             w, (w == 1 ? " " : "s"), ms, ms / lms, b / 1e6, (ms > 0 ? b / 1e6 / (ms / 1e3) : 0), 100 * cpu / wall}'
   "$lockstep" validate --expected "$data/local.txt" --actual "$data/dist-$workers" \
     --rule epsilon --epsilon 1e-12 | tail -1 | sed 's/^/    /'
+  # Where the time went: the master's and each worker's split, logged at the job's end.
+  grep -ohE 'time split: .*' "$data/master.log" | sed 's/^/    master: /'
+  for i in $(seq "$workers"); do
+    grep -ohE 'time split: .*' "$data/worker-$workers-$i.log" | sed "s/^/    worker $i: /"
+  done
 done

@@ -11,12 +11,21 @@
 namespace lockstep::bsp {
 namespace {
 
+// Frees a container's memory (`v = {}` would pick the initializer-list assignment, which keeps
+// the capacity).
+template <class T>
+void Release(T& v) {
+  T().swap(v);
+}
+
 // A stable, parallel counting sort of edge indexes by key: offsets[k]..offsets[k+1] are the edges
 // with key k, in input order (so the layout never depends on the thread count). Edges whose key
 // is kNoVertex are dropped. `key(edge)` is evaluated in both passes rather than stored, which
 // keeps the peak memory of a build lower. Count() sizes the buckets, so that the caller can
 // allocate the arrays; Scatter(place) then calls place(edge, position) once per kept edge.
-template <class Key>
+// `Counter` holds the chunks' counters and positions: 32 bits while the edges fit, which halves
+// the counters' share of a build's peak memory.
+template <class Key, class Counter>
 class StableBucket {
  public:
   StableBucket(size_t m, uint32_t num_keys, Key key) : m_(m), num_keys_(num_keys), key_(key) {
@@ -31,7 +40,7 @@ class StableBucket {
   uint64_t Count(std::vector<uint64_t>& offsets) {
     counts_.assign(chunks_, {});
     tbb::parallel_for(size_t{0}, chunks_, [&](size_t c) {
-      counts_[c].assign(num_keys_, 0);
+      counts_[c].assign(num_keys_, Counter{0});
       const size_t end = std::min(m_, (c + 1) * per_);
       for (size_t e = c * per_; e < end; ++e) {
         const uint32_t k = key_(e);
@@ -50,7 +59,7 @@ class StableBucket {
       uint64_t pos = offsets[k];
       for (size_t c = 0; c < chunks_; ++c) {
         const uint64_t n = counts_[c][k];
-        counts_[c][k] = pos;
+        counts_[c][k] = static_cast<Counter>(pos);
         pos += n;
       }
     });
@@ -66,7 +75,7 @@ class StableBucket {
         if (k != kNoVertex) place(e, counts_[c][k]++);
       }
     });
-    counts_ = {};
+    Release(counts_);
   }
 
  private:
@@ -75,7 +84,7 @@ class StableBucket {
   Key key_;
   size_t chunks_ = 1;
   size_t per_ = 0;
-  std::vector<std::vector<uint64_t>> counts_;
+  std::vector<std::vector<Counter>> counts_;
 };
 
 }  // namespace
@@ -83,6 +92,20 @@ class StableBucket {
 absl::StatusOr<Topology> Topology::Build(const GraphInput& input, const partition::Range& split,
                                          uint64_t part, bool in_edges,
                                          std::vector<uint32_t>* input_edge_of_out,
+                                         std::vector<uint32_t>* input_edge_of_in) {
+  return Build(input, nullptr, split, part, in_edges, input_edge_of_out, input_edge_of_in);
+}
+
+absl::StatusOr<Topology> Topology::BuildReleasing(GraphInput& input, const partition::Range& split,
+                                                  uint64_t part, bool in_edges,
+                                                  std::vector<uint32_t>* input_edge_of_out,
+                                                  std::vector<uint32_t>* input_edge_of_in) {
+  return Build(input, &input, split, part, in_edges, input_edge_of_out, input_edge_of_in);
+}
+
+absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* release,
+                                         const partition::Range& split, uint64_t part,
+                                         bool in_edges, std::vector<uint32_t>* input_edge_of_out,
                                          std::vector<uint32_t>* input_edge_of_in) {
   if (part >= split.size()) {
     return absl::OutOfRangeError(
@@ -116,24 +139,19 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, const partitio
     t.global_[slot[g]] = g;
     t.external_[slot[g]] = input.external_ids[g];
   });
-  t.index_.reserve(n_local);
-  for (uint32_t v = 0; v < n_local; ++v) {
-    if (!t.index_.emplace(t.ids_[v], v).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("vertex IDs '", t.external_[v], "' and '", t.external_[t.index_[t.ids_[v]]],
-                       "' map to the same UUID ", ToString(t.ids_[v])));
-    }
-  }
+  if (release != nullptr) Release(release->external_ids);
 
-  // Remote endpoints, ordered by (partition, UUID), get the slots after the local ones.
-  const size_t m = input.num_edges();
+  // Remote endpoints, ordered by (partition, UUID), get the slots after the local ones. A
+  // symmetric input's edge also stands for its reverse, so either remote end is needed.
+  const size_t m = input.num_stored_edges();
+  const bool symmetric = input.symmetric;
   std::vector<uint8_t> needed(n_global, 0);
   tbb::parallel_for(size_t{0}, m, [&](size_t e) {
     const uint32_t s = input.src[e], d = input.dst[e];
     if (slot[s] != kNoVertex && slot[d] == kNoVertex) {
       std::atomic_ref<uint8_t>(needed[d]).store(1, std::memory_order_relaxed);
     }
-    if (in_edges && slot[d] != kNoVertex && slot[s] == kNoVertex) {
+    if ((in_edges || symmetric) && slot[d] != kNoVertex && slot[s] == kNoVertex) {
       std::atomic_ref<uint8_t>(needed[s]).store(1, std::memory_order_relaxed);
     }
   });
@@ -158,30 +176,69 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, const partitio
     t.remote_partition_[r] = owner[g];
     ++t.remote_partition_begin_[owner[g] + 1];
   }
-  t.remote_index_.reserve(remotes.size());
-  for (uint32_t r = 0; r < remotes.size(); ++r) t.remote_index_.emplace(t.remote_ids_[r], r);
+  // The temporaries go before the CSR arrays are allocated, where a build peaks.
+  Release(uuids);
+  Release(owner);
+  Release(needed);
+  Release(remotes);
+  t.remote_index_.reserve(t.remote_ids_.size());
+  for (uint32_t r = 0; r < t.remote_ids_.size(); ++r) t.remote_index_.emplace(t.remote_ids_[r], r);
   std::partial_sum(t.remote_partition_begin_.begin(), t.remote_partition_begin_.end(),
                    t.remote_partition_begin_.begin());
 
-  // Out-edges by local source and, if asked for, in-edges by local target: each a CSR in input
-  // order per vertex, holding the other endpoint's slot.
+  // Out-edges by local source and, if asked for, in-edges by local target: each a CSR in the
+  // order of the directed edges per vertex, holding the other endpoint's slot. Directed edge e is
+  // stored edge e, or for e >= m in a symmetric input the reverse of stored edge e - m (dropped
+  // for a self-loop, which is stored once): the order GraphInput documents.
+  const size_t directed_m = symmetric ? 2 * m : m;
   auto build_csr = [&](const std::vector<uint32_t>& by, const std::vector<uint32_t>& other,
                        std::vector<uint64_t>& offsets, std::vector<uint32_t>& ends,
                        std::vector<uint32_t>* input_edge) {
-    StableBucket bucket(m, n_local, [&](size_t e) {
-      const uint32_t v = slot[by[e]];
+    auto key = [&](size_t e) {
+      if (e < m) {
+        const uint32_t v = slot[by[e]];
+        return v < n_local ? v : kNoVertex;
+      }
+      const size_t i = e - m;
+      if (by[i] == other[i]) return kNoVertex;
+      const uint32_t v = slot[other[i]];
       return v < n_local ? v : kNoVertex;
-    });
-    const uint64_t kept = bucket.Count(offsets);
-    ends.resize(kept);
-    if (input_edge) input_edge->resize(kept);
-    bucket.Scatter([&](size_t e, uint64_t pos) {
-      ends[pos] = slot[other[e]];
-      if (input_edge) (*input_edge)[pos] = static_cast<uint32_t>(e);
-    });
+    };
+    auto fill = [&](auto& bucket) {
+      const uint64_t kept = bucket.Count(offsets);
+      ends.resize(kept);
+      if (input_edge) input_edge->resize(kept);
+      bucket.Scatter([&](size_t e, uint64_t pos) {
+        const size_t i = e < m ? e : e - m;
+        ends[pos] = slot[e < m ? other[i] : by[i]];
+        if (input_edge) (*input_edge)[pos] = static_cast<uint32_t>(i);
+      });
+    };
+    if (directed_m < kNoVertex) {
+      StableBucket<decltype(key), uint32_t> bucket(directed_m, n_local, key);
+      fill(bucket);
+    } else {
+      StableBucket<decltype(key), uint64_t> bucket(directed_m, n_local, key);
+      fill(bucket);
+    }
   };
   build_csr(input.src, input.dst, t.out_offsets_, t.out_targets_, input_edge_of_out);
   if (in_edges) build_csr(input.dst, input.src, t.in_offsets_, t.in_sources_, input_edge_of_in);
+
+  // The UUID index last, after the CSR build's peak (its counters are gone by now) and, if the
+  // input may go, after its edge arrays.
+  if (release != nullptr) {
+    Release(release->src);
+    Release(release->dst);
+  }
+  t.index_.reserve(n_local);
+  for (uint32_t v = 0; v < n_local; ++v) {
+    if (!t.index_.emplace(t.ids_[v], v).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("vertex IDs '", t.external_[v], "' and '", t.external_[t.index_[t.ids_[v]]],
+                       "' map to the same UUID ", ToString(t.ids_[v])));
+    }
+  }
   return t;
 }
 

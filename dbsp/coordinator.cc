@@ -57,6 +57,7 @@ absl::Status JobCoordinator::OnPayload(uint32_t worker, v1::WorkerPayload payloa
       return absl::OkStatus();
     }
     case v1::WorkerPayload::kRelay: {
+      PhaseTime::Scope timed(forwarding_);
       const v1::RelayBatch& relay = payload.relay();
       if (relay.from_partition() != worker) {
         return Violation(worker,
@@ -103,6 +104,8 @@ absl::Status JobCoordinator::OnPayload(uint32_t worker, v1::WorkerPayload payloa
 
 absl::StatusOr<std::vector<v1::Step>> JobCoordinator::WaitAll(v1::Step::Type type,
                                                               uint64_t superstep) {
+  // The first barrier also waits for the workers to load their parts.
+  PhaseTime::Scope timed(type == v1::Step::PRE && superstep == 0 ? start_wait_ : barrier_waits_);
   std::unique_lock<std::mutex> lock(mu_);
   if (type != open_.type || superstep != open_.superstep) {
     return absl::InternalError(absl::StrCat("master waits for ", StepName(type, superstep),

@@ -7,9 +7,11 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "lockstep/dbsp/factories.h"
 #include "lockstep/dbsp/grpc_options.h"
 #include "lockstep/dbsp/health.h"
+#include "lockstep/dbsp/phase_time.h"
 #include "lockstep/dbsp/queue.h"
 #include "lockstep/dbsp/wire.h"
 #include "lockstep/v1/jobqueue.grpc.pb.h"
@@ -34,6 +36,7 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
       waiting_ = type;
       released_.reset();
     }
+    PhaseTime::Scope timed(barrier_);
     v1::WorkerPayload payload;
     *payload.mutable_step() = std::move(entry);
     if (!outbox_.Push(std::move(payload))) return FailureOr(absl::AbortedError("job was aborted"));
@@ -47,9 +50,45 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
   // --- Relayer (job thread, from the engine's superstep)
   absl::Status Relay(bsp::RelayBatch batch) override {
     v1::WorkerPayload payload;
-    *payload.mutable_relay() = ToWire(std::move(batch));
+    {
+      PhaseTime::Scope timed(encode_);
+      *payload.mutable_relay() = ToWire(std::move(batch));
+    }
+    PhaseTime::Scope timed(enqueue_);  // blocks while the outbox is full (back-pressure)
     if (!outbox_.Push(std::move(payload))) return FailureOr(absl::AbortedError("job was aborted"));
     return absl::OkStatus();
+  }
+
+  // The run is over (job thread): the barrier waits from here on are the job's end, not its run.
+  void EndRun(double run_seconds) {
+    run_seconds_ = run_seconds;
+    run_barrier_seconds_ = barrier_.seconds();
+    run_barrier_count_ = barrier_.count();
+  }
+
+  // A superstep's local figures (job thread, from the executor's progress callback).
+  void AddStep(const bsp::StepStats& s) {
+    steps_seconds_ += s.seconds;
+    engine_encode_seconds_ += s.relay_encode_seconds;
+    engine_decode_seconds_ += s.relay_decode_seconds;
+  }
+
+  // Where the job's time went, for the log at its end (after the reader and writer joined). The
+  // job thread's run is its supersteps plus the barrier waits (wire encoding and the outbox wait
+  // are inside the supersteps' relay encode); the writer and reader threads run alongside.
+  std::string TimeSplit() const {
+    auto f = [](const PhaseTime& p) {
+      return absl::StrFormat("%.3f s (%d)", p.seconds(), p.count());
+    };
+    return absl::StrCat("time split: run ", absl::StrFormat("%.3f s", run_seconds_),
+                        " = supersteps ", absl::StrFormat("%.3f s", steps_seconds_),
+                        " (relay encode ", absl::StrFormat("%.3f s", engine_encode_seconds_),
+                        ", of which wire encode ", f(encode_), " and outbox wait ", f(enqueue_),
+                        "; relay decode ", absl::StrFormat("%.3f s", engine_decode_seconds_),
+                        ") + barrier waits ",
+                        absl::StrFormat("%.3f s (%d)", run_barrier_seconds_, run_barrier_count_),
+                        "; writer thread: stream writes ", f(write_),
+                        "; reader thread: wire decode ", f(decode_), ", hand-over ", f(accept_));
   }
 
   void SetEngine(bsp::StepEngine* engine) {
@@ -82,14 +121,21 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
           break;
         }
         case v1::MasterPayload::kRelay: {
-          auto batch = FromWire(std::move(*payload.mutable_relay()));
+          absl::StatusOr<bsp::RelayBatch> batch;
+          {
+            PhaseTime::Scope timed(decode_);
+            batch = FromWire(std::move(*payload.mutable_relay()));
+          }
           std::lock_guard<std::mutex> lock(mu_);
           if (engine_ended_) break;  // the job is over here; a peer's late batch is moot
           absl::Status st = batch.status();
           if (st.ok() && engine_ == nullptr) {
             st = absl::FailedPreconditionError("a relay batch arrived before the job started");
           }
-          if (st.ok()) st = engine_->AcceptRelayed(std::move(*batch));
+          if (st.ok()) {
+            PhaseTime::Scope timed(accept_);
+            st = engine_->AcceptRelayed(std::move(*batch));
+          }
           if (!st.ok()) FailLocked(st, false);
           break;
         }
@@ -117,6 +163,7 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
   // --- writer thread: the stream's single writer.
   void WriteLoop() {
     while (auto payload = outbox_.Pop()) {
+      PhaseTime::Scope timed(write_);  // serialisation and the gRPC write
       if (!stream_->Write(*payload)) break;
     }
     outbox_.Close();
@@ -186,6 +233,12 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
   bsp::StepEngine* engine_ = nullptr;
   bool engine_ended_ = false;
   bsp::Executor* executor_ = nullptr;
+  // Job thread: barrier_, encode_, enqueue_; writer thread: write_; reader thread: decode_,
+  // accept_.
+  PhaseTime barrier_, encode_, enqueue_, write_, decode_, accept_;
+  double steps_seconds_ = 0, engine_encode_seconds_ = 0, engine_decode_seconds_ = 0;
+  double run_seconds_ = 0, run_barrier_seconds_ = 0;
+  uint64_t run_barrier_count_ = 0;
 };
 
 // Runs the job of `details` through `job`; returns the local error (OK on success).
@@ -203,7 +256,8 @@ absl::Status RunJob(const bsp::AppRegistry& apps, const bsp::JobDetails& details
     ~Detach() { job.DetachEngine(); }
   } detach{job};
   bsp::ExecutorOptions options;
-  options.progress = [tag](const bsp::StepStats& s) {
+  options.progress = [tag, &job](const bsp::StepStats& s) {
+    job.AddStep(s);
     spdlog::debug("{}superstep {} | active {} | messages {} | {:.1f} ms", tag, s.superstep,
                   s.active, s.messages, s.seconds * 1e3);
   };
@@ -227,7 +281,9 @@ absl::Status RunJob(const bsp::AppRegistry& apps, const bsp::JobDetails& details
     job.SetExecutor(nullptr);
     return st;
   };
+  const auto run_start = std::chrono::steady_clock::now();
   if (auto st = (*executor)->RunToCompletion(); !st.ok()) return abort(st);
+  job.EndRun(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
   v1::Step step;
   step.set_type(v1::Step::EXECUTED_GRAPH);
   step.set_superstep((*executor)->supersteps() - 1);
@@ -346,7 +402,7 @@ absl::Status ServeWorker(const bsp::AppRegistry& apps, const WorkerOptions& opti
       current = nullptr;
     }
     if (st.ok()) {
-      spdlog::info("{}completed", tag);
+      spdlog::info("{}completed; {}", tag, job.TimeSplit());
     } else {
       result = st;
     }

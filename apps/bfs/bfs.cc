@@ -31,7 +31,9 @@ bsp::AppInfo Info() {
   return info;
 }
 
-std::vector<int64_t> Oracle(const bsp::GraphInput& input, uint32_t source) {
+std::vector<int64_t> Oracle(const bsp::GraphInput& stored, uint32_t source) {
+  // The oracle reads every directed edge from the arrays.
+  const bsp::GraphInput input = bsp::WithReverseEdges(stored);
   const size_t n = input.num_vertices();
   std::vector<std::vector<uint32_t>> adj(n);
   for (size_t e = 0; e < input.num_edges(); ++e) adj[input.src[e]].push_back(input.dst[e]);

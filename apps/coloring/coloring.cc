@@ -148,8 +148,10 @@ bsp::AppInfo Info() {
   return info;
 }
 
-absl::Status Verify(const bsp::GraphInput& input, const std::vector<int64_t>& colors,
+absl::Status Verify(const bsp::GraphInput& stored, const std::vector<int64_t>& colors,
                     const std::map<uint32_t, uint32_t>& precolored) {
+  // The verifier reads every directed edge from the arrays.
+  const bsp::GraphInput input = bsp::WithReverseEdges(stored);
   const size_t n = input.num_vertices();
   if (colors.size() != n) return absl::InternalError("wrong number of colours");
   std::vector<uint64_t> degree(n, 0);

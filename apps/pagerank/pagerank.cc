@@ -47,8 +47,10 @@ bsp::AppInfo Info() {
   return info;
 }
 
-std::vector<double> Oracle(const bsp::GraphInput& input, double damping, double tolerance,
+std::vector<double> Oracle(const bsp::GraphInput& stored, double damping, double tolerance,
                            uint64_t max_iterations) {
+  // The oracle reads every directed edge from the arrays.
+  const bsp::GraphInput input = bsp::WithReverseEdges(stored);
   const size_t n = input.num_vertices();
   std::vector<uint64_t> outdeg(n, 0);
   for (uint32_t s : input.src) ++outdeg[s];

@@ -75,7 +75,9 @@ bsp::AppInfo Info() {
   return info;
 }
 
-std::vector<double> Oracle(const bsp::GraphInput& input, uint32_t source) {
+std::vector<double> Oracle(const bsp::GraphInput& stored, uint32_t source) {
+  // The oracle reads every directed edge from the arrays.
+  const bsp::GraphInput input = bsp::WithReverseEdges(stored);
   const size_t n = input.num_vertices();
   std::vector<std::vector<std::pair<uint32_t, double>>> adj(n);
   for (size_t e = 0; e < input.num_edges(); ++e) {

@@ -14,7 +14,9 @@ bsp::AppInfo Info() {
   return info;
 }
 
-std::vector<uint32_t> Oracle(const bsp::GraphInput& input) {
+std::vector<uint32_t> Oracle(const bsp::GraphInput& stored) {
+  // The oracle reads every directed edge from the arrays.
+  const bsp::GraphInput input = bsp::WithReverseEdges(stored);
   std::vector<uint32_t> parent(input.num_vertices());
   std::iota(parent.begin(), parent.end(), 0);
   auto find = [&](uint32_t x) {

@@ -1,9 +1,11 @@
 // Parallel loading of edge lists and LDBC Graphalytics graphs into a GraphInput.
 //
 // The file is read whole and cut into chunks at line boundaries; each chunk is parsed on its own
-// task. Integer IDs (the common case) take a fast path: a direct table when the largest ID is not
-// much larger than the number of endpoints, otherwise a parallel sort. Any other ID sends every
-// chunk through the general path that keeps the token text.
+// task. Integer IDs (the common case) take a fast path: lines of two integers and an optional
+// integer weight are scanned in one pass, IDs are held in 32 bits while they fit, and the
+// dictionary is a direct table when the largest ID is not much larger than the number of
+// endpoints, otherwise a parallel sort. Any other ID sends every chunk through the general path
+// that keeps the token text. An undirected input keeps each edge once (GraphInput::symmetric).
 #include "lockstep/bsp/graph_input.h"
 
 #include <sys/stat.h>
@@ -13,6 +15,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -72,17 +75,29 @@ bool IsComment(std::string_view first_token) {
   return !first_token.empty() && (first_token[0] == '#' || first_token[0] == '%');
 }
 
+// How a file's IDs are held while it is parsed: 32-bit integers when every ID fits (half the
+// memory of the parse's largest buffer), else 64-bit integers, else the token text.
+enum class IdMode { kNarrow, kWide, kText };
+
 // One parsed chunk of a file. Lines are numbered from 1 within the chunk.
 struct ParsedChunk {
-  std::vector<uint64_t> ints;          // integer mode: endpoints, or vertex IDs for .v files
-  std::vector<std::string_view> strs;  // text mode
+  std::vector<uint32_t> narrow;        // kNarrow: endpoints, or vertex IDs for .v files
+  std::vector<uint64_t> wide;          // kWide: the same
+  std::vector<std::string_view> strs;  // kText: the same
   std::vector<double> weights;         // NaN where a line has none
   uint64_t lines = 0;
   uint64_t error_line = 0;
   std::string error;
-  bool not_integer = false;
+  bool not_integer = false;  // an ID is not an integer: parse again as text
+  bool too_wide = false;     // kNarrow met an ID above 2^32-1: parse again as kWide
   uint64_t first_with_weight = 0;
   uint64_t first_without_weight = 0;
+
+  size_t num_ids(IdMode mode) const {
+    return mode == IdMode::kNarrow ? narrow.size()
+           : mode == IdMode::kWide ? wide.size()
+                                   : strs.size();
+  }
 
   void Fail(uint64_t line, std::string message) {
     if (error_line == 0) {
@@ -94,27 +109,104 @@ struct ParsedChunk {
 
 enum class FileKind { kEdges, kVertices };
 
-// Parses one chunk. In integer mode it stops at the first non-integer ID and sets not_integer.
-void ParseChunk(std::string_view text, FileKind kind, bool integer_mode, bool keep_weights,
+bool IsDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+
+// The fast path of an integer edge line: "ID blanks ID [blanks DIGITS] [blanks]" with canonical
+// IDs that fit `limit` and a weight of at most 15 digits (an integer a double holds exactly, so
+// that it equals what from_chars gives). On success advances `p` to the line's end (its '\n' or
+// `end`) and returns true; on anything else returns false and the caller parses the line the
+// general way, which gives every other line (comments, errors, other weights) its meaning.
+bool ParseIntegerEdgeLine(const char*& p, const char* end, uint64_t limit, uint64_t ids[2],
+                          double& weight, bool& has_weight) {
+  const char* q = p;
+  for (int t = 0; t < 2; ++t) {
+    if (t == 1) {
+      if (q == end || !IsBlank(*q)) return false;
+      while (q != end && IsBlank(*q)) ++q;
+    }
+    if (q == end || !IsDigit(*q)) return false;
+    const char* first = q;
+    uint64_t v = static_cast<uint64_t>(*q++ - '0');
+    // Up to 19 digits cannot overflow 64 bits; longer IDs take the general path.
+    while (q != end && IsDigit(*q) && q - first < 19)
+      v = v * 10 + static_cast<uint64_t>(*q++ - '0');
+    if ((q != end && IsDigit(*q)) || (*first == '0' && q - first > 1) || v > limit) return false;
+    ids[t] = v;
+  }
+  has_weight = false;
+  const char* after_ids = q;
+  while (q != end && IsBlank(*q)) ++q;
+  if (q != end && *q != '\n') {
+    if (q == after_ids || !IsDigit(*q)) return false;
+    const char* first = q;
+    uint64_t w = 0;
+    while (q != end && IsDigit(*q) && q - first < 15)
+      w = w * 10 + static_cast<uint64_t>(*q++ - '0');
+    if (q != end && IsDigit(*q)) return false;
+    while (q != end && IsBlank(*q)) ++q;
+    if (q != end && *q != '\n') return false;
+    weight = static_cast<double>(w);
+    has_weight = true;
+  }
+  p = q;
+  return true;
+}
+
+// Parses one chunk. In an integer mode it stops at the first ID that the mode cannot hold and
+// sets not_integer or too_wide.
+void ParseChunk(std::string_view text, FileKind kind, IdMode mode, bool keep_weights,
                 ParsedChunk& out) {
   // Exact room for the IDs: growing by doubling would leave up to half of it unused at the peak
   // of a load.
   const size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
   const size_t ids = lines * (kind == FileKind::kEdges ? 2 : 1);
-  if (integer_mode) {
-    out.ints.reserve(ids);
+  if (mode == IdMode::kNarrow) {
+    out.narrow.reserve(ids);
+  } else if (mode == IdMode::kWide) {
+    out.wide.reserve(ids);
   } else {
     out.strs.reserve(ids);
   }
   if (keep_weights) out.weights.reserve(lines);
-  size_t pos = 0;
+  const uint64_t limit =
+      mode == IdMode::kNarrow ? uint64_t{kNoIndex} : std::numeric_limits<uint64_t>::max();
+  auto push_int = [&](uint64_t v) {
+    if (mode == IdMode::kNarrow) {
+      out.narrow.push_back(static_cast<uint32_t>(v));
+    } else {
+      out.wide.push_back(v);
+    }
+  };
+  auto note_weight = [&](uint64_t line_no, bool has, double w) {
+    if (has) {
+      if (out.first_with_weight == 0) out.first_with_weight = line_no;
+    } else if (out.first_without_weight == 0) {
+      out.first_without_weight = line_no;
+    }
+    if (keep_weights) out.weights.push_back(w);
+  };
+  const char* const base = text.data();
+  const char* const end = base + text.size();
+  const char* p = base;
   std::string_view tok[3];
-  while (pos < text.size() && out.error_line == 0) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    const std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
+  while (p < end && out.error_line == 0) {
     const uint64_t line_no = ++out.lines;
+    if (mode != IdMode::kText && kind == FileKind::kEdges) {
+      uint64_t pair[2];
+      double w = 0;
+      bool has = false;
+      if (ParseIntegerEdgeLine(p, end, limit, pair, w, has)) {
+        push_int(pair[0]);
+        push_int(pair[1]);
+        note_weight(line_no, has, has ? w : std::numeric_limits<double>::quiet_NaN());
+        if (p != end) ++p;  // past the '\n'
+        continue;
+      }
+    }
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+    if (nl == nullptr) nl = end;
+    const std::string_view line(p, static_cast<size_t>(nl - p));
+    p = nl + 1;
     const size_t n = Tokenize(line, tok, 3);
     if (n == 0 || IsComment(tok[0])) continue;
     const size_t want_ids = kind == FileKind::kEdges ? 2 : 1;
@@ -126,13 +218,17 @@ void ParseChunk(std::string_view text, FileKind kind, bool integer_mode, bool ke
       break;
     }
     for (size_t t = 0; t < want_ids; ++t) {
-      if (integer_mode) {
+      if (mode != IdMode::kText) {
         uint64_t v;
         if (!ParseIntegerId(tok[t], v)) {
           out.not_integer = true;
           return;
         }
-        out.ints.push_back(v);
+        if (v > limit) {
+          out.too_wide = true;
+          return;
+        }
+        push_int(v);
       } else {
         out.strs.push_back(tok[t]);
       }
@@ -147,11 +243,8 @@ void ParseChunk(std::string_view text, FileKind kind, bool integer_mode, bool ke
         out.Fail(line_no, absl::StrCat("invalid weight '", std::string(tok[2]), "'"));
         break;
       }
-      if (out.first_with_weight == 0) out.first_with_weight = line_no;
-    } else if (out.first_without_weight == 0) {
-      out.first_without_weight = line_no;
     }
-    if (keep_weights) out.weights.push_back(w);
+    note_weight(line_no, n == 3, w);
   }
 }
 
@@ -162,7 +255,9 @@ struct ParsedFile {
   std::unique_ptr<const std::string> data;
   std::vector<Span> spans;
   std::vector<ParsedChunk> chunks;
-  bool integer_mode = true;
+  IdMode mode = IdMode::kNarrow;
+
+  bool integer_mode() const { return mode != IdMode::kText; }
 
   // The file-level line number of a chunk-level one.
   uint64_t LineOf(size_t chunk, uint64_t line) const {
@@ -208,18 +303,28 @@ absl::StatusOr<ParsedFile> ParseFile(const std::string& path, FileKind kind, boo
   if (!data.ok()) return data.status();
   file.data = std::make_unique<const std::string>(std::move(*data));
   file.spans = SplitAtLines(*file.data, ChunkCount(file.data->size()));
-  for (int attempt = allow_integer_mode ? 0 : 1; attempt < 2; ++attempt) {
-    file.integer_mode = attempt == 0;
+  // Narrow integers, else wide integers, else text: an attempt stops at the first ID it cannot
+  // hold, and the next one starts over.
+  file.mode = allow_integer_mode ? IdMode::kNarrow : IdMode::kText;
+  while (true) {
     file.chunks.assign(file.spans.size(), ParsedChunk{});
-    std::atomic<bool> not_integer{false};
+    std::atomic<bool> not_integer{false}, too_wide{false};
     tbb::parallel_for(size_t{0}, file.spans.size(), [&](size_t c) {
       if (not_integer.load(std::memory_order_relaxed)) return;
+      if (too_wide.load(std::memory_order_relaxed)) return;
       const Span s = file.spans[c];
-      ParseChunk(std::string_view(*file.data).substr(s.begin, s.end - s.begin), kind,
-                 file.integer_mode, keep_weights, file.chunks[c]);
+      ParseChunk(std::string_view(*file.data).substr(s.begin, s.end - s.begin), kind, file.mode,
+                 keep_weights, file.chunks[c]);
       if (file.chunks[c].not_integer) not_integer.store(true, std::memory_order_relaxed);
+      if (file.chunks[c].too_wide) too_wide.store(true, std::memory_order_relaxed);
     });
-    if (!not_integer.load()) break;
+    if (not_integer.load()) {
+      file.mode = IdMode::kText;
+    } else if (too_wide.load()) {
+      file.mode = IdMode::kWide;
+    } else {
+      break;
+    }
   }
   if (auto st = file.FirstError(); !st.ok()) return st;
   return file;
@@ -249,19 +354,33 @@ struct TextKey {
 class Dictionary {
  public:
   // Integer IDs: a direct table if the largest ID is small enough, else a sorted array.
-  void BuildIntegers(const std::vector<ParsedChunk>& chunks) {
+  void BuildIntegers(const std::vector<ParsedChunk>& chunks, IdMode mode) {
+    if (mode == IdMode::kNarrow) {
+      BuildIntegers(chunks, &ParsedChunk::narrow);
+    } else {
+      BuildIntegers(chunks, &ParsedChunk::wide);
+    }
+  }
+  template <class T>
+  void BuildIntegers(const std::vector<ParsedChunk>& chunks, std::vector<T> ParsedChunk::*ids) {
     integer_ = true;
+    std::vector<uint64_t> chunk_max(chunks.size(), 0);
+    tbb::parallel_for(size_t{0}, chunks.size(), [&](size_t c) {
+      T m = 0;
+      for (T v : chunks[c].*ids) m = std::max(m, v);
+      chunk_max[c] = m;
+    });
     uint64_t max_id = 0;
     size_t count = 0;
-    for (const auto& c : chunks) {
-      count += c.ints.size();
-      for (uint64_t v : c.ints) max_id = std::max(max_id, v);
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      count += (chunks[c].*ids).size();
+      max_id = std::max(max_id, chunk_max[c]);
     }
     if (count == 0) return;
     if (max_id < kNoIndex && max_id <= 8 * count + (1u << 20)) {
       direct_.assign(max_id + 1, kNoIndex);
       tbb::parallel_for(size_t{0}, chunks.size(), [&](size_t c) {
-        for (uint64_t v : chunks[c].ints) {
+        for (T v : chunks[c].*ids) {
           std::atomic_ref<uint32_t>(direct_[v]).store(0, std::memory_order_relaxed);
         }
       });
@@ -275,7 +394,7 @@ class Dictionary {
       return;
     }
     ints_.reserve(count);
-    for (const auto& c : chunks) ints_.insert(ints_.end(), c.ints.begin(), c.ints.end());
+    for (const auto& c : chunks) ints_.insert(ints_.end(), (c.*ids).begin(), (c.*ids).end());
     tbb::parallel_sort(ints_.begin(), ints_.end());
     ints_.erase(std::unique(ints_.begin(), ints_.end()), ints_.end());
   }
@@ -334,7 +453,7 @@ absl::Status MapEdges(const ParsedFile& edges, const Dictionary& dict,
   std::vector<size_t> first_edge(edges.chunks.size() + 1, 0);
   for (size_t c = 0; c < edges.chunks.size(); ++c) {
     const auto& ch = edges.chunks[c];
-    first_edge[c + 1] = first_edge[c] + (edges.integer_mode ? ch.ints.size() : ch.strs.size()) / 2;
+    first_edge[c + 1] = first_edge[c] + ch.num_ids(edges.mode) / 2;
   }
   const size_t m = first_edge.back();
   if (m >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 edges are not supported");
@@ -346,9 +465,12 @@ absl::Status MapEdges(const ParsedFile& edges, const Dictionary& dict,
     const size_t n = first_edge[c + 1] - first_edge[c];
     for (size_t i = 0; i < n; ++i) {
       uint32_t s, d;
-      if (edges.integer_mode) {
-        s = dict.Find(ch.ints[2 * i]);
-        d = dict.Find(ch.ints[2 * i + 1]);
+      if (edges.mode == IdMode::kNarrow) {
+        s = dict.Find(uint64_t{ch.narrow[2 * i]});
+        d = dict.Find(uint64_t{ch.narrow[2 * i + 1]});
+      } else if (edges.mode == IdMode::kWide) {
+        s = dict.Find(ch.wide[2 * i]);
+        d = dict.Find(ch.wide[2 * i + 1]);
       } else {
         s = dict.Find(ch.strs[2 * i]);
         d = dict.Find(ch.strs[2 * i + 1]);
@@ -406,7 +528,8 @@ absl::Status CollectWeights(const ParsedFile& edges, WeightUse use, GraphInput& 
   return absl::OkStatus();
 }
 
-void AddReverseEdges(GraphInput& g) {
+// Stores the reverse of every non-loop edge after the edges (see GraphInput).
+void StoreReverseEdges(GraphInput& g) {
   // In parallel and in a fixed order: block b's reverses go after blocks 0..b-1's.
   const size_t m = g.src.size();
   const size_t block = 1 << 16;
@@ -447,8 +570,8 @@ absl::StatusOr<GraphInput> LoadEdgeList(const GraphSource& source, WeightUse use
   auto edges = ParseFile(source.path, FileKind::kEdges, use != WeightUse::kIgnore, true);
   if (!edges.ok()) return edges.status();
   Dictionary dict;
-  if (edges->integer_mode) {
-    dict.BuildIntegers(edges->chunks);
+  if (edges->integer_mode()) {
+    dict.BuildIntegers(edges->chunks, edges->mode);
   } else {
     dict.BuildText(edges->chunks);
   }
@@ -456,22 +579,15 @@ absl::StatusOr<GraphInput> LoadEdgeList(const GraphSource& source, WeightUse use
   GraphInput g;
   g.directed = !source.undirected;
   if (auto st = CollectWeights(*edges, use, g); !st.ok()) return st;
-  if (edges->integer_mode) {
+  if (edges->integer_mode()) {
     // Every ID is in the dictionary and the weights are checked: the text is no longer needed,
     // and dropping it before the edge arrays are allocated lowers the peak memory of a load.
     edges->data.reset();
   }
-  if (source.undirected) {
-    // Room for the reverse edges from the start, so that adding them does not reallocate.
-    size_t m = 0;
-    for (const auto& c : edges->chunks) m += (edges->integer_mode ? c.ints.size() : c.strs.size());
-    g.src.reserve(m);
-    g.dst.reserve(m);
-  }
   if (auto st = MapEdges(*edges, dict, source.path, g); !st.ok()) return st;
-  edges->chunks = {};
+  std::vector<ParsedChunk>().swap(edges->chunks);
   g.external_ids = dict.Names();
-  if (source.undirected) AddReverseEdges(g);
+  if (source.undirected) MakeSymmetric(g);
   return g;
 }
 
@@ -499,28 +615,53 @@ absl::StatusOr<GraphInput> LoadGraphalytics(const GraphSource& source, WeightUse
   if (!vertices.ok()) return vertices.status();
   // Edges are parsed in the vertices' mode so that lookups compare like with like.
   auto edges =
-      ParseFile(*efile, FileKind::kEdges, use != WeightUse::kIgnore, vertices->integer_mode);
+      ParseFile(*efile, FileKind::kEdges, use != WeightUse::kIgnore, vertices->integer_mode());
   if (!edges.ok()) return edges.status();
-  if (vertices->integer_mode && !edges->integer_mode) {
+  if (vertices->integer_mode() && !edges->integer_mode()) {
     // An edge names a non-integer ID, which an all-integer vertex file cannot list. Reading the
     // vertices as text lets MapEdges report that edge's line like any other unlisted vertex.
     vertices = ParseFile(*vfile, FileKind::kVertices, false, false);
     if (!vertices.ok()) return vertices.status();
   }
   Dictionary dict;
-  if (vertices->integer_mode) {
-    dict.BuildIntegers(vertices->chunks);
+  if (vertices->integer_mode()) {
+    dict.BuildIntegers(vertices->chunks, vertices->mode);
   } else {
     dict.BuildText(vertices->chunks);
   }
   if (auto st = MapEdges(*edges, dict, *vfile, g); !st.ok()) return st;
   if (auto st = CollectWeights(*edges, use, g); !st.ok()) return st;
   g.external_ids = dict.Names();
-  if (!g.directed) AddReverseEdges(g);
+  if (!g.directed) MakeSymmetric(g);
   return g;
 }
 
 }  // namespace
+
+GraphInput WithReverseEdges(const GraphInput& input) {
+  GraphInput g = input;
+  if (g.symmetric) {
+    StoreReverseEdges(g);
+    g.symmetric = false;
+    g.num_reverse = 0;
+  }
+  return g;
+}
+
+void MakeSymmetric(GraphInput& g) {
+  const size_t m = g.src.size();
+  const size_t block = 1 << 16;
+  std::vector<size_t> loops((m + block - 1) / block, 0);
+  tbb::parallel_for(size_t{0}, loops.size(), [&](size_t b) {
+    size_t n = 0;
+    for (size_t i = b * block; i < std::min(m, (b + 1) * block); ++i) n += g.src[i] == g.dst[i];
+    loops[b] = n;
+  });
+  size_t total = 0;
+  for (size_t n : loops) total += n;
+  g.symmetric = true;
+  g.num_reverse = m - total;
+}
 
 bool ParseIntegerId(std::string_view text, uint64_t& value) {
   if (text.empty() || text.size() > 20 || (text.size() > 1 && text[0] == '0')) return false;

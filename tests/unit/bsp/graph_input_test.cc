@@ -30,12 +30,13 @@ using ::testing::StartsWith;
 
 constexpr char kExamples[] = "/work/shared/graphalytics/example-data-sets/graphs/";
 
-// The edges of a loaded graph as (src, dst) external IDs, in the input's edge order.
+// The directed edges of a loaded graph as (src, dst) external IDs, in the input's edge order
+// (a symmetric input's reverses after its stored edges).
 std::vector<std::pair<std::string, std::string>> Edges(const GraphInput& g) {
   std::vector<std::pair<std::string, std::string>> edges;
-  for (size_t e = 0; e < g.num_edges(); ++e) {
-    edges.emplace_back(g.external_ids[g.src[e]], g.external_ids[g.dst[e]]);
-  }
+  ForEachEdge(g, [&](uint32_t s, uint32_t d, size_t) {
+    edges.emplace_back(g.external_ids[s], g.external_ids[d]);
+  });
   return edges;
 }
 
@@ -132,6 +133,28 @@ TEST_F(LoaderTest, SixtyFourBitIdsAllIntegers) {
   EXPECT_THAT(g.dst, ElementsAre(0, 1));
 }
 
+// IDs are parsed into 32 bits while they fit: 2^32-1 still does, 2^32 sends the file to 64 bits.
+TEST_F(LoaderTest, IdsAroundTwoToTheThirtyTwo) {
+  const GraphInput narrow = MustLoad("4294967295 1\n1 0\n");
+  EXPECT_THAT(narrow.external_ids, ElementsAre("0", "1", "4294967295"));
+  EXPECT_THAT(Edges(narrow), ElementsAre(Pair("4294967295", "1"), Pair("1", "0")));
+  const GraphInput wide = MustLoad("1 0\n4294967296 1\n4294967295 4294967296\n");
+  EXPECT_THAT(wide.external_ids, ElementsAre("0", "1", "4294967295", "4294967296"));
+  EXPECT_THAT(Edges(wide), ElementsAre(Pair("1", "0"), Pair("4294967296", "1"),
+                                       Pair("4294967295", "4294967296")));
+}
+
+// Lines the one-pass integer path does not take (blanks first, tabs and CRs, a weight that is
+// not a short integer, a trailing blank) mean what they always meant.
+TEST_F(LoaderTest, IntegerLinesOfEveryShape) {
+  const GraphInput g =
+      MustLoad("1 2 3\n \t2\t3 1.5\r\n3 1 007 \n1 3\t1234567890123456789\n2 1 4 \r\n",
+               WeightUse::kNonNegative);
+  EXPECT_THAT(Edges(g), ElementsAre(Pair("1", "2"), Pair("2", "3"), Pair("3", "1"), Pair("1", "3"),
+                                    Pair("2", "1")));
+  EXPECT_THAT(g.weights, ElementsAre(3, 1.5, 7, 1234567890123456789.0, 4));
+}
+
 TEST_F(LoaderTest, MixedIdsOrderIntegersFirstNumerically) {
   const GraphInput g = MustLoad("b 10\n2 a\n007 1\n-5 10\n");
   // "007" and "-5" are not canonical unsigned integers, so they are text.
@@ -162,9 +185,17 @@ TEST_F(LoaderTest, Weights) {
 TEST_F(LoaderTest, UndirectedAddsReversesAndSelfLoopsOnce) {
   const GraphInput g = MustLoad("1 2 0.5\n2 2 1\n3 1 2\n1 2 4\n", WeightUse::kNonNegative, true);
   EXPECT_FALSE(g.directed);
+  // Each edge is stored once and stands for both directions.
+  EXPECT_TRUE(g.symmetric);
+  EXPECT_EQ(g.num_stored_edges(), 4u);
+  EXPECT_EQ(g.num_edges(), 7u);
+  EXPECT_THAT(g.weights, ElementsAre(0.5, 1, 2, 4));
   EXPECT_THAT(Edges(g), ElementsAre(Pair("1", "2"), Pair("2", "2"), Pair("3", "1"), Pair("1", "2"),
                                     Pair("2", "1"), Pair("1", "3"), Pair("2", "1")));
-  EXPECT_THAT(g.weights, ElementsAre(0.5, 1, 2, 4, 0.5, 2, 4));
+  const GraphInput stored = WithReverseEdges(g);
+  EXPECT_FALSE(stored.symmetric);
+  EXPECT_EQ(Edges(stored), Edges(g));
+  EXPECT_THAT(stored.weights, ElementsAre(0.5, 1, 2, 4, 0.5, 2, 4));
 }
 
 TEST_F(LoaderTest, ParallelEdgesAndSelfLoopsKept) {
@@ -282,10 +313,14 @@ TEST(GraphalyticsTest, ExampleDirected) {
 }
 
 TEST(GraphalyticsTest, ExampleUndirectedDoublesEdges) {
-  auto g = LoadGraph({.path = std::string(kExamples) + "example-undirected.properties"},
-                     WeightUse::kNonNegative);
-  ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_FALSE(g->directed);
+  auto loaded = LoadGraph({.path = std::string(kExamples) + "example-undirected.properties"},
+                          WeightUse::kNonNegative);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_FALSE(loaded->directed);
+  EXPECT_TRUE(loaded->symmetric);
+  EXPECT_EQ(loaded->num_stored_edges(), 12u);
+  const GraphInput expanded = WithReverseEdges(*loaded);
+  const GraphInput* g = &expanded;
   EXPECT_EQ(g->num_vertices(), 9u);
   EXPECT_EQ(g->external_ids.front(), "2");
   EXPECT_EQ(g->external_ids.back(), "10");

@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "lockstep/bsp/graph.h"
 #include "test_graphs.h"
 
@@ -49,15 +51,25 @@ struct EdgeView {
   friend bool operator==(const EdgeView&, const EdgeView&) = default;
 };
 
-class TopologyPartsTest : public ::testing::TestWithParam<uint64_t> {};
+// MixedGraph read as undirected: each edge stored once, standing for both directions.
+GraphInput SymmetricMixedGraph() {
+  GraphInput input = MixedGraph();
+  MakeSymmetric(input);
+  return input;
+}
+
+// (parts, symmetric input)
+class TopologyPartsTest : public ::testing::TestWithParam<std::tuple<uint64_t, bool>> {};
 
 TEST_P(TopologyPartsTest, PartsCoverTheGraphExactly) {
-  const uint64_t parts = GetParam();
-  const GraphInput input = MixedGraph();
+  const uint64_t parts = std::get<0>(GetParam());
+  const GraphInput built_from = std::get<1>(GetParam()) ? SymmetricMixedGraph() : MixedGraph();
+  // The expectations read every directed edge from the arrays, in GraphInput's order.
+  const GraphInput input = WithReverseEdges(built_from);
   const partition::Range split = bsptest::Split(parts);
   std::vector<Graph<double>> graphs;
   for (uint64_t p = 0; p < parts; ++p) {
-    auto g = Graph<double>::Build(input, split, p, /*in_edges=*/true);
+    auto g = Graph<double>::Build(built_from, split, p, /*in_edges=*/true);
     ASSERT_TRUE(g.ok()) << g.status();
     graphs.push_back(*std::move(g));
   }
@@ -152,7 +164,43 @@ TEST_P(TopologyPartsTest, PartsCoverTheGraphExactly) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Parts, TopologyPartsTest, ::testing::Values(1, 3));
+INSTANTIATE_TEST_SUITE_P(Parts, TopologyPartsTest,
+                         ::testing::Combine(::testing::Values(1, 3), ::testing::Bool()));
+
+// A symmetric input builds exactly what the same graph with its reverse edges stored builds: the
+// same slots, remotes, CSR order and edge values, in every part, with and without in-edges.
+TEST(TopologyTest, SymmetricInputBuildsLikeStoredReverses) {
+  const GraphInput symmetric = SymmetricMixedGraph();
+  const GraphInput stored = WithReverseEdges(symmetric);
+  EXPECT_EQ(symmetric.num_edges(), stored.num_edges());
+  EXPECT_LT(symmetric.num_stored_edges(), stored.num_stored_edges());
+  for (uint64_t parts : {1, 2, 3}) {
+    const partition::Range split = bsptest::Split(parts);
+    for (uint64_t p = 0; p < parts; ++p) {
+      for (bool in_edges : {false, true}) {
+        SCOPED_TRACE(absl::StrCat(parts, " parts, part ", p, in_edges ? ", in-edges" : ""));
+        auto a = Graph<double>::Build(symmetric, split, p, in_edges);
+        auto b = Graph<double>::Build(stored, split, p, in_edges);
+        ASSERT_TRUE(a.ok() && b.ok());
+        const Topology& ta = a->topology();
+        const Topology& tb = b->topology();
+        ASSERT_EQ(ta.num_local(), tb.num_local());
+        ASSERT_EQ(ta.num_remote(), tb.num_remote());
+        ASSERT_EQ(ta.num_out_edges(), tb.num_out_edges());
+        for (uint32_t r = 0; r < ta.num_remote(); ++r) EXPECT_EQ(ta.remote_id(r), tb.remote_id(r));
+        for (uint32_t v = 0; v < ta.num_local(); ++v) {
+          EXPECT_EQ(ta.id(v), tb.id(v));
+          EXPECT_THAT(ta.out_slots(v), ::testing::ElementsAreArray(tb.out_slots(v)));
+          EXPECT_THAT(a->out_values(v), ::testing::ElementsAreArray(b->out_values(v)));
+          ASSERT_EQ(ta.has_in_edges(), tb.has_in_edges());
+          if (!in_edges) continue;
+          EXPECT_THAT(ta.in_slots(v), ::testing::ElementsAreArray(tb.in_slots(v)));
+          EXPECT_THAT(a->in_values(v), ::testing::ElementsAreArray(b->in_values(v)));
+        }
+      }
+    }
+  }
+}
 
 TEST(TopologyTest, OnePartHasNoRemotes) {
   const GraphInput input = MixedGraph();

@@ -89,11 +89,11 @@ class ProgramRunner final : public JobRunner {
     if (!split.ok()) return split.status();
     auto program = App::Make(details.params, *input);
     if (!program.ok()) return program.status();
-    auto graph = Graph<typename Program::EdgeValue>::Build(*input, *split, details.worker_index,
-                                                           NeedsInEdges<Program>());
+    // The graph takes what the job needs; the input goes as it is used, and entirely before the
+    // engine's state is allocated, which keeps it out of the peak memory of a run.
+    auto graph = Graph<typename Program::EdgeValue>::BuildReleasing(
+        *input, *split, details.worker_index, NeedsInEdges<Program>());
     if (!graph.ok()) return graph.status();
-    input->src.clear();
-    input->src.shrink_to_fit();
     engine_ = std::make_unique<Engine<Program>>(std::move(*program), std::move(*graph));
     return factory(*engine_, engine_->ProgramCallbacks());
   }

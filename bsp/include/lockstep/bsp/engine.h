@@ -246,7 +246,11 @@ class Engine final : public StepEngine {
       buf.active = buf.unhalted = buf.sent = buf.published = 0;
     }
     aggregators_.MergeStep();
+    const auto flush_start = std::chrono::steady_clock::now();
     if (auto st = FlushRemote(superstep); !st.ok()) return st;
+    stats.relay_encode_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - flush_start).count();
+    stats.relay_decode_seconds = relay_decode_seconds_;
     stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return stats;
   }
@@ -347,7 +351,10 @@ class Engine final : public StepEngine {
   // Moves last superstep's messages (local blocks in order, then relayed batches in sender order)
   // into the inbox of `superstep`.
   absl::Status Deliver(uint64_t superstep) {
+    const auto decode_start = std::chrono::steady_clock::now();
     if (auto st = DecodeRelayed(superstep); !st.ok()) return st;
+    relay_decode_seconds_ =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - decode_start).count();
     const uint32_t n = topology().num_local();
     if constexpr (IsBroadcast<P>()) {
       // The pull: each vertex combines what its in-neighbours published, in in-edge order. When
@@ -633,6 +640,7 @@ class Engine final : public StepEngine {
 
   AggregatorRegistry aggregators_;
   Relayer* relayer_ = nullptr;
+  double relay_decode_seconds_ = 0;  // of the superstep under way (StepStats)
   std::mutex relayed_mu_;
   std::vector<RelayBatch> relayed_;
 };

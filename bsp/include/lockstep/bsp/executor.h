@@ -19,6 +19,10 @@ struct StepStats {
   uint64_t messages = 0;  // messages sent (local and remote), delivered next superstep
   uint64_t unhalted = 0;  // vertices that did not vote to halt
   double seconds = 0;     // compute, delivery and relay time of this process
+  // Of `seconds`: encoding the batches for other partitions, and decoding theirs (distributed
+  // mode; one clock read pair each per superstep).
+  double relay_encode_seconds = 0;
+  double relay_decode_seconds = 0;
 };
 
 // Without a keep-running callback a job goes on while a vertex is awake or a message is pending.

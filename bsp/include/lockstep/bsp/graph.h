@@ -19,21 +19,14 @@ class Graph {
   // constructible from a double unless it is NoValue.
   static absl::StatusOr<Graph> Build(const GraphInput& input, const partition::Range& split,
                                      uint64_t part, bool in_edges) {
-    constexpr bool kValues = !std::is_same_v<E, NoValue>;
-    std::vector<uint32_t> out_map, in_map;
-    auto topo = Topology::Build(input, split, part, in_edges, kValues ? &out_map : nullptr,
-                                kValues ? &in_map : nullptr);
-    if (!topo.ok()) return topo.status();
-    Graph g(std::move(*topo));
-    if constexpr (kValues) {
-      auto value_of = [&](uint32_t e) {
-        return static_cast<E>(input.weights.empty() ? 1.0 : input.weights[e]);
-      };
-      g.out_values_.reserve(out_map.size());
-      for (uint32_t e : out_map) g.out_values_.push_back(value_of(e));
-      g.in_values_.reserve(in_map.size());
-      for (uint32_t e : in_map) g.in_values_.push_back(value_of(e));
-    }
+    return Build(input, nullptr, split, part, in_edges);
+  }
+  // As Build, but empties `input` as it goes (Topology::BuildReleasing), for a caller that needs
+  // it no more: a job's start, whose peak memory this lowers.
+  static absl::StatusOr<Graph> BuildReleasing(GraphInput& input, const partition::Range& split,
+                                              uint64_t part, bool in_edges) {
+    auto g = Build(input, &input, split, part, in_edges);
+    input = GraphInput{};
     return g;
   }
 
@@ -50,6 +43,30 @@ class Graph {
 
  private:
   explicit Graph(Topology topology) : topology_(std::move(topology)) {}
+
+  static absl::StatusOr<Graph> Build(const GraphInput& input, GraphInput* release,
+                                     const partition::Range& split, uint64_t part, bool in_edges) {
+    constexpr bool kValues = !std::is_same_v<E, NoValue>;
+    std::vector<uint32_t> out_map, in_map;
+    auto topo =
+        release != nullptr
+            ? Topology::BuildReleasing(*release, split, part, in_edges,
+                                       kValues ? &out_map : nullptr, kValues ? &in_map : nullptr)
+            : Topology::Build(input, split, part, in_edges, kValues ? &out_map : nullptr,
+                              kValues ? &in_map : nullptr);
+    if (!topo.ok()) return topo.status();
+    Graph g(std::move(*topo));
+    if constexpr (kValues) {
+      auto value_of = [&](uint32_t e) {
+        return static_cast<E>(input.weights.empty() ? 1.0 : input.weights[e]);
+      };
+      g.out_values_.reserve(out_map.size());
+      for (uint32_t e : out_map) g.out_values_.push_back(value_of(e));
+      g.in_values_.reserve(in_map.size());
+      for (uint32_t e : in_map) g.in_values_.push_back(value_of(e));
+    }
+    return g;
+  }
 
   Topology topology_;
   std::vector<E> out_values_;

@@ -28,21 +28,51 @@ enum class WeightUse {
 // A whole input graph with dense global vertex indexes. Vertices are ordered by external ID:
 // integer IDs numerically first, then all other IDs as byte strings (ExternalIdLess), so the order
 // does not depend on the input's line order or the thread count.
+//
+// An undirected input stores each edge once (`symmetric`): a stored edge that is not a self-loop
+// also stands for its reverse, which Topology::Build adds while it lays out the CSR. Storing it
+// twice here would double the input's share of a load's peak memory. The directed edges of a
+// symmetric input are, in this order, the stored edges and then the reverses of the stored
+// non-loop edges in stored order (ForEachEdge visits them so; WithReverseEdges stores them so).
 struct GraphInput {
   std::vector<std::string> external_ids;
-  // Edge i goes from src[i] to dst[i]; an undirected input holds both directions.
+  // Stored edge i goes from src[i] to dst[i].
   std::vector<uint32_t> src;
   std::vector<uint32_t> dst;
-  // One per edge, or empty if the input has no weights or they were not asked for.
+  // One per stored edge, or empty if the input has no weights or they were not asked for. A
+  // reverse edge has the weight of the edge it reverses.
   std::vector<double> weights;
   bool directed = true;
+  // Every stored non-loop edge also stands for its reverse (see above).
+  bool symmetric = false;
+  // Symmetric only: the number of stored edges that are not self-loops (the reverses).
+  size_t num_reverse = 0;
   // Graphalytics only: the properties with their "graph.<name>." prefix removed
   // (e.g. "pr.damping-factor" -> "0.85").
   std::map<std::string, std::string> properties;
 
   size_t num_vertices() const { return external_ids.size(); }
-  size_t num_edges() const { return src.size(); }
+  // Directed edges, reverses included.
+  size_t num_edges() const { return src.size() + (symmetric ? num_reverse : 0); }
+  size_t num_stored_edges() const { return src.size(); }
 };
+
+// Calls f(src, dst, stored_index) for every directed edge of `input`, in the order above.
+template <class F>
+void ForEachEdge(const GraphInput& input, F&& f) {
+  const size_t m = input.src.size();
+  for (size_t e = 0; e < m; ++e) f(input.src[e], input.dst[e], e);
+  if (!input.symmetric) return;
+  for (size_t e = 0; e < m; ++e) {
+    if (input.src[e] != input.dst[e]) f(input.dst[e], input.src[e], e);
+  }
+}
+
+// The same graph with every directed edge stored (not symmetric): for oracles and tests that
+// read the edge arrays directly.
+GraphInput WithReverseEdges(const GraphInput& input);
+// Marks an input whose edges stand for both directions as symmetric (counts num_reverse).
+void MakeSymmetric(GraphInput& input);
 
 absl::StatusOr<GraphInput> LoadGraph(const GraphSource& source, WeightUse weights);
 

@@ -36,12 +36,20 @@ class Topology {
  public:
   // Keeps the vertices of `input` whose UUID falls in part `part` of `split` (all of them when
   // split has one part), their out-edges and, if `in_edges`, their in-edges. `input_edge_of_out`
-  // and `input_edge_of_in`, if not null, receive for each stored edge its index in `input`, so
-  // that typed edge values can be laid out alongside.
+  // and `input_edge_of_in`, if not null, receive for each CSR edge the index of its stored edge in
+  // `input` (for the reverse of a symmetric input's edge, that edge's), so that typed edge values
+  // can be laid out alongside.
   static absl::StatusOr<Topology> Build(const GraphInput& input, const partition::Range& split,
                                         uint64_t part, bool in_edges,
                                         std::vector<uint32_t>* input_edge_of_out,
                                         std::vector<uint32_t>* input_edge_of_in);
+  // As Build, but frees the input's vertex names and edge arrays as soon as it is done with them
+  // (they are left empty; the weights stay for the caller), which lowers the peak memory of a
+  // job's start: the names before the CSR is laid out, the edges before the UUID index is built.
+  static absl::StatusOr<Topology> BuildReleasing(GraphInput& input, const partition::Range& split,
+                                                 uint64_t part, bool in_edges,
+                                                 std::vector<uint32_t>* input_edge_of_out,
+                                                 std::vector<uint32_t>* input_edge_of_in);
 
   uint32_t num_local() const { return static_cast<uint32_t>(ids_.size()); }
   uint64_t num_global() const { return num_global_; }
@@ -101,6 +109,10 @@ class Topology {
 
  private:
   Topology(partition::Range split) : split_(std::move(split)) {}
+  static absl::StatusOr<Topology> Build(const GraphInput& input, GraphInput* release,
+                                        const partition::Range& split, uint64_t part, bool in_edges,
+                                        std::vector<uint32_t>* input_edge_of_out,
+                                        std::vector<uint32_t>* input_edge_of_in);
 
   partition::Range split_;
   uint64_t part_ = 0;

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lockstep/dbsp/phase_time.h"
 #include "lockstep/v1/jobqueue.pb.h"
 
 namespace lockstep::dbsp {
@@ -50,6 +51,13 @@ class JobCoordinator {
   uint64_t relayed_batches() const;
   uint64_t relayed_bytes() const;
 
+  // Time spent so far waiting in WaitAll (the first barrier, PRE of superstep 0, apart: it waits
+  // for the workers to load), and forwarding relay batches (checks and the hand-over to the
+  // destination's outbox, which blocks while that is full).
+  const PhaseTime& start_wait() const { return start_wait_; }
+  const PhaseTime& barrier_waits() const { return barrier_waits_; }
+  const PhaseTime& forwarding() const { return forwarding_; }
+
  private:
   struct Expected {
     v1::Step::Type type;
@@ -69,6 +77,9 @@ class JobCoordinator {
   uint32_t count_ = 0;
   uint64_t relayed_batches_ = 0;
   uint64_t relayed_bytes_ = 0;
+  PhaseTime start_wait_;
+  PhaseTime barrier_waits_;
+  PhaseTime forwarding_;
 };
 
 }  // namespace lockstep::dbsp
