@@ -317,7 +317,7 @@ absl::Status ServeWorker(const bsp::AppRegistry& apps, const WorkerOptions& opti
   uint64_t jobs = 0;
   bool warned = false;
 
-  // The context of the stream in use, so that a stop can cut a wait for the next job short.
+  // The context of a stream waiting for its job, so that a stop can cut that wait short.
   std::mutex mu;
   grpc::ClientContext* current = nullptr;
   WorkerJob* running = nullptr;
@@ -348,13 +348,15 @@ absl::Status ServeWorker(const bsp::AppRegistry& apps, const WorkerOptions& opti
     std::unique_ptr<Stream> stream = stub->JobStream(&ctx);
     v1::MasterPayload first;
     const bool got = stream->Read(&first);
+    {
+      // From here a stop fails the job instead (`running`), and the stream must stay up until the
+      // failure has reached the master: cancelling it as well lost the reason under load.
+      std::lock_guard<std::mutex> lock(mu);
+      current = nullptr;
+    }
     if (!got || !first.has_job_details()) {
       if (got) stream->WritesDone();
       grpc::Status st = stream->Finish();
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        current = nullptr;
-      }
       if (stop.load()) break;
       if (!warned || st.error_code() != grpc::StatusCode::UNAVAILABLE) {
         spdlog::warn("no job from master {}: {}; redialling", options.master,
@@ -397,10 +399,6 @@ absl::Status ServeWorker(const bsp::AppRegistry& apps, const WorkerOptions& opti
     writer.join();
     reader.join();
     grpc::Status final = stream->Finish();
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      current = nullptr;
-    }
     if (st.ok()) {
       spdlog::info("{}completed; {}", tag, job.TimeSplit());
     } else {
