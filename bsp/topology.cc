@@ -182,15 +182,18 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
   const size_t m = input.num_stored_edges();
   const bool symmetric = input.symmetric;
   std::vector<uint8_t> needed(n_global, 0);
-  tbb::parallel_for(size_t{0}, m, [&](size_t e) {
-    const uint32_t s = input.src[e], d = input.dst[e];
-    if (slot[s] != kNoVertex && slot[d] == kNoVertex) {
-      std::atomic_ref<uint8_t>(needed[d]).store(1, std::memory_order_relaxed);
-    }
-    if ((in_edges || symmetric) && slot[d] != kNoVertex && slot[s] == kNoVertex) {
-      std::atomic_ref<uint8_t>(needed[s]).store(1, std::memory_order_relaxed);
-    }
-  });
+  // With every vertex local (one part) there are no remote ends: skip the pass over the edges.
+  if (n_local < n_global) {
+    tbb::parallel_for(size_t{0}, m, [&](size_t e) {
+      const uint32_t s = input.src[e], d = input.dst[e];
+      if (slot[s] != kNoVertex && slot[d] == kNoVertex) {
+        std::atomic_ref<uint8_t>(needed[d]).store(1, std::memory_order_relaxed);
+      }
+      if ((in_edges || symmetric) && slot[d] != kNoVertex && slot[s] == kNoVertex) {
+        std::atomic_ref<uint8_t>(needed[s]).store(1, std::memory_order_relaxed);
+      }
+    });
+  }
   std::vector<uint32_t> remotes;
   for (uint32_t g = 0; g < n_global; ++g) {
     if (needed[g]) remotes.push_back(g);
