@@ -1,7 +1,5 @@
 #include "lockstep/bsp/topology.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <atomic>
 #include <numeric>
@@ -107,21 +105,6 @@ class StableBucket {
   std::vector<size_t> begin_;  // chunk c is edges begin_[c]..begin_[c + 1]
   std::vector<std::vector<Counter>> counts_;
 };
-
-// Sizes an empty vector to n elements, asking for transparent huge pages first: the counting
-// sort writes its arrays at random positions, which with 4 KiB pages misses the TLB on nearly
-// every write (and faults 512 times as often).
-template <class T>
-void ResizeHuge(std::vector<T>& v, size_t n) {
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  if (v.empty() && n * sizeof(T) >= 4 * kHuge) {
-    v.reserve(n);
-    const uintptr_t begin = (reinterpret_cast<uintptr_t>(v.data()) + kHuge - 1) & ~(kHuge - 1);
-    const uintptr_t end = (reinterpret_cast<uintptr_t>(v.data() + n)) & ~(kHuge - 1);
-    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-  }
-  v.resize(n);
-}
 
 }  // namespace
 
@@ -252,8 +235,8 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
         tbb::parallel_for(uint32_t{0}, n_local,
                           [&](uint32_t v) { (*heads)[v] = bucket.SplitPosition(v) - offsets[v]; });
       }
-      ResizeHuge(ends, kept);
-      if (input_edge) ResizeHuge(*input_edge, kept);
+      ends.resize(kept);
+      if (input_edge) input_edge->resize(kept);
       bucket.Scatter([&](size_t e, uint64_t pos) {
         const size_t i = e < m ? e : e - m;
         ends[pos] = slot[e < m ? other[i] : by[i]];
@@ -297,7 +280,7 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
         Release(release->dst);
       }
       auto rotate_into = [&](const std::vector<uint32_t>& from, std::vector<uint32_t>& to) {
-        ResizeHuge(to, from.size());
+        to.resize(from.size());
         tbb::parallel_for(uint32_t{0}, n_local, [&](uint32_t v) {
           const auto b = from.begin() + static_cast<ptrdiff_t>(t.out_offsets_[v]);
           const auto e = from.begin() + static_cast<ptrdiff_t>(t.out_offsets_[v + 1]);
