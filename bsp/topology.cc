@@ -1,6 +1,7 @@
 #include "lockstep/bsp/topology.h"
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -28,21 +29,39 @@ void Release(T& v) {
 template <class Key, class Counter>
 class StableBucket {
  public:
-  StableBucket(size_t m, uint32_t num_keys, Key key) : m_(m), num_keys_(num_keys), key_(key) {
+  // With 0 < split < m, a chunk boundary falls at edge `split`, so that SplitPosition() can tell
+  // where each key's edges from split on begin (the layout does not depend on the chunks).
+  StableBucket(size_t m, uint32_t num_keys, Key key, size_t split = 0)
+      : m_(m), num_keys_(num_keys), key_(key) {
     const size_t threads = static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+    const size_t keys = static_cast<size_t>(num_keys);
     // Enough chunks to keep every thread busy; few enough that chunks x keys counters stay small.
     chunks_ = std::clamp<size_t>(m / (1 << 16), 1, 2 * threads);
-    while (chunks_ > 1 && chunks_ * static_cast<size_t>(num_keys) > (size_t{1} << 27)) chunks_ /= 2;
-    per_ = (m + chunks_ - 1) / std::max<size_t>(1, chunks_);
+    while (chunks_ > 1 && chunks_ * keys > (size_t{1} << 27)) chunks_ /= 2;
+    if (split > 0 && split < m && (chunks_ >= 2 || 2 * keys <= (size_t{1} << 27))) {
+      const size_t half = std::max<size_t>(1, chunks_ / 2);
+      chunks_ = 2 * half;
+      split_chunk_ = half;
+      for (size_t c = 0; c < half; ++c) begin_.push_back(split * c / half);
+      for (size_t c = 0; c < half; ++c) begin_.push_back(split + (m - split) * c / half);
+    } else {
+      const size_t per = (m + chunks_ - 1) / chunks_;
+      for (size_t c = 0; c < chunks_; ++c) begin_.push_back(std::min(m, c * per));
+    }
+    begin_.push_back(m);
   }
+
+  // Whether the chunks split where asked, so that SplitPosition() works.
+  bool has_split() const { return split_chunk_ != 0; }
+  // Between Count() and Scatter(): the position of key k's first edge at or after the split.
+  uint64_t SplitPosition(uint32_t k) const { return counts_[split_chunk_][k]; }
 
   // Fills offsets (size num_keys + 1) and returns the number of kept edges.
   uint64_t Count(std::vector<uint64_t>& offsets) {
     counts_.assign(chunks_, {});
     tbb::parallel_for(size_t{0}, chunks_, [&](size_t c) {
       counts_[c].assign(num_keys_, Counter{0});
-      const size_t end = std::min(m_, (c + 1) * per_);
-      for (size_t e = c * per_; e < end; ++e) {
+      for (size_t e = begin_[c], end = begin_[c + 1]; e < end; ++e) {
         const uint32_t k = key_(e);
         if (k != kNoVertex) ++counts_[c][k];
       }
@@ -69,8 +88,7 @@ class StableBucket {
   template <class Place>
   void Scatter(Place&& place) {
     tbb::parallel_for(size_t{0}, chunks_, [&](size_t c) {
-      const size_t end = std::min(m_, (c + 1) * per_);
-      for (size_t e = c * per_; e < end; ++e) {
+      for (size_t e = begin_[c], end = begin_[c + 1]; e < end; ++e) {
         const uint32_t k = key_(e);
         if (k != kNoVertex) place(e, counts_[c][k]++);
       }
@@ -83,7 +101,8 @@ class StableBucket {
   uint32_t num_keys_;
   Key key_;
   size_t chunks_ = 1;
-  size_t per_ = 0;
+  size_t split_chunk_ = 0;
+  std::vector<size_t> begin_;  // chunk c is edges begin_[c]..begin_[c + 1]
   std::vector<std::vector<Counter>> counts_;
 };
 
@@ -146,15 +165,18 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
   const size_t m = input.num_stored_edges();
   const bool symmetric = input.symmetric;
   std::vector<uint8_t> needed(n_global, 0);
-  tbb::parallel_for(size_t{0}, m, [&](size_t e) {
-    const uint32_t s = input.src[e], d = input.dst[e];
-    if (slot[s] != kNoVertex && slot[d] == kNoVertex) {
-      std::atomic_ref<uint8_t>(needed[d]).store(1, std::memory_order_relaxed);
-    }
-    if ((in_edges || symmetric) && slot[d] != kNoVertex && slot[s] == kNoVertex) {
-      std::atomic_ref<uint8_t>(needed[s]).store(1, std::memory_order_relaxed);
-    }
-  });
+  // With every vertex local (one part) there are no remote ends: skip the pass over the edges.
+  if (n_local < n_global) {
+    tbb::parallel_for(size_t{0}, m, [&](size_t e) {
+      const uint32_t s = input.src[e], d = input.dst[e];
+      if (slot[s] != kNoVertex && slot[d] == kNoVertex) {
+        std::atomic_ref<uint8_t>(needed[d]).store(1, std::memory_order_relaxed);
+      }
+      if ((in_edges || symmetric) && slot[d] != kNoVertex && slot[s] == kNoVertex) {
+        std::atomic_ref<uint8_t>(needed[s]).store(1, std::memory_order_relaxed);
+      }
+    });
+  }
   std::vector<uint32_t> remotes;
   for (uint32_t g = 0; g < n_global; ++g) {
     if (needed[g]) remotes.push_back(g);
@@ -191,9 +213,11 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
   // stored edge e, or for e >= m in a symmetric input the reverse of stored edge e - m (dropped
   // for a self-loop, which is stored once): the order GraphInput documents.
   const size_t directed_m = symmetric ? 2 * m : m;
+  // heads[v], if asked for: how many of v's out-edges come from stored edges (the rest are
+  // reverses), left empty if the bucket could not split there.
   auto build_csr = [&](const std::vector<uint32_t>& by, const std::vector<uint32_t>& other,
                        std::vector<uint64_t>& offsets, std::vector<uint32_t>& ends,
-                       std::vector<uint32_t>* input_edge) {
+                       std::vector<uint32_t>* input_edge, std::vector<uint64_t>* heads) {
     auto key = [&](size_t e) {
       if (e < m) {
         const uint32_t v = slot[by[e]];
@@ -206,6 +230,11 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
     };
     auto fill = [&](auto& bucket) {
       const uint64_t kept = bucket.Count(offsets);
+      if (heads != nullptr && bucket.has_split()) {
+        heads->resize(n_local);
+        tbb::parallel_for(uint32_t{0}, n_local,
+                          [&](uint32_t v) { (*heads)[v] = bucket.SplitPosition(v) - offsets[v]; });
+      }
       ends.resize(kept);
       if (input_edge) input_edge->resize(kept);
       bucket.Scatter([&](size_t e, uint64_t pos) {
@@ -214,16 +243,61 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
         if (input_edge) (*input_edge)[pos] = static_cast<uint32_t>(i);
       });
     };
+    const size_t split_at = heads != nullptr ? m : 0;
     if (directed_m < kNoVertex) {
-      StableBucket<decltype(key), uint32_t> bucket(directed_m, n_local, key);
+      StableBucket<decltype(key), uint32_t> bucket(directed_m, n_local, key, split_at);
       fill(bucket);
     } else {
-      StableBucket<decltype(key), uint64_t> bucket(directed_m, n_local, key);
+      StableBucket<decltype(key), uint64_t> bucket(directed_m, n_local, key, split_at);
       fill(bucket);
     }
   };
-  build_csr(input.src, input.dst, t.out_offsets_, t.out_targets_, input_edge_of_out);
-  if (in_edges) build_csr(input.dst, input.src, t.in_offsets_, t.in_sources_, input_edge_of_in);
+  // A symmetric input's in-edges are its out-edges, in another order: v's out-edges are its stored
+  // edges (v first) then the reverses of the stored edges into v; its in-edges are the stored
+  // edges into v then the reverses of its stored edges. Unless v has a self-loop (stored once,
+  // among both firsts), that is a rotation of v's out-edges by heads[v], which saves the in-CSR's
+  // counting sort; with a self-loop the in-CSR is sorted like a directed input's.
+  std::vector<uint64_t> heads;
+  const bool rotate =
+      symmetric && in_edges && (input_edge_of_in == nullptr || input_edge_of_out != nullptr);
+  build_csr(input.src, input.dst, t.out_offsets_, t.out_targets_, input_edge_of_out,
+            rotate ? &heads : nullptr);
+  bool rotated = false;
+  if (rotate && !heads.empty()) {
+    std::atomic<bool> self_loop{false};
+    tbb::parallel_for(uint32_t{0}, n_local, [&](uint32_t v) {
+      const uint64_t b = t.out_offsets_[v];
+      for (uint64_t j = b, end = b + heads[v]; j < end; ++j) {
+        if (t.out_targets_[j] == v) {
+          self_loop.store(true, std::memory_order_relaxed);
+          return;
+        }
+      }
+    });
+    if (!self_loop.load()) {
+      if (release != nullptr) {
+        Release(release->src);
+        Release(release->dst);
+      }
+      auto rotate_into = [&](const std::vector<uint32_t>& from, std::vector<uint32_t>& to) {
+        to.resize(from.size());
+        tbb::parallel_for(uint32_t{0}, n_local, [&](uint32_t v) {
+          const auto b = from.begin() + static_cast<ptrdiff_t>(t.out_offsets_[v]);
+          const auto e = from.begin() + static_cast<ptrdiff_t>(t.out_offsets_[v + 1]);
+          std::rotate_copy(b, b + static_cast<ptrdiff_t>(heads[v]), e,
+                           to.begin() + static_cast<ptrdiff_t>(t.out_offsets_[v]));
+        });
+      };
+      t.in_offsets_ = t.out_offsets_;
+      rotate_into(t.out_targets_, t.in_sources_);
+      if (input_edge_of_in != nullptr) rotate_into(*input_edge_of_out, *input_edge_of_in);
+      rotated = true;
+    }
+  }
+  Release(heads);
+  if (in_edges && !rotated) {
+    build_csr(input.dst, input.src, t.in_offsets_, t.in_sources_, input_edge_of_in, nullptr);
+  }
 
   // The UUID index last, after the CSR build's peak (its counters are gone by now) and, if the
   // input may go, after its edge arrays.
