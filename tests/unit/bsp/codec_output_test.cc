@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 
 #include <bit>
+#include <boost/uuid/name_generator_sha1.hpp>
+#include <boost/uuid/string_generator.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -100,6 +102,24 @@ TEST(VertexIdTest, NameBasedV5ForNonUuids) {
   EXPECT_EQ(one.version(), boost::uuids::uuid::version_name_based_sha1);
   EXPECT_EQ(one.variant(), boost::uuids::uuid::variant_rfc_4122);
   EXPECT_EQ(ToString(one).size(), 36u);
+}
+
+// Vertex UUIDs decide partitions, so they are fixed forever: RFC 4122 v5 in the project's
+// namespace, as Python's uuid.uuid5 computes them, and as Boost's generator (used before OpenSSL
+// took over the hashing) gives them at every name length around SHA-1's block boundaries.
+TEST(VertexIdTest, NameBasedV5MatchesRfc4122AndBoostAtEveryLength) {
+  EXPECT_EQ(ToString(VertexIdFromExternal("1")), "d2395151-283d-5d58-b4b5-ceeadf0e32c7");
+  EXPECT_EQ(ToString(VertexIdFromExternal("alice")), "b1254cbc-efb7-5e5a-ae83-5649742046b5");
+  EXPECT_EQ(ToString(VertexIdFromExternal(std::string(64, 'x'))),
+            "4c895ec6-d6d1-5220-9bb8-790294094b72");
+  const boost::uuids::uuid ns =
+      boost::uuids::string_generator()("3f1c2a58-9d4e-4b7a-8c35-1e6d2f0a9b47");
+  boost::uuids::name_generator_sha1 boost_v5(ns);
+  std::string name;
+  for (int length = 0; length <= 200; ++length) {
+    EXPECT_EQ(VertexIdFromExternal(name), boost_v5(name.data(), name.size())) << length;
+    name.push_back(static_cast<char>('a' + length % 26));
+  }
 }
 
 TEST(VertexIdTest, ParseUuid) {
