@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "health_service.h"
+#include "lockstep/dbsp/grpc_options.h"
 
 namespace lockstep::dbsp {
 
@@ -42,7 +43,7 @@ absl::StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(const std::str
   s->health_->Set(service, false);
   s->service_ = service;
   grpc::ServerBuilder builder;
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // a port in use is an error
+  ConfigureServer(builder);  // as the master's: keepalive, and a port in use is an error
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &s->port_);
   builder.RegisterService(s->health_.get());
   s->server_ = builder.BuildAndStart();
