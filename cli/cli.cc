@@ -99,6 +99,7 @@ absl::StatusOr<bsp::JobDetails> MakeJob(const bsp::AppInfo& app, const JobFlags&
   job.app = app.name;
   job.graph = {flags.graph, flags.format, flags.undirected};
   job.output = flags.out;
+  job.max_supersteps = flags.max_supersteps;
   for (const bsp::AppParam& p : app.params) job.params[p.name] = p.default_value;
   for (const auto& [name, value] : flags.params) {
     const bool known = std::any_of(app.params.begin(), app.params.end(),
@@ -170,9 +171,9 @@ int RunLocal(const bsp::AppInfo& app, const JobFlags& flags, size_t top) {
     return Fail(st);
   }
   const double compute_s = SecondsSince(compute_start);
-  if (auto st = runner->CompleteJob(*job); !st.ok()) {
+  if (auto written = runner->CompleteJob(*job); !written.ok()) {
     runner->AbortJob(*job);
-    return Fail(st);
+    return Fail(written.status());
   }
   spdlog::info(
       "{}: {} vertices, {} supersteps, load {:.3f} s, compute {:.3f} s, total {:.3f} s; "
@@ -194,6 +195,7 @@ struct MasterFlags {
   std::string acquire_timeout = "0";
   std::string last_call = "0";
   std::string every;
+  std::string peer_timeout = "120s";
 };
 
 int RunMaster(const bsp::AppRegistry& apps, const MasterFlags& m, JobFlags flags) {
@@ -206,6 +208,12 @@ int RunMaster(const bsp::AppRegistry& apps, const MasterFlags& m, JobFlags flags
   auto job = MakeJob(*app, flags);
   if (!job.ok()) return Fail(job.status());
   for (const bsp::AppParam& p : app->params) {
+    if (p.local_only && flags.params.count(p.name) > 0) {
+      // Never ignore a flag: say where it works instead.
+      spdlog::error("--{} is not supported by `lockstep master` (app {}); use `lockstep run`",
+                    p.name, app->name);
+      return 2;
+    }
     std::string& value = job->params[p.name];
     if (p.is_path && !value.empty()) value = std::filesystem::absolute(value, ec).string();
   }
@@ -231,7 +239,9 @@ int RunMaster(const bsp::AppRegistry& apps, const MasterFlags& m, JobFlags flags
   }
   spec.pool.acquire_timeout = *acquire;
   spec.pool.last_call = *last_call;
-  spec.executor.max_supersteps = flags.max_supersteps;
+  auto peer_timeout = ParseDuration(m.peer_timeout, "--peer-timeout");
+  if (!peer_timeout.ok()) return Fail(peer_timeout.status());
+  spec.peer_timeout = *peer_timeout;
   spec.progress = [](const dbsp::MasterProgress& p) {
     spdlog::info(
         "superstep {} | active {} | messages {} | relayed {} batches, {} bytes | {:.1f} ms",
@@ -335,6 +345,11 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
                      "give up if the workers are not there within this (0: wait forever)");
   master->add_option("--last-call", master_flags.last_call,
                      "once the minimum is met, wait this long for more workers");
+  master
+      ->add_option("--peer-timeout", master_flags.peer_timeout,
+                   "fail the job when a worker has not entered a barrier this long after it "
+                   "opened (the first one includes loading; 0: never)")
+      ->capture_default_str();
   master->add_option("--every", master_flags.every,
                      "run a job every DURATION until SIGTERM (the periodic refresh)");
   master->add_option("--port-file", master_flags.port_file,

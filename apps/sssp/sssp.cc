@@ -61,7 +61,8 @@ bsp::AppInfo Info() {
   info.summary = "single-source shortest paths (non-negative weights; 1 when unweighted)";
   info.params = {
       {"source", "", "the source vertex (external ID)"},
-      {"path-to", "", "also print the shortest path to this vertex on stdout"},
+      {"path-to", "", "also print the shortest path to this vertex on stdout (run only)", false,
+       true},
   };
   info.from_graphalytics = [](const std::map<std::string, std::string>& props,
                               bsp::Params& params) {

@@ -6,6 +6,8 @@
 //
 //   --fail-start-worker K        start_job fails on worker K
 //   --fail-complete-worker K     complete_job fails on worker K
+//   --skip-part-worker K         worker K removes its part after writing it (and reports it)
+//   --damage-part-worker K       worker K flips a bit of its part after writing it
 //   --fail-compute-superstep S   compute fails at superstep S on the vertex --fail-compute-vertex V
 //                                (so on the worker that owns V)
 //   --nobody-superstep S         at superstep S the vertex --nobody-from V sends a message with
@@ -207,14 +209,32 @@ class Runner final : public bsp::JobRunner {
     return inner_.StartJob(d, factory);
   }
 
-  absl::Status CompleteJob(const bsp::JobDetails& details) override {
+  absl::StatusOr<bsp::OutputSummary> CompleteJob(const bsp::JobDetails& details) override {
     auto k = bsp::ParamInt(details.params, "fail-complete-worker");
     if (!k.ok()) return k.status();
-    if (armed_ && !details.coordinator && *k == static_cast<int64_t>(details.worker_index)) {
+    const auto me = static_cast<int64_t>(details.worker_index);
+    if (armed_ && !details.coordinator && *k == me) {
       return absl::InternalError(
           absl::StrCat("fault injected: complete-job fails on worker ", details.worker_index));
     }
-    return inner_.CompleteJob(details);
+    auto written = inner_.CompleteJob(details);
+    if (!written.ok() || !armed_ || details.coordinator) return written;
+    // A worker that goes through the protocol but whose part is missing or damaged: it reports
+    // what it wrote, and the master has to notice that the file does not hold it.
+    auto skip = bsp::ParamInt(details.params, "skip-part-worker");
+    if (!skip.ok()) return skip.status();
+    if (*skip == me) std::remove(details.output.c_str());
+    auto damage = bsp::ParamInt(details.params, "damage-part-worker");
+    if (!damage.ok()) return damage.status();
+    if (*damage == me && written->bytes > 0) {
+      std::fstream f(details.output, std::ios::in | std::ios::out | std::ios::binary);
+      char c = 0;
+      f.seekg(0);
+      f.get(c);
+      f.seekp(0);
+      f.put(static_cast<char>(c ^ 1));
+    }
+    return written;
   }
 
   void AbortJob(const bsp::JobDetails& details) override {
@@ -234,6 +254,8 @@ inline std::vector<bsp::AppParam> Params() {
       {"once", "", "a marker file: faults fire for the first job only"},
       {"fail-start-worker", "-1", "start_job fails on this worker"},
       {"fail-complete-worker", "-1", "complete_job fails on this worker"},
+      {"skip-part-worker", "-1", "this worker removes its part after writing it"},
+      {"damage-part-worker", "-1", "this worker flips a bit of its part after writing it"},
       {"fail-compute-superstep", "-1", "compute fails at this superstep ..."},
       {"fail-compute-vertex", "", "... on this vertex"},
       {"nobody-superstep", "-1", "at this superstep ..."},

@@ -82,7 +82,7 @@ RunResult RunApp(const bsp::AppInfo& app, const bsp::GraphSource& graph,
   }
   result.status = (*executor)->RunToCompletion();
   result.supersteps = (*executor)->supersteps();
-  if (result.status.ok()) result.status = runner->CompleteJob(job);
+  if (result.status.ok()) result.status = runner->CompleteJob(job).status();
   if (!result.status.ok()) {
     runner->AbortJob(job);
     EXPECT_FALSE(fs::exists(job.output)) << "a failed job wrote " << job.output;

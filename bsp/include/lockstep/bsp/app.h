@@ -25,6 +25,9 @@ struct AppParam {
   // The value names a file: the distributed master makes it absolute, as it does --graph, so
   // that workers started elsewhere find it on the shared file system.
   bool is_path = false;
+  // The option only makes sense in a local run (its output is printed by the process that holds
+  // every vertex); the distributed master refuses it rather than ignore it.
+  bool local_only = false;
 };
 
 // What the command line and the worker registry know of an app.
@@ -98,7 +101,7 @@ class ProgramRunner final : public JobRunner {
     return factory(*engine_, engine_->ProgramCallbacks());
   }
 
-  absl::Status CompleteJob(const JobDetails& details) override {
+  absl::StatusOr<OutputSummary> CompleteJob(const JobDetails& details) override {
     if (!engine_) return absl::FailedPreconditionError("complete_job before start_job");
     const Topology& topo = engine_->topology();
     const auto values = engine_->values();
@@ -124,7 +127,7 @@ class ProgramRunner final : public JobRunner {
     if constexpr (requires(std::ostream & os) { App::Report(*engine_, details.params, os); }) {
       if (report_ != nullptr) App::Report(*engine_, details.params, *report_);
     }
-    return absl::OkStatus();
+    return OutputSummary{n, text.size(), Crc32c(text)};
   }
 
   void AbortJob(const JobDetails&) override { engine_.reset(); }

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -24,6 +25,8 @@ struct JobDetails {
   GraphSource graph;
   // The file this process writes its results to.
   std::string output;
+  // A job that needs more supersteps than this fails and says so.
+  uint64_t max_supersteps = 10000;
   uint32_t worker_index = 0;
   uint32_t worker_count = 1;
   // The distributed master runs the same program on an empty graph, so that the callbacks and the
@@ -34,6 +37,17 @@ struct JobDetails {
   VertexId range_last{};
 };
 
+// What a process wrote to its output: the distributed master checks every part against it before
+// publishing (docs/design.md §6).
+struct OutputSummary {
+  uint64_t vertices = 0;  // lines
+  uint64_t bytes = 0;
+  uint32_t crc32c = 0;  // CRC-32C (Castagnoli) of the bytes
+};
+
+// CRC-32C of `bytes`, continuing from `crc` (0 to start).
+uint32_t Crc32c(std::string_view bytes, uint32_t crc = 0);
+
 // One app's way to run a job: load, build the executor through the given factory, persist.
 class JobRunner {
  public:
@@ -41,8 +55,8 @@ class JobRunner {
   // Loads this process's part of the graph and builds the executor with `factory`.
   virtual absl::StatusOr<std::unique_ptr<Executor>> StartJob(const JobDetails& details,
                                                              const ExecutorFactory& factory) = 0;
-  // Persists the results to details.output.
-  virtual absl::Status CompleteJob(const JobDetails& details) = 0;
+  // Persists the results to details.output and says what it wrote.
+  virtual absl::StatusOr<OutputSummary> CompleteJob(const JobDetails& details) = 0;
   // Releases whatever the job holds; its output is not written.
   virtual void AbortJob(const JobDetails& details) = 0;
 };

@@ -19,7 +19,9 @@ namespace lockstep::dbsp {
 inline constexpr char kMasterHealthService[] = "lockstep.v1.JobQueue";
 inline constexpr char kWorkerHealthService[] = "lockstep.v1.Worker";
 
+namespace transport {
 class HealthService;
+}  // namespace transport
 
 // A server that serves nothing but the health service: a worker's probe port.
 class HealthServer {
@@ -36,7 +38,7 @@ class HealthServer {
 
  private:
   HealthServer() = default;
-  std::unique_ptr<HealthService> health_;
+  std::unique_ptr<transport::HealthService> health_;
   std::unique_ptr<grpc::Server> server_;
   std::string service_;
   int port_ = 0;

@@ -8,9 +8,13 @@
 
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/app.h"
-#include "lockstep/dbsp/factories.h"
+#include "lockstep/bsp/executor.h"
 
 namespace lockstep::dbsp {
+
+namespace transport {
+class MasterServer;
+}  // namespace transport
 
 struct PoolOptions {
   uint32_t min_workers = 0;                      // 0: every connected worker, at least one
@@ -19,12 +23,24 @@ struct PoolOptions {
   std::chrono::milliseconds last_call{0};        // once the minimum is met, wait this long for more
 };
 
+// One superstep as the master saw it, for progress lines.
+struct MasterProgress {
+  bsp::StepStats global;
+  uint64_t relayed_batches = 0;  // in this superstep
+  uint64_t relayed_bytes = 0;
+  double seconds = 0;  // wall time of the superstep on the master, barriers included
+};
+
+inline constexpr std::chrono::milliseconds kDefaultPeerTimeout{120000};
+
 struct JobSpec {
   const bsp::AppInfo* app = nullptr;
-  // app, params and graph as for a local run; output is the result directory.
+  // app, params, graph and max_supersteps as for a local run; output is the result directory.
   bsp::JobDetails details;
   PoolOptions pool;
-  bsp::ExecutorOptions executor;
+  // How long a worker may take to enter a barrier once it opened (the first one includes loading
+  // the graph) before the job fails naming it; 0: no bound (docs/design.md §7).
+  std::chrono::milliseconds peer_timeout = kDefaultPeerTimeout;
   std::function<void(const MasterProgress&)> progress;
 };
 
@@ -36,8 +52,6 @@ struct JobResult {
   double seconds = 0;
   std::string output;  // the published job directory
 };
-
-class MasterServer;
 
 // The master: a gRPC server whose connected workers wait in a pool, and the coordinator of one job
 // at a time over workers reserved from that pool. It holds no vertices.
@@ -55,8 +69,8 @@ class Master {
   void Shutdown();
 
  private:
-  explicit Master(std::unique_ptr<MasterServer> server);
-  std::unique_ptr<MasterServer> server_;
+  explicit Master(std::unique_ptr<transport::MasterServer> server);
+  std::unique_ptr<transport::MasterServer> server_;
 };
 
 }  // namespace lockstep::dbsp

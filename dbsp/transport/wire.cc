@@ -1,10 +1,10 @@
-#include "lockstep/dbsp/wire.h"
+#include "transport/wire.h"
 
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 
-namespace lockstep::dbsp {
+namespace lockstep::dbsp::transport {
 namespace {
 
 std::string UuidBytes(const bsp::VertexId& id) {
@@ -19,7 +19,8 @@ bool UuidFromBytes(const std::string& bytes, bsp::VertexId& id) {
 
 }  // namespace
 
-v1::JobDetails ToWire(const bsp::JobDetails& d) {
+v1::JobDetails ToWire(const Assignment& a) {
+  const bsp::JobDetails& d = a.details;
   v1::JobDetails w;
   w.set_job_id(d.job_id);
   w.set_created_at_unix_ms(d.created_at_unix_ms);
@@ -33,11 +34,14 @@ v1::JobDetails ToWire(const bsp::JobDetails& d) {
   w.set_output(d.output);
   w.set_worker_index(d.worker_index);
   w.set_worker_count(d.worker_count);
+  w.set_max_supersteps(d.max_supersteps);
+  w.set_peer_timeout_ms(static_cast<uint64_t>(a.peer_timeout.count()));
   return w;
 }
 
-absl::StatusOr<bsp::JobDetails> FromWire(const v1::JobDetails& w) {
-  bsp::JobDetails d;
+absl::StatusOr<Assignment> FromWire(const v1::JobDetails& w) {
+  Assignment a;
+  bsp::JobDetails& d = a.details;
   d.job_id = w.job_id();
   d.created_at_unix_ms = w.created_at_unix_ms();
   if (!UuidFromBytes(w.range_first(), d.range_first) ||
@@ -54,7 +58,69 @@ absl::StatusOr<bsp::JobDetails> FromWire(const v1::JobDetails& w) {
   d.output = w.output();
   d.worker_index = w.worker_index();
   d.worker_count = w.worker_count();
-  return d;
+  if (w.max_supersteps() == 0) {
+    return absl::InvalidArgumentError("job details: no superstep limit (max_supersteps is 0)");
+  }
+  d.max_supersteps = w.max_supersteps();
+  a.peer_timeout = std::chrono::milliseconds(w.peer_timeout_ms());
+  return a;
+}
+
+namespace {
+
+struct Mapping {
+  protocol::Barrier barrier;
+  v1::Step::Type type;
+};
+constexpr Mapping kSteps[] = {
+    {protocol::Barrier::kPre, v1::Step::PRE},
+    {protocol::Barrier::kPost, v1::Step::POST},
+    {protocol::Barrier::kPostKeepRunning, v1::Step::POST_KEEP_RUNNING},
+    {protocol::Barrier::kExecutedGraph, v1::Step::EXECUTED_GRAPH},
+    {protocol::Barrier::kPersistedResults, v1::Step::PERSISTED_RESULTS},
+    {protocol::Barrier::kCompletedJob, v1::Step::COMPLETED_JOB},
+};
+
+}  // namespace
+
+v1::Step ToWire(const protocol::Step& s) {
+  v1::Step w;
+  w.set_type(v1::Step::INVALID);
+  for (const Mapping& m : kSteps) {
+    if (m.barrier == s.barrier) w.set_type(m.type);
+  }
+  w.set_superstep(s.superstep);
+  for (const auto& [name, bytes] : s.aggregators) (*w.mutable_aggregator_values())[name] = bytes;
+  w.set_active(s.active);
+  w.set_messages(s.messages);
+  w.set_unhalted(s.unhalted);
+  w.set_stop(s.stop);
+  w.set_vertices(s.vertices);
+  w.set_part_vertices(s.part.vertices);
+  w.set_part_bytes(s.part.bytes);
+  w.set_part_crc32c(s.part.crc32c);
+  return w;
+}
+
+absl::StatusOr<protocol::Step> FromWire(const v1::Step& w) {
+  protocol::Step s;
+  bool known = false;
+  for (const Mapping& m : kSteps) {
+    if (m.type == w.type()) {
+      s.barrier = m.barrier;
+      known = true;
+    }
+  }
+  if (!known) return absl::InvalidArgumentError(absl::StrCat("unsupported step type ", w.type()));
+  s.superstep = w.superstep();
+  for (const auto& [name, bytes] : w.aggregator_values()) s.aggregators[name] = bytes;
+  s.active = w.active();
+  s.messages = w.messages();
+  s.unhalted = w.unhalted();
+  s.stop = w.stop();
+  s.vertices = w.vertices();
+  s.part = {w.part_vertices(), w.part_bytes(), w.part_crc32c()};
+  return s;
 }
 
 v1::RelayBatch ToWire(bsp::RelayBatch&& b) {
@@ -86,4 +152,4 @@ absl::StatusOr<bsp::RelayBatch> FromWire(v1::RelayBatch&& w) {
   return b;
 }
 
-}  // namespace lockstep::dbsp
+}  // namespace lockstep::dbsp::transport

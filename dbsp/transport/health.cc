@@ -3,13 +3,16 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
-#include "health_service.h"
-#include "lockstep/dbsp/grpc_options.h"
+#include "lockstep/bsp/text.h"
+#include "transport/grpc_options.h"
+#include "transport/health_service.h"
 
 namespace lockstep::dbsp {
 
 using grpc::health::v1::HealthCheckRequest;
 using grpc::health::v1::HealthCheckResponse;
+
+namespace transport {
 
 HealthService::HealthService() { serving_[""] = true; }
 
@@ -18,17 +21,25 @@ void HealthService::Set(const std::string& service, bool serving) {
   serving_[service] = serving;
 }
 
-grpc::Status HealthService::Check(grpc::ServerContext*, const HealthCheckRequest* request,
-                                  HealthCheckResponse* response) {
+grpc::ServerUnaryReactor* HealthService::Check(grpc::CallbackServerContext* context,
+                                               const HealthCheckRequest* request,
+                                               HealthCheckResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::lock_guard<std::mutex> lock(mu_);
   auto it = serving_.find(request->service());
   if (it == serving_.end()) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown service " + request->service());
+    // The name is the caller's: quote it bounded and escaped.
+    reactor->Finish(grpc::Status(grpc::StatusCode::NOT_FOUND,
+                                 "unknown service " + bsp::SanitizeForLog(request->service(), 64)));
+    return reactor;
   }
   response->set_status(it->second ? HealthCheckResponse::SERVING
                                   : HealthCheckResponse::NOT_SERVING);
-  return grpc::Status::OK;
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
 }
+
+}  // namespace transport
 
 void HealthServer::Set(bool serving) { health_->Set(service_, serving); }
 
@@ -39,11 +50,11 @@ HealthServer::~HealthServer() {
 absl::StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(const std::string& address,
                                                                   const std::string& service) {
   std::unique_ptr<HealthServer> s(new HealthServer());
-  s->health_ = std::make_unique<HealthService>();
+  s->health_ = std::make_unique<transport::HealthService>();
   s->health_->Set(service, false);
   s->service_ = service;
   grpc::ServerBuilder builder;
-  ConfigureServer(builder);  // as the master's: keepalive, and a port in use is an error
+  transport::ConfigureServer(builder);  // as the master's: keepalive, and a port in use is an error
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &s->port_);
   builder.RegisterService(s->health_.get());
   s->server_ = builder.BuildAndStart();

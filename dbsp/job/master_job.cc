@@ -1,0 +1,314 @@
+#include "job/master_job.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "lockstep/bsp/text.h"
+#include "transport/wire.h"
+
+namespace lockstep::dbsp::job {
+
+using protocol::Barrier;
+using protocol::Position;
+using protocol::Step;
+
+namespace {
+
+// Bounds what a peer's reason may put into a log line or an abort (docs/design.md §7).
+constexpr size_t kReasonBytes = 1024;
+
+std::string ShowDuration(std::chrono::milliseconds d) {
+  if (d.count() % 1000 == 0) return absl::StrCat(d.count() / 1000, " s");
+  return absl::StrCat(d.count(), " ms");
+}
+
+}  // namespace
+
+MasterJob::MasterJob(std::vector<transport::WorkerStream*> streams,
+                     std::vector<std::string> names, std::chrono::milliseconds peer_timeout)
+    : streams_(std::move(streams)),
+      names_(std::move(names)),
+      peer_timeout_(peer_timeout),
+      protocol_(static_cast<uint32_t>(streams_.size())),
+      opened_at_(Clock::now()) {}
+
+void MasterJob::FlushAll() {
+  for (transport::WorkerStream* s : streams_) s->Flush();
+}
+
+void MasterJob::AbortLocked(absl::Status reason) {
+  if (!status_.ok()) return;
+  status_ = reason.ok() ? absl::AbortedError("job was aborted") : std::move(reason);
+  protocol_.Abort();
+  v1::MasterPayload abort;
+  abort.mutable_abort()->set_reason(std::string(status_.message()));
+  for (transport::WorkerStream* s : streams_) s->Enqueue(abort, /*urgent=*/true);
+  changed_.notify_all();
+}
+
+void MasterJob::Abort(absl::Status reason) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    AbortLocked(std::move(reason));
+  }
+  FlushAll();
+}
+
+void MasterJob::Violation(uint32_t worker, const std::string& what) {
+  Abort(absl::FailedPreconditionError(absl::StrCat(names_[worker], ": ", what)));
+}
+
+void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
+  switch (payload.payload_case()) {
+    case v1::WorkerPayload::kStep: {
+      auto step = transport::FromWire(payload.step());
+      if (!step.ok()) return Violation(worker, std::string(step.status().message()));
+      absl::Status refused;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!status_.ok()) return;
+        refused = protocol_.Enter(worker, std::move(*step));
+        if (refused.ok() && protocol_.complete()) changed_.notify_all();
+      }
+      if (!refused.ok()) Violation(worker, std::string(refused.message()));
+      return;
+    }
+    case v1::WorkerPayload::kRelay: {
+      PhaseTime::Scope timed(forwarding_);
+      const v1::RelayBatch& relay = payload.relay();
+      if (relay.ids().size() % 16 != 0) {
+        return Violation(worker, "sent a relay batch whose IDs are not 16 bytes each");
+      }
+      const uint32_t to = relay.to_partition();
+      absl::Status refused;
+      {
+        // Under the lock: queued on its destination's stream after that worker's release of
+        // PRE(s) and before its release of POST(s), which the ordering invariant needs.
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!status_.ok()) return;
+        refused = protocol_.CheckRelay(worker, relay.superstep(), relay.from_partition(), to);
+        if (refused.ok()) {
+          ++relayed_batches_;
+          relayed_bytes_ += relay.ids().size() + relay.payload().size();
+          v1::MasterPayload forward;
+          *forward.mutable_relay() = std::move(*payload.mutable_relay());
+          streams_[to]->Enqueue(std::move(forward));
+        }
+      }
+      if (!refused.ok()) return Violation(worker, std::string(refused.message()));
+      streams_[to]->Flush();
+      return;
+    }
+    case v1::WorkerPayload::kFailure:
+      return Violation(worker, absl::StrCat("failed: ", bsp::SanitizeForLog(
+                                                            payload.failure().reason(),
+                                                            kReasonBytes)));
+    default:
+      return Violation(worker, "sent an empty or unknown payload");
+  }
+}
+
+void MasterJob::OnHangUp(uint32_t worker, std::string_view why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!status_.ok() || !protocol_.HangUpIsFailure()) return;
+    AbortLocked(absl::UnavailableError(absl::StrCat(names_[worker], " ", std::string(why))));
+  }
+  FlushAll();
+}
+
+absl::Status MasterJob::Assign(std::vector<v1::JobDetails> details) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!status_.ok()) return status_;
+    if (auto st = protocol_.Assign(); !st.ok()) {
+      AbortLocked(absl::InternalError(st.message()));
+      return status_;
+    }
+    opened_at_ = Clock::now();
+    for (uint32_t w = 0; w < streams_.size(); ++w) {
+      v1::MasterPayload payload;
+      *payload.mutable_job_details() = std::move(details[w]);
+      streams_[w]->Enqueue(std::move(payload));
+    }
+  }
+  FlushAll();
+  return absl::OkStatus();
+}
+
+Position MasterJob::position() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return protocol_.position();
+}
+
+absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
+  // The first barrier also waits for the workers to load their parts.
+  const bool first = at.barrier == Barrier::kPre && at.superstep == 0;
+  PhaseTime::Scope timed(first ? start_wait_ : barrier_waits_);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!status_.ok()) return status_;
+  if (protocol_.position() != at) {
+    return absl::InternalError(absl::StrCat("master waits for ", protocol::Describe(at),
+                                            " but the job is at ",
+                                            protocol::Describe(protocol_.position())));
+  }
+  auto ready = [&] { return !status_.ok() || protocol_.complete(); };
+  if (peer_timeout_.count() > 0) {
+    if (!changed_.wait_until(lock, opened_at_ + peer_timeout_, ready)) {
+      std::vector<std::string> late;
+      for (uint32_t w : protocol_.missing()) late.push_back(names_[w]);
+      AbortLocked(absl::DeadlineExceededError(absl::StrCat(
+          absl::StrJoin(late, ", "), late.size() == 1 ? " has" : " have", " not entered ",
+          protocol::Describe(at), " within ", ShowDuration(peer_timeout_), " (--peer-timeout)")));
+      lock.unlock();
+      FlushAll();
+      return status();
+    }
+  } else {
+    changed_.wait(lock, ready);
+  }
+  if (!status_.ok()) return status_;
+  return protocol_.entries();
+}
+
+absl::Status MasterJob::ReleaseAll(const Step& release) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!status_.ok()) return status_;
+    Step r = release;
+    r.barrier = protocol_.position().barrier;
+    r.superstep = protocol_.position().superstep;
+    const protocol::Event event = r.stop ? protocol::Event::kReleaseStop : protocol::Event::kRelease;
+    if (auto st = protocol_.Release(event); !st.ok()) {
+      AbortLocked(absl::InternalError(st.message()));
+    } else {
+      opened_at_ = Clock::now();
+      v1::MasterPayload payload;
+      *payload.mutable_step() = transport::ToWire(r);
+      for (transport::WorkerStream* s : streams_) s->Enqueue(payload);
+    }
+  }
+  FlushAll();
+  return status();
+}
+
+absl::Status MasterJob::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+uint64_t MasterJob::relayed_batches() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return relayed_batches_;
+}
+
+uint64_t MasterJob::relayed_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return relayed_bytes_;
+}
+
+// --- the executor factory
+
+namespace {
+
+void SetStats(const bsp::StepStats& s, Step& step) {
+  step.superstep = s.superstep;
+  step.active = s.active;
+  step.messages = s.messages;
+  step.unhalted = s.unhalted;
+}
+
+bsp::StepStats Sum(const std::vector<Step>& entries, uint64_t superstep) {
+  bsp::StepStats g;
+  g.superstep = superstep;
+  for (const Step& e : entries) {
+    g.active += e.active;
+    g.messages += e.messages;
+    g.unhalted += e.unhalted;
+  }
+  return g;
+}
+
+}  // namespace
+
+bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
+                                           std::function<void(const MasterProgress&)> progress,
+                                           bsp::ExecutorOptions options) {
+  return [&job, progress, options](
+             bsp::StepEngine& engine,
+             bsp::Callbacks user) -> absl::StatusOr<std::unique_ptr<bsp::Executor>> {
+    struct StepClock {
+      std::chrono::steady_clock::time_point start;
+      uint64_t batches = 0;
+      uint64_t bytes = 0;
+    };
+    auto clock = std::make_shared<StepClock>();
+    bsp::Callbacks wrapped;
+    wrapped.pre_step = [&job, user, clock](uint64_t s) -> absl::Status {
+      clock->start = std::chrono::steady_clock::now();
+      clock->batches = job.relayed_batches();
+      clock->bytes = job.relayed_bytes();
+      auto entries = job.WaitAll({Barrier::kPre, s});
+      if (!entries.ok()) return entries.status();
+      if (auto st = job.ReleaseAll(Step{}); !st.ok()) return st;
+      return user.pre_step ? user.pre_step(s) : absl::OkStatus();
+    };
+    wrapped.post_step = [&job, &engine, user](const bsp::StepStats& own) -> absl::Status {
+      auto entries = job.WaitAll({Barrier::kPost, own.superstep});
+      if (!entries.ok()) return entries.status();
+      for (uint32_t w = 0; w < entries->size(); ++w) {
+        for (const auto& [name, bytes] : (*entries)[w].aggregators) {
+          bsp::AggregatorBase* agg = engine.aggregators().Find(name);
+          absl::Status st =
+              agg == nullptr
+                  ? absl::FailedPreconditionError(absl::StrCat(
+                        "worker ", w, " sent a value for aggregator \"",
+                        bsp::SanitizeForLog(name, 64), "\", which the master's program lacks"))
+                  : agg->MergeEncodedDelta(bytes);
+          if (!st.ok()) {
+            job.Abort(st);
+            return st;
+          }
+        }
+      }
+      Step release;
+      SetStats(Sum(*entries, own.superstep), release);
+      engine.aggregators().ForEach([&](const bsp::AggregatorBase& agg) {
+        agg.EncodeValue(release.aggregators[agg.name()]);
+      });
+      if (auto st = job.ReleaseAll(release); !st.ok()) return st;
+      return user.post_step ? user.post_step(Sum(*entries, own.superstep)) : absl::OkStatus();
+    };
+    wrapped.keep_running = [&job, user, progress,
+                            clock](const bsp::StepStats& own) -> absl::StatusOr<bool> {
+      auto entries = job.WaitAll({Barrier::kPostKeepRunning, own.superstep});
+      if (!entries.ok()) return entries.status();
+      const bsp::StepStats global = Sum(*entries, own.superstep);
+      bool keep = bsp::DefaultKeepRunning(global);
+      if (user.keep_running) {
+        auto decision = user.keep_running(global);
+        if (!decision.ok()) {
+          job.Abort(decision.status());
+          return decision.status();
+        }
+        keep = *decision;
+      }
+      Step release;
+      SetStats(global, release);
+      release.stop = !keep;
+      if (auto st = job.ReleaseAll(release); !st.ok()) return st;
+      if (progress) {
+        MasterProgress p;
+        p.global = global;
+        p.relayed_batches = job.relayed_batches() - clock->batches;
+        p.relayed_bytes = job.relayed_bytes() - clock->bytes;
+        p.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - clock->start).count();
+        progress(p);
+      }
+      return keep;
+    };
+    return std::make_unique<bsp::Executor>(engine, std::move(wrapped), options);
+  };
+}
+
+}  // namespace lockstep::dbsp::job

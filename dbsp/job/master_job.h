@@ -1,0 +1,90 @@
+#pragma once
+
+// The master's side of one job (docs/design.md §5): the protocol's state behind one lock, the
+// workers' streams, the waits for barriers bounded by --peer-timeout, relay forwarding, and the
+// executor factory that wraps the program's callbacks with the barriers.
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "job/phase_time.h"
+#include "lockstep/bsp/executor.h"
+#include "lockstep/dbsp/master.h"
+#include "protocol/protocol.h"
+#include "transport/streams.h"
+
+namespace lockstep::dbsp::job {
+
+class MasterJob final : public transport::WorkerStreamHandler {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `streams[i]` is worker i's, `names[i]` names it in errors ("worker 1 (ipv4:...)").
+  // `peer_timeout` bounds each wait for a barrier (zero: no bound).
+  MasterJob(std::vector<transport::WorkerStream*> streams, std::vector<std::string> names,
+            std::chrono::milliseconds peer_timeout);
+
+  uint32_t num_workers() const { return static_cast<uint32_t>(streams_.size()); }
+
+  // --- the transport's threads
+  void OnPayload(uint32_t worker, v1::WorkerPayload& payload) override;
+  void OnHangUp(uint32_t worker, std::string_view why) override;
+
+  // --- the job's thread
+  // Sends worker i its job details; the job is then at PRE(0).
+  absl::Status Assign(std::vector<v1::JobDetails> details);
+  protocol::Position position() const;
+  // Blocks until every worker has entered the barrier at `at`, the job is aborted, or a worker
+  // has not entered within the peer timeout (which aborts the job naming it). Returns the
+  // entries in worker order.
+  absl::StatusOr<std::vector<protocol::Step>> WaitAll(protocol::Position at);
+  // Leaves the open barrier: sends `release` to every worker (with the stop decision at
+  // POST_KEEP_RUNNING) and opens the next one.
+  absl::Status ReleaseAll(const protocol::Step& release);
+  // Aborts the job (the first reason wins), tells every worker why, and wakes every wait.
+  void Abort(absl::Status reason);
+  absl::Status status() const;
+
+  uint64_t relayed_batches() const;
+  uint64_t relayed_bytes() const;
+  // Time waiting in WaitAll (the first barrier apart: it waits for the workers to load), and
+  // forwarding relay batches.
+  const PhaseTime& start_wait() const { return start_wait_; }
+  const PhaseTime& barrier_waits() const { return barrier_waits_; }
+  const PhaseTime& forwarding() const { return forwarding_; }
+
+ private:
+  // Aborts naming worker `worker` (under no lock).
+  void Violation(uint32_t worker, const std::string& what);
+  void AbortLocked(absl::Status reason);
+  void FlushAll();
+
+  const std::vector<transport::WorkerStream*> streams_;
+  const std::vector<std::string> names_;
+  const std::chrono::milliseconds peer_timeout_;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  protocol::MasterProtocol protocol_;
+  absl::Status status_;
+  Clock::time_point opened_at_;  // when the open barrier opened
+  uint64_t relayed_batches_ = 0;
+  uint64_t relayed_bytes_ = 0;
+  PhaseTime start_wait_;
+  PhaseTime barrier_waits_;
+  PhaseTime forwarding_;
+};
+
+// The master runs the program on an empty graph with this factory: per superstep s it waits for
+// every worker at PRE(s), POST(s) and POST_KEEP_RUNNING(s), merges the aggregator deltas at POST,
+// decides at POST_KEEP_RUNNING with the program's rule over the global counts, and releases.
+bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
+                                           std::function<void(const MasterProgress&)> progress,
+                                           bsp::ExecutorOptions options);
+
+}  // namespace lockstep::dbsp::job

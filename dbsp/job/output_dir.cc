@@ -1,0 +1,249 @@
+#include "job/output_dir.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "lockstep/bsp/output.h"
+#include "spdlog/spdlog.h"
+
+namespace lockstep::dbsp::job {
+namespace fs = std::filesystem;
+
+// --- Lease
+
+namespace {
+
+std::string ReadSmallFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// "host boot-id pid-namespace": the processes whose PIDs this process can judge.
+std::string ProcessSpace() {
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  std::string boot = ReadSmallFile("/proc/sys/kernel/random/boot_id");
+  while (!boot.empty() && (boot.back() == '\n' || boot.back() == ' ')) boot.pop_back();
+  std::error_code ec;
+  const std::string pidns = fs::read_symlink("/proc/self/ns/pid", ec).string();
+  return absl::StrCat(host, " ", boot.empty() ? "-" : boot, " ", pidns.empty() ? "-" : pidns);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Lease>> Lease::Acquire(const std::string& path) {
+  std::unique_ptr<Lease> lease(new Lease(path));
+  const std::string holder = absl::StrCat(ProcessSpace(), "\n", ::getpid(), "\n");
+  if (auto st = bsp::WriteFileAtomically(path, holder); !st.ok()) return st;
+  Lease* l = lease.get();
+  lease->renewer_ = std::thread([l] {
+    std::unique_lock<std::mutex> lock(l->mu_);
+    while (!l->stop_.wait_for(lock, kRenewEvery, [l] { return l->stopping_; })) {
+      std::error_code ec;
+      fs::last_write_time(l->path_, fs::file_time_type::clock::now(), ec);
+    }
+  });
+  return lease;
+}
+
+Lease::~Lease() { Release(); }
+
+void Lease::Release() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  stop_.notify_all();
+  if (renewer_.joinable()) renewer_.join();
+  std::error_code ec;
+  fs::remove(path_, ec);
+}
+
+bool Lease::IsDead(const std::string& path, std::chrono::seconds dead_after) {
+  std::error_code ec;
+  const auto written = fs::last_write_time(path, ec);
+  if (ec) return true;  // no lease: nobody holds it
+  if (fs::file_time_type::clock::now() - written > dead_after) return true;
+  // A holder in this very process space that no longer runs is dead now.
+  std::istringstream in(ReadSmallFile(path));
+  std::string space;
+  long pid = 0;
+  std::getline(in, space);
+  if (!(in >> pid) || pid <= 0 || space != ProcessSpace()) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+std::string PartName(uint32_t worker_index) { return absl::StrFormat("part-%05u", worker_index); }
+
+namespace {
+
+fs::path LinkPath(const std::string& dir) {
+  std::error_code ec;
+  fs::path link = fs::absolute(fs::path(dir), ec).lexically_normal();
+  if (!link.has_filename()) link = link.parent_path();
+  return link;
+}
+
+}  // namespace
+
+absl::Status CheckOutput(const std::string& dir) {
+  std::error_code ec;
+  const fs::path link = LinkPath(dir);
+  const fs::file_status st = fs::symlink_status(link, ec);
+  if (fs::exists(st) && !fs::is_symlink(st) && !(fs::is_directory(st) && fs::is_empty(link, ec))) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--out: ", link.string(),
+        " exists and is not a lockstep result (a symlink to a job directory); remove it or "
+        "choose another path"));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Removes what dead masters left beside DIR: staging directories `.<name>.<job>.staging`, and job
+// directories `.<name>.<job>` that DIR does not point to (a master killed between the rename
+// and the swap), each only when the lease `.<name>.<job>.lease` beside it is dead.
+void SweepDeadStaging(const fs::path& link) {
+  const std::string prefix = "." + link.filename().string() + ".";
+  std::error_code ec;
+  fs::path current;
+  if (fs::is_symlink(fs::symlink_status(link, ec))) current = fs::read_symlink(link, ec).filename();
+  for (const auto& entry : fs::directory_iterator(link.parent_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix) || name.ends_with(".lease") || name.ends_with(".link")) continue;
+    std::error_code type_ec;
+    if (!entry.is_directory(type_ec) || name == current.string()) continue;
+    const std::string base =
+        name.ends_with(".staging") ? name.substr(0, name.size() - 8) : name;  // ".staging"
+    const fs::path lease = link.parent_path() / (base + ".lease");
+    // A directory younger than the lease timeout may be one whose lease is being written.
+    const auto age = fs::file_time_type::clock::now() - fs::last_write_time(entry.path(), type_ec);
+    if (!Lease::IsDead(lease.string()) || (!fs::exists(lease) && age < Lease::kDeadAfter)) continue;
+    std::error_code rm;
+    fs::remove_all(entry.path(), rm);
+    fs::remove(lease, rm);
+    if (!rm) spdlog::info("removed {}, left by a master that is gone", entry.path().string());
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<JobOutput> PrepareOutput(const std::string& dir, const std::string& job_id,
+                                        std::unique_ptr<Lease>& lease) {
+  std::error_code ec;
+  const fs::path link = LinkPath(dir);
+  const fs::path parent = link.parent_path();
+  fs::create_directories(parent, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("--out: cannot create ", parent.string(), ": ", ec.message()));
+  }
+  if (auto st = CheckOutput(dir); !st.ok()) return st;
+  SweepDeadStaging(link);
+  const std::string base = "." + link.filename().string() + "." + job_id;
+  JobOutput out;
+  out.link = link.string();
+  out.final = (parent / base).string();
+  out.staging = (parent / (base + ".staging")).string();
+  out.lease = (parent / (base + ".lease")).string();
+  auto taken = Lease::Acquire(out.lease);  // first: a staging directory never lacks its lease
+  if (!taken.ok()) return taken.status();
+  lease = std::move(*taken);
+  fs::create_directory(out.staging, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("--out: cannot create ", out.staging, ": ", ec.message()));
+  }
+  return out;
+}
+
+absl::Status VerifyPart(const std::string& path, const bsp::OutputSummary& reported) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return absl::DataLossError(absl::StrCat(fs::path(path).filename().string(),
+                                            " is missing (its worker reported ", reported.vertices,
+                                            " vertices in ", reported.bytes, " bytes)"));
+  }
+  std::string buffer(1 << 20, '\0');
+  bsp::OutputSummary found;
+  for (size_t got; (got = std::fread(buffer.data(), 1, buffer.size(), f)) > 0;) {
+    const std::string_view chunk(buffer.data(), got);
+    found.bytes += got;
+    found.vertices += static_cast<uint64_t>(std::count(chunk.begin(), chunk.end(), '\n'));
+    found.crc32c = bsp::Crc32c(chunk, found.crc32c);
+  }
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  const std::string name = fs::path(path).filename().string();
+  if (failed) return absl::DataLossError(absl::StrCat("cannot read ", name));
+  if (found.vertices != reported.vertices || found.bytes != reported.bytes) {
+    return absl::DataLossError(absl::StrCat(name, " holds ", found.vertices, " vertices in ",
+                                            found.bytes, " bytes; its worker reported ",
+                                            reported.vertices, " in ", reported.bytes));
+  }
+  if (found.crc32c != reported.crc32c) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s has CRC-32C %08x; its worker reported %08x", name, found.crc32c, reported.crc32c));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PublishOutput(const JobOutput& out, const std::string& success_json) {
+  std::error_code ec;
+  if (auto st = bsp::WriteFileAtomically(out.staging + "/_SUCCESS", success_json); !st.ok()) {
+    return st;
+  }
+  fs::rename(out.staging, out.final, ec);
+  if (ec)
+    return absl::DataLossError(absl::StrCat("cannot publish ", out.final, ": ", ec.message()));
+  const fs::path link(out.link);
+  fs::path previous;
+  const fs::file_status st = fs::symlink_status(link, ec);
+  if (fs::is_symlink(st)) {
+    previous = fs::read_symlink(link, ec);
+    if (previous.is_relative()) previous = link.parent_path() / previous;
+  } else if (fs::is_directory(st)) {
+    fs::remove(link, ec);  // an empty directory, checked when the job started
+  }
+  const fs::path tmp_link = fs::path(out.final + ".link");
+  fs::remove(tmp_link, ec);
+  fs::create_symlink(fs::path(out.final).filename(), tmp_link, ec);
+  if (!ec) fs::rename(tmp_link, link, ec);
+  if (ec) {
+    const std::string reason = ec.message();
+    std::error_code ignored;
+    fs::remove(tmp_link, ignored);
+    // Back where DiscardOutput looks, so that a failed job leaves no directory behind.
+    fs::rename(out.final, out.staging, ignored);
+    return absl::DataLossError(
+        absl::StrCat("cannot point ", out.link, " at ", out.final, ": ", reason));
+  }
+  // The previous result goes once nobody can reach it through the link any more.
+  if (!previous.empty() &&
+      previous.filename().string().starts_with("." + link.filename().string() + ".") &&
+      previous.lexically_normal() != fs::path(out.final).lexically_normal()) {
+    fs::remove_all(previous, ec);
+  }
+  return absl::OkStatus();
+}
+
+void DiscardOutput(const JobOutput& out) {
+  std::error_code ec;
+  fs::remove_all(out.staging, ec);
+}
+
+}  // namespace lockstep::dbsp::job

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "lockstep/bsp/job.h"
+
+namespace lockstep::dbsp::job {
+
+// A lease: a file its holder rewrites every `renew_every`, naming the holder (host, boot, PID
+// namespace and PID). Anyone may judge it dead: when it has not been renewed for `dead_after`, or
+// at once when its holder is a process of this very host and PID namespace that no longer exists.
+// Staging directories carry one (docs/design.md §6.3); the master lock of the recovery work will
+// reuse it.
+class Lease {
+ public:
+  static constexpr std::chrono::seconds kRenewEvery{2};
+  static constexpr std::chrono::seconds kDeadAfter{30};
+
+  // Writes the lease file and keeps renewing it until Release() or destruction.
+  static absl::StatusOr<std::unique_ptr<Lease>> Acquire(const std::string& path);
+  ~Lease();
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+
+  // Stops renewing and removes the file.
+  void Release();
+  const std::string& path() const { return path_; }
+
+  // Whether the lease file at `path` is dead (a missing file is dead).
+  static bool IsDead(const std::string& path, std::chrono::seconds dead_after = kDeadAfter);
+
+ private:
+  explicit Lease(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+  std::mutex mu_;
+  std::condition_variable stop_;
+  bool stopping_ = false;
+  std::thread renewer_;
+};
+
+// The result directory of a distributed job, published atomically (docs/design.md §6.2): workers
+// write their parts into a hidden staging directory beside DIR; the master checks every part,
+// adds `_SUCCESS` and swaps the symlink DIR over to the job's directory with one rename. A reader
+// of DIR sees the previous complete result or the new one, never a mixture; a failed job's
+// directory is removed.
+struct JobOutput {
+  std::string link;     // DIR as given (made absolute)
+  std::string staging;  // where the parts are written during the job
+  std::string final;    // the published job directory DIR points to
+  std::string lease;    // the staging directory's lease, beside it
+};
+
+// Checks that DIR is free (or an empty directory) or a previous result link.
+absl::Status CheckOutput(const std::string& dir);
+// Checks DIR as CheckOutput does, removes the staging directories of dead masters beside it (never
+// one whose lease is live), takes the job's lease and creates its staging directory.
+absl::StatusOr<JobOutput> PrepareOutput(const std::string& dir, const std::string& job_id,
+                                        std::unique_ptr<Lease>& lease);
+// Checks that the part file at `path` holds what its worker reported: it exists, has that many
+// bytes and lines, and that CRC-32C.
+absl::Status VerifyPart(const std::string& path, const bsp::OutputSummary& reported);
+// Writes `_SUCCESS` with `success_json`, then points DIR at the job's directory and removes the
+// previously published one.
+absl::Status PublishOutput(const JobOutput& output, const std::string& success_json);
+// Removes the staging directory and everything in it.
+void DiscardOutput(const JobOutput& output);
+
+// "part-00003": the file of worker 3.
+std::string PartName(uint32_t worker_index);
+
+}  // namespace lockstep::dbsp::job

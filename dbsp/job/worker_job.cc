@@ -1,0 +1,363 @@
+#include "job/worker_job.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "lockstep/bsp/text.h"
+#include "spdlog/spdlog.h"
+
+namespace lockstep::dbsp::job {
+
+using protocol::Barrier;
+using protocol::Step;
+
+namespace {
+
+// A failure report carries at most this much of the reason; the master escapes it.
+constexpr size_t kReportBytes = 16 * 1024;
+constexpr size_t kShownBytes = 1024;
+
+}  // namespace
+
+WorkerJob::WorkerJob(transport::MasterStream& link, const transport::Assignment& assignment)
+    : link_(link),
+      index_(assignment.details.worker_index),
+      peer_timeout_(assignment.peer_timeout) {
+  const absl::Status st =
+      protocol_.Assign(assignment.details.worker_index, assignment.details.worker_count);
+  if (!st.ok()) FailLocked(st, false);  // nobody else sees the job yet
+}
+
+protocol::Position WorkerJob::position() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return protocol_.position();
+}
+
+void WorkerJob::FailLocked(absl::Status reason, bool by_master) {
+  if (status_.ok()) {
+    status_ = std::move(reason);
+    failed_by_master_ = by_master;
+  }
+  protocol_.Abort();
+  if (executor_ != nullptr) executor_->Cancel();
+  changed_.notify_all();
+}
+
+void WorkerJob::Fail(absl::Status reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FailLocked(std::move(reason), false);
+}
+
+absl::Status WorkerJob::FailureOr(const absl::Status& fallback) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_.ok() ? fallback : status_;
+}
+
+void WorkerJob::OnPayload(v1::MasterPayload& payload) {
+  switch (payload.payload_case()) {
+    case v1::MasterPayload::kStep: {
+      auto release = transport::FromWire(payload.step());
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!status_.ok()) return;
+      absl::Status st = release.status();
+      if (st.ok()) st = protocol_.OnRelease(*release);
+      if (!st.ok()) return FailLocked(st, false);
+      released_ = std::move(*release);
+      changed_.notify_all();
+      return;
+    }
+    case v1::MasterPayload::kRelay: {
+      const v1::RelayBatch& wire = payload.relay();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!status_.ok() || engine_ended_) return;  // the job is over here: a late batch is moot
+        if (auto st = protocol_.CheckRelay(wire.superstep(), wire.from_partition(),
+                                           wire.to_partition());
+            !st.ok()) {
+          return FailLocked(st, false);
+        }
+      }
+      absl::StatusOr<bsp::RelayBatch> batch;
+      {
+        PhaseTime::Scope timed(decode_);
+        batch = transport::FromWire(std::move(*payload.mutable_relay()));
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!status_.ok() || engine_ended_) return;
+      absl::Status st = batch.status();
+      if (st.ok() && engine_ == nullptr) {
+        st = absl::FailedPreconditionError("a relay batch arrived before the job started");
+      }
+      if (st.ok()) {
+        PhaseTime::Scope timed(accept_);
+        st = engine_->AcceptRelayed(std::move(*batch));
+      }
+      if (!st.ok()) FailLocked(st, false);
+      return;
+    }
+    case v1::MasterPayload::kAbort: {
+      std::lock_guard<std::mutex> lock(mu_);
+      FailLocked(absl::AbortedError(absl::StrCat(
+                     "job aborted by the master: ",
+                     bsp::SanitizeForLog(payload.abort().reason(), kShownBytes))),
+                 true);
+      return;
+    }
+    case v1::MasterPayload::kJobDetails: {
+      std::lock_guard<std::mutex> lock(mu_);
+      FailLocked(absl::FailedPreconditionError("the master assigned a second job on one stream"),
+                 false);
+      return;
+    }
+    default: {
+      std::lock_guard<std::mutex> lock(mu_);
+      FailLocked(absl::FailedPreconditionError("unexpected payload from the master"), false);
+    }
+  }
+}
+
+void WorkerJob::OnHangUp(std::string_view why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (protocol_.position().barrier == Barrier::kDone) return;
+  FailLocked(absl::UnavailableError(std::string(why)), true);
+}
+
+absl::StatusOr<Step> WorkerJob::Enter(Step entry) {
+  const protocol::Position at = entry.position();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!status_.ok()) return status_;
+    if (auto st = protocol_.Enter(entry); !st.ok()) {
+      FailLocked(absl::InternalError(st.message()), false);
+      return status_;
+    }
+    released_.reset();
+  }
+  PhaseTime::Scope timed(barrier_);
+  v1::WorkerPayload payload;
+  *payload.mutable_step() = transport::ToWire(entry);
+  if (!link_.Send(std::move(payload))) return FailureOr(absl::AbortedError("job was aborted"));
+  std::unique_lock<std::mutex> lock(mu_);
+  auto ready = [&] { return !status_.ok() || released_.has_value(); };
+  if (peer_timeout_.count() > 0) {
+    // The master waits up to the peer timeout for the slowest worker; it is not alive if its
+    // release takes twice that.
+    if (!changed_.wait_for(lock, 2 * peer_timeout_, ready)) {
+      FailLocked(absl::DeadlineExceededError(
+                     absl::StrCat("the master did not release ", protocol::Describe(at),
+                                  " within ", 2 * peer_timeout_.count() / 1000.0, " s")),
+                 false);
+    }
+  } else {
+    changed_.wait(lock, ready);
+  }
+  if (!status_.ok()) return status_;
+  Step release = std::move(*released_);
+  released_.reset();
+  return release;
+}
+
+absl::Status WorkerJob::Relay(bsp::RelayBatch batch) {
+  v1::WorkerPayload payload;
+  {
+    PhaseTime::Scope timed(encode_);
+    *payload.mutable_relay() = transport::ToWire(std::move(batch));
+  }
+  PhaseTime::Scope timed(enqueue_);  // blocks while the outbox is full (back-pressure)
+  if (!link_.Send(std::move(payload))) return FailureOr(absl::AbortedError("job was aborted"));
+  return absl::OkStatus();
+}
+
+void WorkerJob::SetEngine(bsp::StepEngine* engine) {
+  std::lock_guard<std::mutex> lock(mu_);
+  engine_ = engine;
+}
+
+void WorkerJob::DetachEngine() {
+  std::lock_guard<std::mutex> lock(mu_);
+  engine_ = nullptr;
+  engine_ended_ = true;
+}
+
+void WorkerJob::SetExecutor(bsp::Executor* executor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  executor_ = executor;
+  if (!status_.ok() && executor_ != nullptr) executor_->Cancel();
+}
+
+void WorkerJob::Finish(const absl::Status& local_error) {
+  std::optional<std::string> report;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!local_error.ok()) {
+      if (status_.ok()) {
+        status_ = local_error;
+        failed_by_master_ = false;
+      }
+      if (!failed_by_master_) report = std::string(status_.message().substr(0, kReportBytes));
+    }
+  }
+  if (report) {
+    v1::WorkerPayload failure;
+    failure.mutable_failure()->set_reason(*report);
+    (void)link_.Send(std::move(failure));
+  }
+}
+
+void WorkerJob::AddStep(const bsp::StepStats& s) {
+  steps_seconds_ += s.seconds;
+  engine_encode_seconds_ += s.relay_encode_seconds;
+  engine_decode_seconds_ += s.relay_decode_seconds;
+}
+
+void WorkerJob::EndRun(double run_seconds) {
+  run_seconds_ = run_seconds;
+  run_barrier_seconds_ = barrier_.seconds();
+  run_barrier_count_ = barrier_.count();
+}
+
+std::string WorkerJob::TimeSplit() const {
+  auto f = [](const PhaseTime& p) {
+    return absl::StrFormat("%.3f s (%d)", p.seconds(), p.count());
+  };
+  return absl::StrCat("time split: run ", absl::StrFormat("%.3f s", run_seconds_), " = supersteps ",
+                      absl::StrFormat("%.3f s", steps_seconds_), " (relay encode ",
+                      absl::StrFormat("%.3f s", engine_encode_seconds_), ", of which wire encode ",
+                      f(encode_), " and outbox wait ", f(enqueue_), "; relay decode ",
+                      absl::StrFormat("%.3f s", engine_decode_seconds_), ") + barrier waits ",
+                      absl::StrFormat("%.3f s (%d)", run_barrier_seconds_, run_barrier_count_),
+                      "; alongside: wire decode ", f(decode_), ", hand-over ", f(accept_));
+}
+
+// --- the executor factory and the phases
+
+namespace {
+
+Step Entry(Barrier barrier, const bsp::StepStats& s) {
+  Step step;
+  step.barrier = barrier;
+  step.superstep = s.superstep;
+  step.active = s.active;
+  step.messages = s.messages;
+  step.unhalted = s.unhalted;
+  return step;
+}
+
+bsp::StepStats StatsOf(const Step& step) {
+  bsp::StepStats s;
+  s.superstep = step.superstep;
+  s.active = step.active;
+  s.messages = step.messages;
+  s.unhalted = step.unhalted;
+  return s;
+}
+
+}  // namespace
+
+bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions options) {
+  return [&job, options](bsp::StepEngine& engine,
+                         bsp::Callbacks user) -> absl::StatusOr<std::unique_ptr<bsp::Executor>> {
+    engine.SetRelayer(&job);
+    job.SetEngine(&engine);
+    engine.aggregators().set_count_outside_compute(false);
+    bsp::Callbacks wrapped;
+    wrapped.pre_step = [&job, user](uint64_t s) -> absl::Status {
+      Step entry;
+      entry.barrier = Barrier::kPre;
+      entry.superstep = s;
+      auto release = job.Enter(std::move(entry));
+      if (!release.ok()) return release.status();
+      return user.pre_step ? user.pre_step(s) : absl::OkStatus();
+    };
+    wrapped.post_step = [&job, &engine, user](const bsp::StepStats& local) -> absl::Status {
+      Step entry = Entry(Barrier::kPost, local);
+      engine.aggregators().ForEach([&](const bsp::AggregatorBase& agg) {
+        agg.EncodeDelta(entry.aggregators[agg.name()]);
+      });
+      auto release = job.Enter(std::move(entry));
+      if (!release.ok()) return release.status();
+      for (const auto& [name, bytes] : release->aggregators) {
+        bsp::AggregatorBase* agg = engine.aggregators().Find(name);
+        if (agg == nullptr) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("the master sent a value for aggregator \"",
+                           bsp::SanitizeForLog(name, 64), "\", which this program lacks"));
+        }
+        if (auto st = agg->SetEncodedValue(bytes); !st.ok()) return st;
+      }
+      return user.post_step ? user.post_step(StatsOf(*release)) : absl::OkStatus();
+    };
+    wrapped.keep_running = [&job, user](const bsp::StepStats& local) -> absl::StatusOr<bool> {
+      auto release = job.Enter(Entry(Barrier::kPostKeepRunning, local));
+      if (!release.ok()) return release.status();
+      // Run the user's callback for its side effects; the master's decision is binding, so a
+      // callback that is not deterministic cannot split the job.
+      if (user.keep_running) {
+        auto mine = user.keep_running(StatsOf(*release));
+        if (!mine.ok()) return mine.status();
+      }
+      return !release->stop;
+    };
+    return std::make_unique<bsp::Executor>(engine, std::move(wrapped), options);
+  };
+}
+
+absl::Status RunWorkerJob(bsp::JobRunner& runner, const bsp::JobDetails& details, WorkerJob& job,
+                          const std::string& tag) {
+  // The engine dies in the runner's AbortJob or with the runner; from then on the transport must
+  // not hand it relay batches that are still in flight from the other workers.
+  struct Detach {
+    WorkerJob& job;
+    ~Detach() { job.DetachEngine(); }
+  } detach{job};
+  bsp::ExecutorOptions options;
+  options.max_supersteps = details.max_supersteps;
+  options.progress = [tag, &job](const bsp::StepStats& s) {
+    job.AddStep(s);
+    spdlog::debug("{}superstep {} | active {} | messages {} | {:.1f} ms", tag, s.superstep,
+                  s.active, s.messages, s.seconds * 1e3);
+  };
+  auto executor = runner.StartJob(details, WorkerExecutorFactory(job, options));
+  if (!executor.ok()) {
+    return absl::Status(
+        executor.status().code(),
+        absl::StrCat("unable to start the job: ", std::string(executor.status().message())));
+  }
+  job.SetExecutor(executor->get());
+  auto abort = [&](absl::Status st) {
+    job.DetachEngine();
+    job.SetExecutor(nullptr);
+    runner.AbortJob(details);
+    return st;
+  };
+  const auto run_start = std::chrono::steady_clock::now();
+  if (auto st = (*executor)->RunToCompletion(); !st.ok()) return abort(st);
+  job.EndRun(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
+  // The phases after the supersteps, in the table's order: each one's work, then its barrier.
+  for (protocol::Position at = job.position(); at.barrier != Barrier::kDone;
+       at = job.position()) {
+    Step entry;
+    entry.barrier = at.barrier;
+    entry.superstep = at.superstep;
+    switch (at.barrier) {
+      case Barrier::kExecutedGraph:
+        entry.vertices = (*executor)->engine().num_local_vertices();
+        break;
+      case Barrier::kPersistedResults: {
+        auto written = runner.CompleteJob(details);
+        if (!written.ok()) return abort(written.status());
+        entry.part = *written;
+        break;
+      }
+      case Barrier::kCompletedJob:
+        break;
+      default:
+        return abort(job.FailureOr(absl::InternalError(
+            absl::StrCat("the job is at ", protocol::Describe(at), " after its supersteps"))));
+    }
+    if (auto r = job.Enter(std::move(entry)); !r.ok()) return abort(r.status());
+  }
+  job.SetExecutor(nullptr);
+  return absl::OkStatus();
+}
+
+}  // namespace lockstep::dbsp::job

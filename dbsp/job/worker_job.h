@@ -1,0 +1,92 @@
+#pragma once
+
+// A worker's side of one job (docs/design.md §5): the protocol's state behind one lock, the
+// barrier client the executor's callbacks enter, the relayer for the engine's outgoing batches,
+// and the receiving end of the master's stream. The job's phases after the supersteps are
+// written once, in RunWorkerJob, in the order the transition table gives.
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "job/phase_time.h"
+#include "lockstep/bsp/executor.h"
+#include "lockstep/bsp/job.h"
+#include "lockstep/bsp/relayer.h"
+#include "protocol/protocol.h"
+#include "transport/streams.h"
+#include "transport/wire.h"
+
+namespace lockstep::dbsp::job {
+
+class WorkerJob final : public transport::MasterStreamHandler, public bsp::Relayer {
+ public:
+  // `assignment` came with the first payload of `link`.
+  WorkerJob(transport::MasterStream& link, const transport::Assignment& assignment);
+
+  // --- the transport's threads
+  void OnPayload(v1::MasterPayload& payload) override;
+  void OnHangUp(std::string_view why) override;
+
+  // --- the job's thread
+  protocol::Position position() const;
+  // Enters the open barrier and waits for its release (bounded by twice the peer timeout).
+  absl::StatusOr<protocol::Step> Enter(protocol::Step entry);
+  absl::Status Relay(bsp::RelayBatch batch) override;
+  void SetEngine(bsp::StepEngine* engine);
+  // Before the engine goes away: relay batches that still arrive are dropped.
+  void DetachEngine();
+  void SetExecutor(bsp::Executor* executor);
+
+  // Any thread: fails the job here (a local error, SIGTERM); the master is told in Finish.
+  void Fail(absl::Status reason);
+  // The job's failure if it has one (the master's reason when the master aborted), else
+  // `fallback`.
+  absl::Status FailureOr(const absl::Status& fallback) const;
+  // The job is over here: queues a failure report for the master if the failure is this
+  // worker's own (the first local reason, not the cancellation it caused).
+  void Finish(const absl::Status& local_error);
+
+  // Timing, for the log at the job's end.
+  void AddStep(const bsp::StepStats& s);
+  void EndRun(double run_seconds);
+  std::string TimeSplit() const;
+
+ private:
+  void FailLocked(absl::Status reason, bool by_master);
+
+  transport::MasterStream& link_;
+  const uint32_t index_;
+  const std::chrono::milliseconds peer_timeout_;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  protocol::WorkerProtocol protocol_;
+  absl::Status status_;
+  bool failed_by_master_ = false;
+  std::optional<protocol::Step> released_;
+  bsp::StepEngine* engine_ = nullptr;
+  bool engine_ended_ = false;
+  bsp::Executor* executor_ = nullptr;
+  // Job thread: barrier_, encode_, enqueue_; transport threads: decode_, accept_.
+  PhaseTime barrier_, encode_, enqueue_, decode_, accept_;
+  double steps_seconds_ = 0, engine_encode_seconds_ = 0, engine_decode_seconds_ = 0;
+  double run_seconds_ = 0, run_barrier_seconds_ = 0;
+  uint64_t run_barrier_count_ = 0;
+};
+
+// Wraps the program's callbacks with the barriers: PRE(s), then POST(s) with the aggregator
+// deltas (the master's merged values come back), then POST_KEEP_RUNNING(s) with the counts (the
+// master's decision is binding).
+bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions options);
+
+// Runs the job of `details` with `runner` through `job`: load, supersteps, then the phases after
+// them. Returns this worker's own error (OK on success).
+absl::Status RunWorkerJob(bsp::JobRunner& runner, const bsp::JobDetails& details, WorkerJob& job,
+                          const std::string& tag);
+
+}  // namespace lockstep::dbsp::job

@@ -1,0 +1,363 @@
+#include "transport/master_server.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "lockstep/bsp/text.h"
+#include "spdlog/spdlog.h"
+#include "transport/grpc_options.h"
+
+namespace lockstep::dbsp::transport {
+
+using Clock = std::chrono::steady_clock;
+
+// --- WorkerSession
+//
+// Every gRPC operation outside a reaction (a write started by Flush, Finish from Close) is
+// decided under mu_ and marked there (writing_, finish_called_), and never made while mu_ is held:
+// a reaction may run inline in the caller's thread. Finish is called only with no write in
+// flight, and Flush starts none once Finish was called, so no operation follows Finish.
+
+WorkerSession::WorkerSession(std::string peer, WorkerPool& pool)
+    : peer_(std::move(peer)), pool_(pool) {}
+
+void WorkerSession::Start() {
+  self_ = shared_from_this();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    handler_ = &pool_;
+  }
+  pool_.Add(self_);
+  StartRead(&in_);
+}
+
+void WorkerSession::Enqueue(v1::MasterPayload payload, bool urgent) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (finish_called_ || closing_) return;
+  if (urgent && !outbox_.empty()) {
+    // Keep the payload in flight (gRPC holds it); drop the rest.
+    outbox_.erase(outbox_.begin() + (writing_ ? 1 : 0), outbox_.end());
+  }
+  outbox_.push_back(std::move(payload));
+}
+
+void WorkerSession::Flush() {
+  const v1::MasterPayload* next = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (writing_ || finish_called_ || outbox_.empty()) return;
+    writing_ = true;
+    write_started_ = Clock::now();
+    next = &outbox_.front();  // deque: stays put while others are pushed behind it
+  }
+  StartWrite(next);
+}
+
+void WorkerSession::OnWriteDone(bool ok) {
+  const v1::MasterPayload* next = nullptr;
+  bool finish = false;
+  bool broken = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    writes_.Add(Clock::now() - write_started_);
+    outbox_.pop_front();
+    if (!ok) {
+      outbox_.clear();  // the stream is broken: nothing more gets through
+      broken = true;
+    }
+    if (!forced_ && !outbox_.empty()) {
+      next = &outbox_.front();
+      write_started_ = Clock::now();
+    } else {
+      writing_ = false;
+      finish = ShouldFinishLocked();
+    }
+  }
+  if (next != nullptr) StartWrite(next);
+  if (broken) HangUp("its stream broke");
+  if (finish) Finish();
+}
+
+void WorkerSession::OnReadDone(bool ok) {
+  if (!ok) {
+    HangUp("disconnected");
+    bool finish;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      finish = ShouldFinishLocked();
+    }
+    if (finish) Finish();
+    return;
+  }
+  WorkerStreamHandler* handler;
+  uint32_t index;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    handler = handler_;
+    index = index_;
+    if (handler != nullptr) ++calls_in_handler_;
+  }
+  if (handler != nullptr) {
+    handler->OnPayload(index, in_);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--calls_in_handler_ == 0) changed_.notify_all();
+  }
+  in_.Clear();
+  StartRead(&in_);  // inside a reaction: the call is alive whatever Finish did meanwhile
+}
+
+void WorkerSession::HangUp(std::string_view why) {
+  WorkerStreamHandler* handler;
+  uint32_t index;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (hung_up_) return;
+    hung_up_ = true;
+    changed_.notify_all();
+    handler = handler_;
+    index = index_;
+    if (handler != nullptr) ++calls_in_handler_;
+  }
+  if (handler != nullptr) {
+    handler->OnHangUp(index, why);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--calls_in_handler_ == 0) changed_.notify_all();
+  }
+}
+
+void WorkerSession::OnCancel() {
+  // The RPC is over (the worker went away, keepalive gave up, or the server shuts down): a
+  // pending read fails and reports the hang-up; the stream still has to be finished.
+  bool finish;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+    forced_ = true;
+    if (final_.ok()) final_ = grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+    finish = ShouldFinishLocked();
+  }
+  if (finish) Finish();
+}
+
+bool WorkerSession::ShouldFinishLocked() {
+  if (finish_called_ || writing_ || !closing_) return false;
+  if (!forced_ && !(hung_up_ && outbox_.empty())) return false;
+  finish_called_ = true;
+  return true;
+}
+
+void WorkerSession::Finish() {
+  grpc::Status status;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status = final_;
+  }
+  grpc::ServerBidiReactor<v1::WorkerPayload, v1::MasterPayload>::Finish(status);
+}
+
+void WorkerSession::Attach(WorkerStreamHandler* handler, uint32_t index) {
+  bool hung_up;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return calls_in_handler_ == 0; });
+    handler_ = handler;
+    index_ = index;
+    hung_up = hung_up_;
+  }
+  if (hung_up) handler->OnHangUp(index, "disconnected");
+}
+
+void WorkerSession::Detach() {
+  std::unique_lock<std::mutex> lock(mu_);
+  handler_ = nullptr;
+  changed_.wait(lock, [&] { return calls_in_handler_ == 0; });
+}
+
+void WorkerSession::Close(const grpc::Status& status) {
+  bool finish;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closing_) return;
+    closing_ = true;
+    final_ = status;
+    finish = ShouldFinishLocked();
+  }
+  Flush();  // whatever is queued still goes out first
+  if (finish) Finish();
+}
+
+void WorkerSession::ForceClose() {
+  bool finish;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+    forced_ = true;
+    if (final_.ok()) final_ = grpc::Status(grpc::StatusCode::CANCELLED, "cut off by the master");
+    finish = ShouldFinishLocked();
+  }
+  if (finish) Finish();
+}
+
+bool WorkerSession::hung_up() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return hung_up_;
+}
+
+bool WorkerSession::WaitHungUp(Clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return changed_.wait_until(lock, deadline, [&] { return hung_up_ || done_; });
+}
+
+void WorkerSession::OnDone() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = true;
+    changed_.notify_all();
+  }
+  HangUp("disconnected");  // a no-op unless the read side never reported it
+  spdlog::debug("worker {} stream ended", bsp::SanitizeForLog(peer_, 128));
+  std::shared_ptr<WorkerSession> last = std::move(self_);  // may free this session: nothing after
+}
+
+// --- WorkerPool
+
+void WorkerPool::Add(std::shared_ptr<WorkerSession> session) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!shut_down_) {
+      const uint32_t id = next_id_++;
+      session->Attach(this, id);  // no hang-up can have been reported yet: it is not reading
+      idle_.emplace_back(id, session);
+      changed_.notify_all();
+      spdlog::info("worker {} connected", bsp::SanitizeForLog(session->peer(), 128));
+      return;
+    }
+  }
+  session->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE, "master is shutting down"));
+}
+
+std::shared_ptr<WorkerSession> WorkerPool::TakeLocked(uint32_t id) {
+  for (auto it = idle_.begin(); it != idle_.end(); ++it) {
+    if (it->first == id) {
+      std::shared_ptr<WorkerSession> s = std::move(it->second);
+      idle_.erase(it);
+      changed_.notify_all();
+      return s;
+    }
+  }
+  return nullptr;
+}
+
+void WorkerPool::OnHangUp(uint32_t worker, std::string_view) {
+  std::shared_ptr<WorkerSession> s;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    s = TakeLocked(worker);
+  }
+  if (s) s->Close(grpc::Status(grpc::StatusCode::CANCELLED, "hung up"));
+}
+
+void WorkerPool::OnPayload(uint32_t worker, v1::WorkerPayload&) {
+  std::shared_ptr<WorkerSession> s;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    s = TakeLocked(worker);
+  }
+  if (!s) return;
+  spdlog::warn("worker {} sent a payload before it was given a job; closing its stream",
+               bsp::SanitizeForLog(s->peer(), 128));
+  s->Close(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "a worker speaks only when it has a job"));
+  s->ForceClose();
+}
+
+absl::StatusOr<std::vector<std::shared_ptr<WorkerSession>>> WorkerPool::Reserve(
+    const PoolOptions& o, const std::atomic<bool>& cancel) {
+  const uint32_t need = std::max<uint32_t>(1, o.min_workers);
+  const auto start = Clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  auto live = [&] { return static_cast<uint32_t>(idle_.size()); };
+  while (live() < need) {
+    if (cancel.load() || shut_down_) return absl::CancelledError("master is shutting down");
+    if (o.acquire_timeout.count() > 0 && Clock::now() - start >= o.acquire_timeout) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("unable to reserve ", need, " worker", need == 1 ? "" : "s", " within ",
+                       o.acquire_timeout.count(), " ms (", idle_.size(), " connected)"));
+    }
+    changed_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  if (o.last_call.count() > 0) {
+    const auto deadline = Clock::now() + o.last_call;
+    while (Clock::now() < deadline && (o.max_workers == 0 || live() < o.max_workers)) {
+      if (cancel.load() || shut_down_) return absl::CancelledError("master is shutting down");
+      changed_.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    if (live() < need) return absl::UnavailableError("workers left during the last call");
+  }
+  std::vector<std::shared_ptr<WorkerSession>> taken;
+  while (!idle_.empty() && (o.max_workers == 0 || taken.size() < o.max_workers)) {
+    taken.push_back(std::move(idle_.front().second));
+    idle_.pop_front();
+  }
+  lock.unlock();
+  for (auto& s : taken) s->Detach();
+  return taken;
+}
+
+void WorkerPool::ShutDown() {
+  std::list<std::pair<uint32_t, std::shared_ptr<WorkerSession>>> idle;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shut_down_ = true;
+    idle.swap(idle_);
+    changed_.notify_all();
+  }
+  for (auto& [id, s] : idle) {
+    s->Detach();
+    s->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE, "master is shutting down"));
+  }
+}
+
+// --- MasterServer
+
+class MasterServer::Service final : public v1::JobQueue::CallbackService {
+ public:
+  explicit Service(WorkerPool& pool) : pool_(pool) {}
+
+  grpc::ServerBidiReactor<v1::WorkerPayload, v1::MasterPayload>* JobStream(
+      grpc::CallbackServerContext* context) override {
+    auto session = std::make_shared<WorkerSession>(context->peer(), pool_);
+    session->Start();
+    return session.get();
+  }
+
+ private:
+  WorkerPool& pool_;
+};
+
+MasterServer::MasterServer() : service_(std::make_unique<Service>(pool_)) {}
+
+MasterServer::~MasterServer() { Shutdown(); }
+
+absl::StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(const std::string& address) {
+  std::unique_ptr<MasterServer> s(new MasterServer());
+  grpc::ServerBuilder builder;
+  ConfigureServer(builder);
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &s->port_);
+  builder.RegisterService(s->service_.get());
+  builder.RegisterService(&s->health_);
+  s->server_ = builder.BuildAndStart();
+  if (s->server_ == nullptr || s->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", address));
+  }
+  return s;
+}
+
+void MasterServer::Shutdown() {
+  if (!server_) return;
+  pool_.ShutDown();
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server_.reset();
+}
+
+}  // namespace lockstep::dbsp::transport

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <chrono>
+
+#include "absl/status/statusor.h"
+#include "lockstep/bsp/job.h"
+#include "lockstep/bsp/relayer.h"
+#include "lockstep/v1/jobqueue.pb.h"
+#include "protocol/protocol.h"
+
+namespace lockstep::dbsp::transport {
+
+// A worker's job as the master assigns it: the engine's details and the protocol's options.
+struct Assignment {
+  bsp::JobDetails details;
+  std::chrono::milliseconds peer_timeout{0};  // 0: no bound
+};
+
+// Conversions between the plain types of the engine and protocol and the wire.
+v1::JobDetails ToWire(const Assignment& assignment);
+absl::StatusOr<Assignment> FromWire(const v1::JobDetails& wire);
+
+v1::Step ToWire(const protocol::Step& step);
+absl::StatusOr<protocol::Step> FromWire(const v1::Step& wire);
+
+v1::RelayBatch ToWire(bsp::RelayBatch&& batch);
+absl::StatusOr<bsp::RelayBatch> FromWire(v1::RelayBatch&& wire);
+
+}  // namespace lockstep::dbsp::transport
