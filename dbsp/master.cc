@@ -120,13 +120,13 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   auto fail = [&](absl::Status reason) -> absl::Status {
     job.Abort(reason);
     const absl::Status final = job.status();
+    spdlog::error("{}aborted: {}", log_prefix, std::string(final.message()));
     // A worker may still be writing its part (complete-job): removing the staging directory
     // under it would fail its write with a misleading reason or leave files behind. Each worker
     // hangs up once it has read the abort; one that does not is cut off after the grace.
     CloseStreams(workers, grpc::Status(grpc::StatusCode::ABORTED, std::string(final.message())));
     if (output) job::DiscardOutput(*output);
     if (lease) lease->Release();
-    spdlog::error("{}aborted: {}", log_prefix, std::string(final.message()));
     return final;
   };
   for (uint32_t i = 0; i < n; ++i) workers[i]->Attach(&job, i);

@@ -301,6 +301,34 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
   };
 }
 
+absl::Status RunEndPhases(WorkerJob& job, uint64_t vertices,
+                          const std::function<absl::StatusOr<bsp::OutputSummary>()>& persist) {
+  for (protocol::Position at = job.position(); at.barrier != Barrier::kDone;
+       at = job.position()) {
+    Step entry;
+    entry.barrier = at.barrier;
+    entry.superstep = at.superstep;
+    switch (at.barrier) {
+      case Barrier::kExecutedGraph:
+        entry.vertices = vertices;
+        break;
+      case Barrier::kPersistedResults: {
+        auto written = persist();
+        if (!written.ok()) return written.status();
+        entry.part = *written;
+        break;
+      }
+      case Barrier::kCompletedJob:
+        break;
+      default:
+        return job.FailureOr(absl::InternalError(
+            absl::StrCat("the job is at ", protocol::Describe(at), " after its supersteps")));
+    }
+    if (auto r = job.Enter(std::move(entry)); !r.ok()) return r.status();
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunWorkerJob(bsp::JobRunner& runner, const bsp::JobDetails& details, WorkerJob& job,
                           const std::string& tag) {
   // The engine dies in the runner's AbortJob or with the runner; from then on the transport must
@@ -332,29 +360,10 @@ absl::Status RunWorkerJob(bsp::JobRunner& runner, const bsp::JobDetails& details
   const auto run_start = std::chrono::steady_clock::now();
   if (auto st = (*executor)->RunToCompletion(); !st.ok()) return abort(st);
   job.EndRun(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
-  // The phases after the supersteps, in the table's order: each one's work, then its barrier.
-  for (protocol::Position at = job.position(); at.barrier != Barrier::kDone;
-       at = job.position()) {
-    Step entry;
-    entry.barrier = at.barrier;
-    entry.superstep = at.superstep;
-    switch (at.barrier) {
-      case Barrier::kExecutedGraph:
-        entry.vertices = (*executor)->engine().num_local_vertices();
-        break;
-      case Barrier::kPersistedResults: {
-        auto written = runner.CompleteJob(details);
-        if (!written.ok()) return abort(written.status());
-        entry.part = *written;
-        break;
-      }
-      case Barrier::kCompletedJob:
-        break;
-      default:
-        return abort(job.FailureOr(absl::InternalError(
-            absl::StrCat("the job is at ", protocol::Describe(at), " after its supersteps"))));
-    }
-    if (auto r = job.Enter(std::move(entry)); !r.ok()) return abort(r.status());
+  if (auto st = RunEndPhases(job, (*executor)->engine().num_local_vertices(),
+                             [&] { return runner.CompleteJob(details); });
+      !st.ok()) {
+    return abort(st);
   }
   job.SetExecutor(nullptr);
   return absl::OkStatus();

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -83,6 +84,11 @@ class WorkerJob final : public transport::MasterStreamHandler, public bsp::Relay
 // deltas (the master's merged values come back), then POST_KEEP_RUNNING(s) with the counts (the
 // master's decision is binding).
 bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions options);
+
+// The phases after the supersteps, in the transition table's order: each phase's work (the
+// vertex count for EXECUTED_GRAPH, `persist` for PERSISTED_RESULTS), then its barrier.
+absl::Status RunEndPhases(WorkerJob& job, uint64_t vertices,
+                          const std::function<absl::StatusOr<bsp::OutputSummary>()>& persist);
 
 // Runs the job of `details` with `runner` through `job`: load, supersteps, then the phases after
 // them. Returns this worker's own error (OK on success).

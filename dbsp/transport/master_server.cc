@@ -304,6 +304,11 @@ absl::StatusOr<std::vector<std::shared_ptr<WorkerSession>>> WorkerPool::Reserve(
   return taken;
 }
 
+size_t WorkerPool::idle() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return idle_.size();
+}
+
 void WorkerPool::ShutDown() {
   std::list<std::pair<uint32_t, std::shared_ptr<WorkerSession>>> idle;
   {
@@ -314,7 +319,9 @@ void WorkerPool::ShutDown() {
   }
   for (auto& [id, s] : idle) {
     s->Detach();
+    // An idle worker has nothing to finish: end its stream now, with the reason.
     s->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE, "master is shutting down"));
+    s->ForceClose();
   }
 }
 

@@ -103,6 +103,8 @@ class WorkerPool final : public WorkerStreamHandler {
       const PoolOptions& options, const std::atomic<bool>& cancel);
   // Closes every idle session and refuses new ones.
   void ShutDown();
+  // Connected workers waiting for a job.
+  size_t idle() const;
 
   void OnPayload(uint32_t worker, v1::WorkerPayload& payload) override;
   void OnHangUp(uint32_t worker, std::string_view why) override;
@@ -110,7 +112,7 @@ class WorkerPool final : public WorkerStreamHandler {
  private:
   std::shared_ptr<WorkerSession> TakeLocked(uint32_t id);
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable changed_;
   // Idle sessions by the id the pool gave them (their "worker" index while idle).
   std::list<std::pair<uint32_t, std::shared_ptr<WorkerSession>>> idle_;

@@ -337,8 +337,11 @@ TEST_F(FaultTest, MasterKilledMidJobWorkersRedialAndServeTheNextMaster) {
   auto published = ReadPublished(out_, 2);
   ASSERT_TRUE(published.has_value());
   EXPECT_NE(published->job_id, first_job);
-  // The killed master could not remove its job's staging directory; nothing else may be there.
-  ExpectOnlyPublished({".out." + first_job + ".staging"});
+  // The killed master's staging directory and lease were removed by the next master (its lease
+  // is dead: its holder no longer runs), so only the published result is left.
+  ExpectOnlyPublished();
+  EXPECT_THAT(second.Log(), HasSubstr(".out." + first_job + ".staging, left by a master that is "
+                                      "gone"));
   cluster_.Stop();
 }
 
@@ -382,8 +385,9 @@ TEST_F(FaultTest, SigtermToAWorkerMidJobFailsTheJobWithTheWorkersReason) {
 }
 
 // A frozen process (SIGSTOP: its sockets stay open, nothing answers) is what a vanished peer looks
-// like; gRPC keepalive must notice it within 10 s.
-TEST_F(FaultTest, AFrozenWorkerIsNoticedWithin10s) {
+// like to keepalive: no answer to its ping within 10 s (pings every 2 s) is a failure. It must not
+// be declared dead much sooner: a worker starved of CPU was, after 4-7 s (issue 10, defect 5).
+TEST_F(FaultTest, AFrozenWorkerIsNoticedByKeepaliveWithin15s) {
   Process& master = cluster_.StartMaster(MasterArgs(Cat({"--min-workers", "2"}, kSlow)));
   ASSERT_NE(cluster_.port(), 0);
   Process& survivor = cluster_.StartWorker();
@@ -391,10 +395,12 @@ TEST_F(FaultTest, AFrozenWorkerIsNoticedWithin10s) {
   ASSERT_TRUE(master.WaitForLog("superstep 1 |", 30s)) << master.Log();
   const auto stopped = Clock::now();
   ::kill(frozen.pid(), SIGSTOP);
-  const auto code = master.Wait(10s);
+  const auto code = master.Wait(15s);
+  const double noticed = SecondsSince(stopped);
   frozen.Kill();
-  ASSERT_TRUE(code.has_value()) << "the master did not notice a frozen worker within 10 s";
-  EXPECT_LT(SecondsSince(stopped), 10.0);
+  ASSERT_TRUE(code.has_value()) << "the master did not notice a frozen worker within 15 s";
+  EXPECT_LT(noticed, 15.0);
+  EXPECT_GE(noticed, 9.0) << "a worker silent for less than keepalive's 10 s was declared dead";
   EXPECT_NE(*code, 0);
   EXPECT_THAT(LineWith(master.Log(), "aborted: "), HasSubstr("disconnected"));
   EXPECT_TRUE(survivor.WaitForLog("failed: ", 5s));
@@ -402,7 +408,7 @@ TEST_F(FaultTest, AFrozenWorkerIsNoticedWithin10s) {
   cluster_.Stop();
 }
 
-TEST_F(FaultTest, AFrozenMasterIsNoticedWithin10s) {
+TEST_F(FaultTest, AFrozenMasterIsNoticedWithin15s) {
   Process& master = cluster_.StartMaster(MasterArgs(Cat({"--min-workers", "2"}, kSlow)));
   ASSERT_NE(cluster_.port(), 0);
   cluster_.StartWorker();
@@ -410,12 +416,94 @@ TEST_F(FaultTest, AFrozenMasterIsNoticedWithin10s) {
   ASSERT_TRUE(master.WaitForLog("superstep 1 |", 30s)) << master.Log();
   ::kill(master.pid(), SIGSTOP);
   for (Process* w : cluster_.workers()) {
-    EXPECT_TRUE(w->WaitForLog("failed: ", 10s)) << w->command() << " did not notice within 10 s";
+    EXPECT_TRUE(w->WaitForLog("failed: ", 15s)) << w->command() << " did not notice within 15 s";
     EXPECT_TRUE(w->Running());
   }
   master.Kill();
   cluster_.Stop();
   for (Process* w : cluster_.workers()) EXPECT_EQ(w->exit_code(), 0);
+}
+
+// A worker stopped for less than --peer-timeout (and keepalive's 10 s) is only slow: the job
+// completes (defect 5).
+TEST_F(FaultTest, AWorkerStoppedShorterThanThePeerTimeoutOnlySlowsTheJob) {
+  Process& master = cluster_.StartMaster(
+      MasterArgs(Cat({"--min-workers", "2", "--peer-timeout", "8s"}, kSlow)));
+  ASSERT_NE(cluster_.port(), 0);
+  cluster_.StartWorker();
+  Process& paused = cluster_.StartWorker();
+  ASSERT_TRUE(master.WaitForLog("superstep 1 |", 30s)) << master.Log();
+  ::kill(paused.pid(), SIGSTOP);
+  std::this_thread::sleep_for(4s);
+  ::kill(paused.pid(), SIGCONT);
+  const auto code = master.Wait(60s);
+  ASSERT_TRUE(code.has_value()) << "the job did not finish";
+  EXPECT_EQ(*code, 0) << master.Log();
+  auto published = ReadPublished(out_, 2);
+  ASSERT_TRUE(published.has_value());
+  EXPECT_EQ(published->lines.size(), static_cast<size_t>(kVertices));
+  cluster_.Stop();
+}
+
+// A worker that joins a job and then says nothing (stopped before the job began) holds the first
+// barrier until --peer-timeout, which fails the job naming it (defects 5 and 8), well before
+// keepalive would.
+TEST_F(FaultTest, AWorkerSilentPastThePeerTimeoutFailsTheJobNamingIt) {
+  Process& master =
+      cluster_.StartMaster(MasterArgs({"--min-workers", "2", "--peer-timeout", "2s"}));
+  ASSERT_NE(cluster_.port(), 0);
+  Process& silent = cluster_.StartWorker();
+  ASSERT_TRUE(master.WaitForLog(" connected", 10s));
+  ::kill(silent.pid(), SIGSTOP);
+  Process& survivor = cluster_.StartWorker();
+  ASSERT_TRUE(master.WaitForLog(" on 2 workers", 10s)) << master.Log();
+  const auto started = Clock::now();
+  ASSERT_TRUE(master.WaitForLog("aborted: ", 8s)) << "the job still waits for a silent worker";
+  const double waited = SecondsSince(started);
+  EXPECT_GE(waited, 1.5);
+  EXPECT_LT(waited, 8.0);
+  // The master then gives the silent worker its hang-up grace (5 s) and exits.
+  const auto code = master.Wait(10s);
+  silent.Kill();
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(*code, 0);
+  const std::string aborted = LineWith(master.Log(), "aborted: ");
+  EXPECT_THAT(aborted, AllOf(HasSubstr("has not entered PRE of superstep 0 within 2 s "
+                                       "(--peer-timeout)"),
+                             HasSubstr("worker ")));
+  // The silent one is named by its address, the one the master logged when it connected.
+  const std::string connected = LineWith(master.Log(), " connected");
+  const std::string address = connected.substr(connected.find("worker ") + 7,
+                                               connected.find(" connected") -
+                                                   connected.find("worker ") - 7);
+  EXPECT_THAT(aborted, HasSubstr("(" + address + ") has not entered")) << connected;
+  EXPECT_TRUE(survivor.WaitForLog("failed: ", 5s));
+  EXPECT_EQ(Beside(), std::set<std::string>{});
+  cluster_.Stop();
+}
+
+// A worker that goes through the protocol but whose part is missing or damaged: the master
+// checks every part before it publishes, fails the job naming the worker, publishes nothing, and
+// serves the next job (defect 7).
+TEST_F(FaultTest, AMissingPartFailsTheJobInsteadOfPublishingIt) {
+  cluster_.StartMaster(MasterArgs({"--every", "1s", "--min-workers", "2", "--skip-part-worker", "1"}));
+  ASSERT_NE(cluster_.port(), 0);
+  Process& a = cluster_.StartWorker();
+  Process& b = cluster_.StartWorker();
+  const std::string failed = ExpectFailedThenServed(
+      {&a, &b}, "part-00001 is missing (its worker reported", "job aborted by the master");
+  StopAndCheckPublished(failed, 2);
+}
+
+TEST_F(FaultTest, ADamagedPartFailsTheJobInsteadOfPublishingIt) {
+  cluster_.StartMaster(
+      MasterArgs({"--every", "1s", "--min-workers", "2", "--damage-part-worker", "0"}));
+  ASSERT_NE(cluster_.port(), 0);
+  Process& a = cluster_.StartWorker();
+  Process& b = cluster_.StartWorker();
+  const std::string failed =
+      ExpectFailedThenServed({&a, &b}, "part-00000 has CRC-32C", "job aborted by the master");
+  StopAndCheckPublished(failed, 2);
 }
 
 TEST_F(FaultTest, AFailedJobLeavesThePreviousResultUntouched) {

@@ -1,4 +1,4 @@
-// Durations on the command line (DESIGN.md §5): 500ms, 90s, 5m, 1h, 1m30s, bare seconds.
+// Durations on the command line: 500ms, 90s, 5m, 1h, 1m30s, bare seconds.
 #include "cli/duration.h"
 
 #include <gmock/gmock.h>

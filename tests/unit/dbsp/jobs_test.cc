@@ -1,11 +1,9 @@
-// The executor factories without sockets: a master engine over an empty graph and one engine per
-// worker, each run by the executor its factory builds, on its own thread, wired in-process through
-// one JobCoordinator. A worker's BarrierClient hands its entries to JobCoordinator::OnPayload and
-// takes releases from the coordinator's `send`; relayed batches go through the wire conversions
-// and the coordinator to the destination engine's AcceptRelayed. The result must equal the
+// The job layer without sockets: a master engine over an empty graph and one engine per worker,
+// each run by the executor its factory builds, on its own thread, wired in-process through the real
+// MasterJob and WorkerJobs (docs/design.md §5). Fake streams stand in for the transport: what the
+// master queues for a worker is delivered in order by a thread of its own, as a stream's reader
+// would; what a worker sends goes straight to the master job's OnPayload. The result must equal the
 // single-engine run's, and every process must end with the same aggregator values.
-#include "lockstep/dbsp/factories.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,101 +29,124 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "job/master_job.h"
+#include "job/worker_job.h"
 #include "lockstep/bsp/aggregator.h"
 #include "lockstep/bsp/codec.h"
 #include "lockstep/bsp/engine.h"
 #include "lockstep/bsp/executor.h"
 #include "lockstep/bsp/graph.h"
 #include "lockstep/bsp/graph_input.h"
-#include "lockstep/bsp/relayer.h"
-#include "lockstep/dbsp/coordinator.h"
-#include "lockstep/dbsp/wire.h"
 #include "lockstep/partition/range.h"
 #include "pagerank/pagerank.h"
+#include "protocol/protocol.h"
+#include "transport/wire.h"
 
 namespace lockstep::dbsp {
 namespace {
 
 using ::testing::HasSubstr;
+using job::MasterJob;
+using job::WorkerJob;
+using protocol::Barrier;
 using namespace std::chrono_literals;
 
 std::string WorkerName(uint32_t w) { return absl::StrCat("worker ", w, " (in-process)"); }
 
-// One worker's end of its "stream": enters barriers through the coordinator, relays through it,
-// and receives what the coordinator sends this worker.
-class Link final : public BarrierClient, public bsp::Relayer {
+// The master's end of worker w's "stream": payloads queued by the master job are delivered in
+// order by a thread of this stream. The first payload (the job details) is kept for the worker to
+// build its job from, as the real link does; the rest go to that job.
+class FakeWorkerStream final : public transport::WorkerStream {
  public:
-  Link(uint32_t index, JobCoordinator& coordinator) : index_(index), coordinator_(coordinator) {}
-
-  absl::StatusOr<v1::Step> Enter(v1::Step entry) override {
-    const v1::Step::Type type = entry.type();
+  explicit FakeWorkerStream(uint32_t w) : name_(WorkerName(w)) {
+    thread_ = std::thread([this] { Deliver(); });
+  }
+  ~FakeWorkerStream() override {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      released_.reset();
+      closed_ = true;
     }
-    v1::WorkerPayload payload;
-    *payload.mutable_step() = std::move(entry);
-    if (auto st = coordinator_.OnPayload(index_, std::move(payload)); !st.ok()) return st;
+    changed_.notify_all();
+    thread_.join();
+  }
+
+  const std::string& peer() const override { return name_; }
+  void Enqueue(v1::MasterPayload payload, bool urgent) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (urgent) queue_.clear();
+    queue_.push_back(std::move(payload));
+  }
+  void Flush() override { changed_.notify_all(); }
+
+  // Waits for the job details.
+  v1::JobDetails AwaitDetails() {
     std::unique_lock<std::mutex> lock(mu_);
-    // The real master closes the streams on abort; here the worker looks at the coordinator.
-    while (!released_.has_value()) {
-      if (auto st = coordinator_.status(); !st.ok()) return st;
-      changed_.wait_for(lock, 5ms);
-    }
-    if (released_->type() != type) {
-      return absl::InternalError(absl::StrCat(WorkerName(index_), " entered ",
-                                              v1::Step::Type_Name(type), " but was released from ",
-                                              v1::Step::Type_Name(released_->type())));
-    }
-    v1::Step release = std::move(*released_);
-    released_.reset();
-    return release;
+    changed_.wait(lock, [&] { return details_.has_value(); });
+    return *details_;
+  }
+  void SetHandler(transport::MasterStreamHandler* handler) {
+    std::lock_guard<std::mutex> lock(mu_);
+    handler_ = handler;
+    changed_.notify_all();
+  }
+  // Stops delivering (the worker's job is over); waits for a delivery in progress.
+  void Detach() {
+    std::unique_lock<std::mutex> lock(mu_);
+    handler_ = nullptr;
+    changed_.wait(lock, [&] { return !delivering_; });
   }
 
-  absl::Status Relay(bsp::RelayBatch batch) override {
-    ++relayed_;
-    v1::WorkerPayload payload;
-    *payload.mutable_relay() = ToWire(std::move(batch));
-    return coordinator_.OnPayload(index_, std::move(payload));
-  }
-
-  // The coordinator's `send` for this worker; runs on the master's thread (releases) or on the
-  // sending worker's thread (relays), as a stream's reader would, in send order.
-  void Receive(v1::MasterPayload payload) {
-    absl::Status st;
-    if (payload.has_step()) {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (released_.has_value()) {
-        st = absl::InternalError(absl::StrCat(WorkerName(index_), " was released twice"));
-      } else {
-        released_ = std::move(*payload.mutable_step());
+ private:
+  void Deliver() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      changed_.wait(lock, [&] {
+        return closed_ || (!queue_.empty() && (!details_ || handler_ != nullptr));
+      });
+      if (closed_) return;
+      v1::MasterPayload payload = std::move(queue_.front());
+      queue_.pop_front();
+      if (!details_ && payload.has_job_details()) {
+        details_ = payload.job_details();
         changed_.notify_all();
+        continue;
       }
-    } else if (payload.has_relay()) {
-      auto batch = FromWire(std::move(*payload.mutable_relay()));
-      st = batch.status();
-      if (st.ok() && batch->to_partition != index_) {
-        st = absl::InternalError(absl::StrCat("a batch for partition ", batch->to_partition,
-                                              " reached ", WorkerName(index_)));
-      }
-      if (st.ok()) st = engine_->AcceptRelayed(std::move(*batch));
-    } else {
-      st = absl::InternalError("unexpected payload from the master");
+      transport::MasterStreamHandler* handler = handler_;
+      delivering_ = true;
+      lock.unlock();
+      handler->OnPayload(payload);
+      lock.lock();
+      delivering_ = false;
+      changed_.notify_all();
     }
-    if (!st.ok()) coordinator_.Abort(st);
   }
 
-  void SetEngine(bsp::StepEngine* engine) { engine_ = engine; }
+  const std::string name_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::deque<v1::MasterPayload> queue_;
+  std::optional<v1::JobDetails> details_;
+  transport::MasterStreamHandler* handler_ = nullptr;
+  bool delivering_ = false;
+  bool closed_ = false;
+  std::thread thread_;
+};
+
+// Worker w's end: what it sends reaches the master job at once, on the worker's thread.
+class FakeMasterStream final : public transport::MasterStream {
+ public:
+  FakeMasterStream(uint32_t w, MasterJob& master) : w_(w), master_(master) {}
+  bool Send(v1::WorkerPayload payload) override {
+    if (payload.has_relay()) ++relayed_;
+    master_.OnPayload(w_, payload);
+    return true;
+  }
   uint64_t relayed() const { return relayed_; }
 
  private:
-  const uint32_t index_;
-  JobCoordinator& coordinator_;
-  bsp::StepEngine* engine_ = nullptr;  // set before any thread starts
+  const uint32_t w_;
+  MasterJob& master_;
   std::atomic<uint64_t> relayed_{0};
-  std::mutex mu_;
-  std::condition_variable changed_;
-  std::optional<v1::Step> released_;
 };
 
 template <class P>
@@ -157,40 +179,66 @@ absl::StatusOr<LocalRun<P>> RunLocal(P program, const bsp::GraphInput& input) {
   return run;
 }
 
-// A master and `n` workers in one process, joined by a JobCoordinator.
+std::vector<transport::WorkerStream*> Pointers(
+    const std::vector<std::unique_ptr<FakeWorkerStream>>& streams) {
+  std::vector<transport::WorkerStream*> out;
+  for (const auto& s : streams) out.push_back(s.get());
+  return out;
+}
+
+std::vector<std::unique_ptr<FakeWorkerStream>> MakeStreams(uint32_t n) {
+  std::vector<std::unique_ptr<FakeWorkerStream>> streams;
+  for (uint32_t w = 0; w < n; ++w) streams.push_back(std::make_unique<FakeWorkerStream>(w));
+  return streams;
+}
+
+std::vector<std::string> Names(uint32_t n) {
+  std::vector<std::string> names;
+  for (uint32_t w = 0; w < n; ++w) names.push_back(WorkerName(w));
+  return names;
+}
+
+// A master and `n` workers in one process, joined by the real jobs over fake streams.
 template <class P>
 class InProcessJob {
  public:
-  explicit InProcessJob(uint32_t n)
-      : coordinator_(Names(n), [this](uint32_t w, v1::MasterPayload p) {
-          links_.at(w)->Receive(std::move(p));
-        }) {
-    for (uint32_t w = 0; w < n; ++w) links_.push_back(std::make_unique<Link>(w, coordinator_));
+  explicit InProcessJob(uint32_t n, std::chrono::milliseconds peer_timeout = 0ms)
+      : streams_(MakeStreams(n)), master_job_(Pointers(streams_), Names(n), peer_timeout) {
+    for (uint32_t w = 0; w < n; ++w) {
+      links_.push_back(std::make_unique<FakeMasterStream>(w, master_job_));
+    }
   }
 
-  // Builds every process's engine and executor, as start_job does.
+  // Builds every process's engine and executor, as start_job does, and assigns the job.
   absl::Status Start(const P& program, const bsp::GraphInput& input) {
     const uint32_t n = num_workers();
     auto master = MakeEngine(program, bsp::GraphInput{}, 1, 0);
     if (!master.ok()) return master.status();
     master_ = std::move(*master);
-    auto master_executor = MasterExecutorFactory(
-        coordinator_, [this](const MasterProgress& p) { progress_.push_back(p); }, {})(
+    auto master_executor = job::MasterExecutorFactory(
+        master_job_, [this](const MasterProgress& p) { progress_.push_back(p); }, {})(
         *master_, master_->ProgramCallbacks());
     if (!master_executor.ok()) return master_executor.status();
     master_executor_ = std::move(*master_executor);
+    std::vector<v1::JobDetails> details;
+    for (uint32_t w = 0; w < n; ++w) {
+      transport::Assignment a;
+      a.details.job_id = "in-process";
+      a.details.worker_index = w;
+      a.details.worker_count = n;
+      details.push_back(transport::ToWire(a));
+    }
+    if (auto st = master_job_.Assign(std::move(details)); !st.ok()) return st;
     for (uint32_t w = 0; w < n; ++w) {
       auto engine = MakeEngine(program, input, n, w);
       if (!engine.ok()) return engine.status();
       workers_.push_back(std::move(*engine));
-      Link* link = links_[w].get();
-      auto executor =
-          WorkerExecutorFactory(*link,
-                                [link](bsp::StepEngine& e) {
-                                  e.SetRelayer(link);
-                                  link->SetEngine(&e);
-                                },
-                                {})(*workers_.back(), workers_.back()->ProgramCallbacks());
+      auto assignment = transport::FromWire(streams_[w]->AwaitDetails());
+      if (!assignment.ok()) return assignment.status();
+      jobs_.push_back(std::make_unique<WorkerJob>(*links_[w], *assignment));
+      streams_[w]->SetHandler(jobs_.back().get());
+      auto executor = job::WorkerExecutorFactory(*jobs_.back(), {})(
+          *workers_.back(), workers_.back()->ProgramCallbacks());
       if (!executor.ok()) return executor.status();
       worker_executors_.push_back(std::move(*executor));
     }
@@ -204,32 +252,31 @@ class InProcessJob {
     std::vector<std::thread> threads;
     threads.emplace_back([this] {
       master_status_ = RunMaster();
-      if (!master_status_.ok()) coordinator_.Abort(master_status_);
+      if (!master_status_.ok()) master_job_.Abort(master_status_);
     });
     for (uint32_t w = 0; w < n; ++w) {
       threads.emplace_back([this, w] {
         worker_status_[w] = RunWorker(w);
-        if (!worker_status_[w].ok()) {
-          v1::WorkerPayload failure;
-          failure.mutable_failure()->set_reason(std::string(worker_status_[w].message()));
-          (void)coordinator_.OnPayload(w, std::move(failure));
-        }
+        jobs_[w]->Finish(worker_status_[w]);
+        if (!worker_status_[w].ok()) worker_status_[w] = jobs_[w]->FailureOr(worker_status_[w]);
       });
     }
     for (std::thread& t : threads) t.join();
+    for (auto& s : streams_) s->Detach();
   }
 
-  uint32_t num_workers() const { return static_cast<uint32_t>(links_.size()); }
-  JobCoordinator& coordinator() { return coordinator_; }
+  uint32_t num_workers() const { return static_cast<uint32_t>(streams_.size()); }
+  MasterJob& master_job() { return master_job_; }
   bsp::Engine<P>& master() { return *master_; }
   bsp::Engine<P>& worker(uint32_t w) { return *workers_[w]; }
   bsp::Executor& master_executor() { return *master_executor_; }
   bsp::Executor& worker_executor(uint32_t w) { return *worker_executors_[w]; }
-  const Link& link(uint32_t w) const { return *links_[w]; }
+  const FakeMasterStream& link(uint32_t w) const { return *links_[w]; }
   const absl::Status& master_status() const { return master_status_; }
   const absl::Status& worker_status(uint32_t w) const { return worker_status_[w]; }
   const std::vector<MasterProgress>& progress() const { return progress_; }
   uint64_t executed_vertices() const { return executed_vertices_; }
+  const std::vector<protocol::Step>& persisted() const { return persisted_; }
 
   // Every vertex's value by external ID, from whichever worker holds it.
   std::map<std::string, typename P::VertexValue> Values() const {
@@ -244,47 +291,36 @@ class InProcessJob {
   }
 
  private:
-  static std::vector<std::string> Names(uint32_t n) {
-    std::vector<std::string> names;
-    for (uint32_t w = 0; w < n; ++w) names.push_back(WorkerName(w));
-    return names;
-  }
-
-  // The master's side after the executor, as Master::RunJob does it.
+  // The master's side after the executor, in the table's order, as Master::RunJob does it.
   absl::Status RunMaster() {
     if (auto st = master_executor_->RunToCompletion(); !st.ok()) return st;
-    const uint64_t last = master_executor_->supersteps() - 1;
-    for (v1::Step::Type type :
-         {v1::Step::EXECUTED_GRAPH, v1::Step::PERSISTED_RESULTS, v1::Step::COMPLETED_JOB}) {
-      auto entries = coordinator_.WaitAll(type, last);
+    for (protocol::Position at = master_job_.position(); at.barrier != Barrier::kDone;
+         at = master_job_.position()) {
+      auto entries = master_job_.WaitAll(at);
       if (!entries.ok()) return entries.status();
-      if (type == v1::Step::EXECUTED_GRAPH) {
-        for (const v1::Step& e : *entries) executed_vertices_ += e.vertices();
+      if (at.barrier == Barrier::kExecutedGraph) {
+        for (const protocol::Step& e : *entries) executed_vertices_ += e.vertices;
       }
-      v1::Step release;
-      release.set_type(type);
-      coordinator_.ReleaseAll(release);
+      if (at.barrier == Barrier::kPersistedResults) persisted_ = *entries;
+      if (auto st = master_job_.ReleaseAll(protocol::Step{}); !st.ok()) return st;
     }
     return absl::OkStatus();
   }
 
-  // A worker's side after the executor, as the worker's RunJob does it.
+  // A worker's side after the executor: the real end phases, with a part summary of its own.
   absl::Status RunWorker(uint32_t w) {
     bsp::Executor& executor = *worker_executors_[w];
     if (auto st = executor.RunToCompletion(); !st.ok()) return st;
-    v1::Step step;
-    step.set_superstep(executor.supersteps() - 1);
-    step.set_vertices(executor.engine().num_local_vertices());
-    for (v1::Step::Type type :
-         {v1::Step::EXECUTED_GRAPH, v1::Step::PERSISTED_RESULTS, v1::Step::COMPLETED_JOB}) {
-      step.set_type(type);
-      if (auto release = links_[w]->Enter(step); !release.ok()) return release.status();
-    }
-    return absl::OkStatus();
+    const uint64_t vertices = executor.engine().num_local_vertices();
+    return job::RunEndPhases(*jobs_[w], vertices, [&]() -> absl::StatusOr<bsp::OutputSummary> {
+      return bsp::OutputSummary{vertices, 10 * vertices, w};
+    });
   }
 
-  JobCoordinator coordinator_;
-  std::vector<std::unique_ptr<Link>> links_;
+  std::vector<std::unique_ptr<FakeWorkerStream>> streams_;
+  MasterJob master_job_;
+  std::vector<std::unique_ptr<FakeMasterStream>> links_;
+  std::vector<std::unique_ptr<WorkerJob>> jobs_;
   std::unique_ptr<bsp::Engine<P>> master_;
   std::unique_ptr<bsp::Executor> master_executor_;
   std::vector<std::unique_ptr<bsp::Engine<P>>> workers_;
@@ -293,6 +329,7 @@ class InProcessJob {
   std::vector<absl::Status> worker_status_;
   std::vector<MasterProgress> progress_;  // written by the master's thread only
   uint64_t executed_vertices_ = 0;
+  std::vector<protocol::Step> persisted_;
 };
 
 // A random graph over "v0" .. "v{n-1}" with self-loops, parallel edges, vertices without out-edges
@@ -377,7 +414,7 @@ TEST_P(DistributedPageRankTest, EqualsTheLocalRun) {
   job.Run();
   ASSERT_TRUE(job.master_status().ok()) << job.master_status();
   for (uint32_t w = 0; w < 2; ++w) ASSERT_TRUE(job.worker_status(w).ok()) << job.worker_status(w);
-  ASSERT_TRUE(job.coordinator().status().ok()) << job.coordinator().status();
+  ASSERT_TRUE(job.master_job().status().ok()) << job.master_job().status();
 
   // The same number of supersteps everywhere: the stop decision is global.
   EXPECT_EQ(job.master_executor().supersteps(), local->supersteps);
@@ -412,12 +449,18 @@ TEST_P(DistributedPageRankTest, EqualsTheLocalRun) {
 
   // Messages crossed the split through the coordinator, and the master counted them.
   EXPECT_GT(job.link(0).relayed() + job.link(1).relayed(), 0u);
-  EXPECT_EQ(job.coordinator().relayed_batches(), job.link(0).relayed() + job.link(1).relayed());
+  EXPECT_EQ(job.master_job().relayed_batches(), job.link(0).relayed() + job.link(1).relayed());
   uint64_t batches = 0;
   for (const MasterProgress& p : job.progress()) batches += p.relayed_batches;
-  EXPECT_EQ(batches, job.coordinator().relayed_batches());
+  EXPECT_EQ(batches, job.master_job().relayed_batches());
   EXPECT_EQ(job.progress().size(), local->supersteps);
   EXPECT_EQ(job.executed_vertices(), input.num_vertices());
+  // Each worker's part summary reached the master at PERSISTED_RESULTS.
+  ASSERT_EQ(job.persisted().size(), 2u);
+  for (uint32_t w = 0; w < 2; ++w) {
+    EXPECT_EQ(job.persisted()[w].part.vertices, job.worker(w).num_local_vertices());
+    EXPECT_EQ(job.persisted()[w].part.crc32c, w);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Runs, DistributedPageRankTest,
@@ -571,11 +614,55 @@ TEST(DistributedFailureTest, AComputeErrorOnOneWorkerAbortsEveryProcessWithItsRe
   EXPECT_THAT(std::string(job.worker_status(owner).message()),
               HasSubstr("compute failed for vertex 'v7'"));
   for (const absl::Status& st :
-       {job.master_status(), job.worker_status(1 - owner), job.coordinator().status()}) {
+       {job.master_status(), job.worker_status(1 - owner), job.master_job().status()}) {
     EXPECT_FALSE(st.ok());
     EXPECT_THAT(std::string(st.message()), HasSubstr(WorkerName(static_cast<uint32_t>(owner))));
     EXPECT_THAT(std::string(st.message()), HasSubstr("compute failed for vertex 'v7': boom"));
   }
+}
+
+// A worker that joined a job and then says nothing: the wait for the barrier ends at the peer
+// timeout with a reason naming it, and every worker is told.
+TEST(PeerTimeoutTest, ASilentWorkerFailsTheJobNamingIt) {
+  auto streams = MakeStreams(3);
+  MasterJob master(Pointers(streams), Names(3), 300ms);
+  std::vector<v1::JobDetails> details(3);
+  ASSERT_TRUE(master.Assign(details).ok());
+  FakeMasterStream link0(0, master), link2(2, master);
+  for (FakeMasterStream* link : {&link0, &link2}) {
+    v1::WorkerPayload entry;
+    entry.mutable_step()->set_type(v1::Step::PRE);
+    ASSERT_TRUE(link->Send(entry));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto entries = master.WaitAll({Barrier::kPre, 0});
+  const auto waited = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(entries.ok());
+  EXPECT_EQ(entries.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(std::string(entries.status().message()),
+              HasSubstr("worker 1 (in-process) has not entered PRE of superstep 0 within 300 ms "
+                        "(--peer-timeout)"));
+  EXPECT_GE(waited, 250ms);
+  EXPECT_LT(waited, 5s);
+  EXPECT_EQ(master.position().barrier, Barrier::kAborted);
+}
+
+// Defect: a worker's failure reason may quote input that is not UTF-8; it reaches the master's
+// reason escaped and bounded, never lost.
+TEST(FailureReportTest, AReasonThatIsNotUtf8ArrivesEscapedAndBounded) {
+  auto streams = MakeStreams(2);
+  MasterJob master(Pointers(streams), Names(2), 0ms);
+  std::vector<v1::JobDetails> details(2);
+  ASSERT_TRUE(master.Assign(details).ok());
+  FakeMasterStream link(1, master);
+  v1::WorkerPayload failure;
+  failure.mutable_failure()->set_reason("g.el:7: bad token '\xff\xfe\n[error] forged line'" +
+                                        std::string(1 << 20, 'x'));
+  ASSERT_TRUE(link.Send(failure));
+  const std::string reason(master.status().message());
+  EXPECT_THAT(reason, HasSubstr("worker 1 (in-process): failed: g.el:7: bad token '\\xff\\xfe"));
+  EXPECT_EQ(reason.find('\n'), std::string::npos) << reason;
+  EXPECT_LT(reason.size(), 2000u);
 }
 
 }  // namespace

@@ -1,6 +1,11 @@
-// Atomic publishing of a distributed job's result directory (DESIGN.md §4): parts go to a staging
-// directory, the master adds _SUCCESS and swaps the DIR symlink over to the job's directory.
-#include "lockstep/dbsp/output_dir.h"
+// Atomic publishing of a distributed job's result directory (docs/design.md §6): parts go to a
+// staging directory that carries a lease, the master checks every part, adds _SUCCESS and swaps the
+// DIR symlink over to the job's directory; the next master removes what dead masters left.
+#include "job/output_dir.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,11 +18,13 @@
 #include <iterator>
 #include <set>
 #include <stdexcept>
+#include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
-namespace lockstep::dbsp {
+namespace lockstep::dbsp::job {
 namespace {
 
 namespace fs = std::filesystem;
@@ -39,10 +46,12 @@ class OutputDirTest : public ::testing::Test {
     fs::remove_all(root_, ignored);
   }
 
+  // The names in `dir`, leases apart (they have tests of their own below).
   std::vector<std::string> List(const fs::path& dir) const {
     std::vector<std::string> names;
     for (const auto& entry : fs::directory_iterator(dir)) {
-      names.push_back(entry.path().filename().string());
+      const std::string name = entry.path().filename().string();
+      if (!name.ends_with(".lease")) names.push_back(name);
     }
     std::sort(names.begin(), names.end());
     return names;
@@ -57,9 +66,17 @@ class OutputDirTest : public ::testing::Test {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
 
+  // PrepareOutput, holding the job's lease until the fixture ends.
+  absl::StatusOr<JobOutput> Prepare(const std::string& dir, const std::string& job_id) {
+    std::unique_ptr<Lease> lease;
+    auto out = PrepareOutput(dir, job_id, lease);
+    if (lease) leases_.push_back(std::move(lease));
+    return out;
+  }
+
   // A whole job: prepare, one part per worker, publish.
   JobOutput Publish(const std::string& job_id, const std::string& part) {
-    auto out = PrepareOutput(dir_, job_id);
+    auto out = Prepare(dir_, job_id);
     EXPECT_TRUE(out.ok()) << out.status();
     if (!out.ok()) return {};
     Write(fs::path(out->staging) / PartName(0), part);
@@ -70,6 +87,7 @@ class OutputDirTest : public ::testing::Test {
 
   fs::path root_;
   std::string dir_;
+  std::vector<std::unique_ptr<Lease>> leases_;
 };
 
 TEST_F(OutputDirTest, PartNames) {
@@ -80,7 +98,7 @@ TEST_F(OutputDirTest, PartNames) {
 }
 
 TEST_F(OutputDirTest, FreshPathStagesThenPublishesBehindASymlink) {
-  auto out = PrepareOutput(dir_, "job1");
+  auto out = Prepare(dir_, "job1");
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->link, dir_);
   EXPECT_TRUE(fs::is_directory(out->staging));
@@ -109,7 +127,7 @@ TEST_F(OutputDirTest, FreshPathStagesThenPublishesBehindASymlink) {
 
 TEST_F(OutputDirTest, SecondJobReplacesThePreviousResultAndRemovesIt) {
   const JobOutput first = Publish("job1", "first\n");
-  auto second = PrepareOutput(dir_, "job2");
+  auto second = Prepare(dir_, "job2");
   ASSERT_TRUE(second.ok()) << second.status() << ": a previous result link must be accepted";
   EXPECT_NE(second->final, first.final);
   Write(fs::path(second->staging) / PartName(0), "second\n");
@@ -159,7 +177,7 @@ TEST_F(OutputDirTest, TheLinkIsNeverMissingWhileJobsArePublished) {
 TEST_F(OutputDirTest, ExistingNonEmptyDirectoryIsRefusedNamingThePath) {
   fs::create_directory(dir_);
   Write(fs::path(dir_) / "precious.txt", "keep me");
-  auto out = PrepareOutput(dir_, "job1");
+  auto out = Prepare(dir_, "job1");
   EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(out.status().message()), AllOf(HasSubstr("--out"), HasSubstr(dir_)));
   EXPECT_THAT(List(root_), ElementsAre("result")) << "no staging directory is left behind";
@@ -168,7 +186,7 @@ TEST_F(OutputDirTest, ExistingNonEmptyDirectoryIsRefusedNamingThePath) {
 
 TEST_F(OutputDirTest, ExistingFileIsRefused) {
   Write(dir_, "a file");
-  auto out = PrepareOutput(dir_, "job1");
+  auto out = Prepare(dir_, "job1");
   EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(out.status().message()), HasSubstr(dir_));
   EXPECT_EQ(Read(dir_), "a file");
@@ -176,7 +194,7 @@ TEST_F(OutputDirTest, ExistingFileIsRefused) {
 
 TEST_F(OutputDirTest, EmptyDirectoryIsAllowedAndReplacedByTheLink) {
   fs::create_directory(dir_);
-  auto out = PrepareOutput(dir_, "job1");
+  auto out = Prepare(dir_, "job1");
   ASSERT_TRUE(out.ok()) << out.status();
   Write(fs::path(out->staging) / PartName(0), "x\n");
   ASSERT_TRUE(PublishOutput(*out, "{}\n").ok());
@@ -186,7 +204,7 @@ TEST_F(OutputDirTest, EmptyDirectoryIsAllowedAndReplacedByTheLink) {
 
 TEST_F(OutputDirTest, TrailingSlashAndMissingParentsAreFine) {
   dir_ = (root_ / "a" / "b" / "result").string();
-  auto out = PrepareOutput(dir_ + "/", "job1");
+  auto out = Prepare(dir_ + "/", "job1");
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->link, dir_);
   ASSERT_TRUE(PublishOutput(*out, "{}\n").ok());
@@ -196,7 +214,7 @@ TEST_F(OutputDirTest, TrailingSlashAndMissingParentsAreFine) {
 
 TEST_F(OutputDirTest, DiscardRemovesTheStagingDirectoryAndKeepsThePreviousResult) {
   const JobOutput first = Publish("job1", "first\n");
-  auto second = PrepareOutput(dir_, "job2");
+  auto second = Prepare(dir_, "job2");
   ASSERT_TRUE(second.ok());
   Write(fs::path(second->staging) / PartName(0), "half-written");
   fs::create_directory(fs::path(second->staging) / "nested");
@@ -210,7 +228,7 @@ TEST_F(OutputDirTest, DiscardRemovesTheStagingDirectoryAndKeepsThePreviousResult
 }
 
 TEST_F(OutputDirTest, FailedPublishSaysWhyAndDiscardLeavesNoJobDirectoryBehind) {
-  auto out = PrepareOutput(dir_, "job1");
+  auto out = Prepare(dir_, "job1");
   ASSERT_TRUE(out.ok());
   Write(fs::path(out->staging) / PartName(0), "x\n");
   // Someone puts a real directory at DIR while the job runs: the link cannot replace it.
@@ -226,11 +244,104 @@ TEST_F(OutputDirTest, FailedPublishSaysWhyAndDiscardLeavesNoJobDirectoryBehind) 
 }
 
 TEST_F(OutputDirTest, DiscardOfAFirstJobLeavesNothing) {
-  auto out = PrepareOutput(dir_, "job1");
+  auto out = Prepare(dir_, "job1");
   ASSERT_TRUE(out.ok());
   DiscardOutput(*out);
+  leases_.clear();  // the master releases the job's lease once its directory is gone
   EXPECT_TRUE(fs::is_empty(root_));
 }
 
+// --- parts are checked before publishing (defect: a missing part was published as complete)
+
+TEST_F(OutputDirTest, APartMustHoldWhatItsWorkerReported) {
+  auto out = Prepare(dir_, "job1");
+  ASSERT_TRUE(out.ok());
+  const std::string text = "a 1\nb 2\n";
+  const bsp::OutputSummary written{2, text.size(), bsp::Crc32c(text)};
+  const fs::path part = fs::path(out->staging) / PartName(0);
+  EXPECT_THAT(std::string(VerifyPart(part.string(), written).message()),
+              AllOf(HasSubstr("part-00000 is missing"), HasSubstr("reported 2 vertices")));
+  Write(part, text);
+  EXPECT_TRUE(VerifyPart(part.string(), written).ok());
+  Write(part, "a 1\n");
+  EXPECT_THAT(std::string(VerifyPart(part.string(), written).message()),
+              HasSubstr("holds 1 vertices in 4 bytes; its worker reported 2 in 8"));
+  Write(part, "a 1\nb 3\n");  // same size and lines, other bytes
+  EXPECT_THAT(std::string(VerifyPart(part.string(), written).message()), HasSubstr("CRC-32C"));
+}
+
+TEST(Crc32cTest, KnownValueAndChunking) {
+  EXPECT_EQ(bsp::Crc32c("123456789"), 0xE3069283u);  // the CRC-32C check value
+  EXPECT_EQ(bsp::Crc32c(""), 0u);
+  const std::string text(100000, 'x');
+  uint32_t crc = 0;
+  for (size_t i = 0; i < text.size(); i += 777) {
+    crc = bsp::Crc32c(std::string_view(text).substr(i, 777), crc);
+  }
+  EXPECT_EQ(crc, bsp::Crc32c(text));
+}
+
+// --- staging liveness: a lease beside each staging directory
+
+TEST_F(OutputDirTest, AStagingDirectoryCarriesALiveLeaseUntilReleased) {
+  std::unique_ptr<Lease> lease;
+  auto out = PrepareOutput(dir_, "job1", lease);
+  ASSERT_TRUE(out.ok());
+  ASSERT_TRUE(lease);
+  EXPECT_EQ(fs::path(out->lease).parent_path(), root_);
+  EXPECT_TRUE(fs::exists(out->lease));
+  EXPECT_FALSE(Lease::IsDead(out->lease));
+  // Renewed while held: dead after 1 s without renewal would be true of a lease not renewed.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_FALSE(Lease::IsDead(out->lease, std::chrono::seconds(1)));
+  lease->Release();
+  EXPECT_FALSE(fs::exists(out->lease));
+  EXPECT_TRUE(Lease::IsDead(out->lease));
+}
+
+// A master killed with SIGKILL leaves its staging directory and lease; the next master publishing
+// to the same DIR removes them, and never a live master's.
+TEST_F(OutputDirTest, TheNextMasterRemovesDeadStagingDirectoriesNeverLiveOnes) {
+  Publish("job0", "0\n");
+  // A "master" in a child process takes job1's lease and staging directory, then dies.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::unique_ptr<Lease> lease;
+    auto out = PrepareOutput(dir_, "job1", lease);
+    if (!out.ok()) ::_exit(1);
+    std::ofstream(fs::path(out->staging) / "part-00000") << "half";
+    ::kill(::getpid(), SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const fs::path dead_staging = root_ / ".result.job1.staging";
+  const fs::path dead_lease = root_ / ".result.job1.lease";
+  ASSERT_TRUE(fs::exists(dead_staging));
+  ASSERT_TRUE(fs::exists(dead_lease));
+  EXPECT_TRUE(Lease::IsDead(dead_lease.string())) << "its holder is gone from this host";
+
+  // A live master's job2 is under way at the same time.
+  auto live = Prepare(dir_, "job2");
+  ASSERT_TRUE(live.ok());
+  EXPECT_FALSE(fs::exists(dead_staging)) << "the dead master's staging directory is still there";
+  EXPECT_FALSE(fs::exists(dead_lease));
+
+  // Another master's job3 must leave job2's live staging directory alone.
+  auto third = Prepare(dir_, "job3");
+  ASSERT_TRUE(third.ok());
+  EXPECT_TRUE(fs::exists(live->staging));
+  EXPECT_TRUE(fs::exists(live->lease));
+}
+
+TEST_F(OutputDirTest, ALeaseOfAnotherHostDiesOnlyByItsAge) {
+  const fs::path lease = root_ / "x.lease";
+  Write(lease, "some-other-host - -\n1\n");
+  EXPECT_FALSE(Lease::IsDead(lease.string()));  // PID 1 of another host: judged by age only
+  fs::last_write_time(lease, fs::file_time_type::clock::now() - std::chrono::seconds(31));
+  EXPECT_TRUE(Lease::IsDead(lease.string()));
+}
+
 }  // namespace
-}  // namespace lockstep::dbsp
+}  // namespace lockstep::dbsp::job

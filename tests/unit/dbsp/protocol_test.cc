@@ -1,396 +1,335 @@
-// The master's JobCoordinator as a state machine over fake payloads (DESIGN.md §4): no sockets, a
-// `send` that records what the master would write on each worker's stream.
-#include "lockstep/dbsp/coordinator.h"
+// The distributed protocol without sockets (docs/design.md §5): the transition table pair by pair,
+// and both roles' state machines driven by fake steps — duplicate, out-of-order and unknown steps,
+// a release for a barrier a worker is not in, relay batches outside their window, and an abort in
+// every state.
+#include "protocol/protocol.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <future>
-#include <mutex>
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/status/status.h"
-#include "lockstep/v1/jobqueue.pb.h"
-
-namespace lockstep::dbsp {
+namespace lockstep::dbsp::protocol {
 namespace {
 
-using ::testing::AllOf;
 using ::testing::HasSubstr;
-using ::testing::Not;
-using namespace std::chrono_literals;
 
-// How long a wait that must not return is given before the test calls it blocked.
-constexpr auto kBlocked = 100ms;
-
-struct Sent {
-  uint32_t worker;
-  v1::MasterPayload payload;
-};
-
-// Records the coordinator's writes, in order, from any thread.
-class Outbox {
- public:
-  JobCoordinator::Send Sender() {
-    return [this](uint32_t worker, v1::MasterPayload payload) {
-      std::lock_guard<std::mutex> lock(mu_);
-      sent_.push_back({worker, std::move(payload)});
-    };
-  }
-  std::vector<Sent> Take() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return std::exchange(sent_, {});
-  }
-  size_t size() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return sent_.size();
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<Sent> sent_;
-};
-
-v1::WorkerPayload StepPayload(v1::Step::Type type, uint64_t superstep, uint64_t active = 0) {
-  v1::WorkerPayload payload;
-  payload.mutable_step()->set_type(type);
-  payload.mutable_step()->set_superstep(superstep);
-  payload.mutable_step()->set_active(active);
-  return payload;
+Step At(Barrier b, uint64_t superstep = 0) {
+  Step s;
+  s.barrier = b;
+  s.superstep = superstep;
+  return s;
 }
 
-v1::WorkerPayload RelayPayload(uint32_t from, uint32_t to, size_t id_bytes,
-                               const std::string& data = "xyz") {
-  v1::WorkerPayload payload;
-  v1::RelayBatch* relay = payload.mutable_relay();
-  relay->set_superstep(0);
-  relay->set_from_partition(from);
-  relay->set_to_partition(to);
-  std::string ids(id_bytes, '\0');
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<char>(i * 7 + from);
-  relay->set_ids(ids);
-  relay->set_payload(data);
-  return payload;
-}
+std::string Message(const absl::Status& st) { return std::string(st.message()); }
 
-v1::Step Release(v1::Step::Type type, uint64_t superstep, bool stop = false) {
-  v1::Step step;
-  step.set_type(type);
-  step.set_superstep(superstep);
-  step.set_stop(stop);
-  return step;
-}
-
-class CoordinatorTest : public ::testing::Test {
- protected:
-  static std::vector<std::string> Names() {
-    return {"worker 0 (ipv4:10.0.0.1:4000)", "worker 1 (ipv4:10.0.0.2:4000)",
-            "worker 2 (ipv4:10.0.0.3:4000)"};
-  }
-
-  // All three workers enter `type` of `superstep`; the master waits for them and releases.
-  void Barrier(v1::Step::Type type, uint64_t superstep, bool stop = false) {
-    SCOPED_TRACE(v1::Step::Type_Name(type) + " of superstep " + std::to_string(superstep));
-    for (uint32_t w = 0; w < 3; ++w) {
-      ASSERT_TRUE(coordinator_.OnPayload(w, StepPayload(type, superstep)).ok())
-          << coordinator_.status();
+// Every (state, event) pair against the expected next state, written out here independently of
+// the table: a new phase has to be added to both.
+TEST(TransitionTableTest, EveryStateAndEventPair) {
+  const std::map<std::pair<Barrier, Event>, Position> expected = {
+      {{Barrier::kAwaitingJob, Event::kAssign}, {Barrier::kPre, 7}},
+      {{Barrier::kPre, Event::kRelease}, {Barrier::kPost, 7}},
+      {{Barrier::kPost, Event::kRelease}, {Barrier::kPostKeepRunning, 7}},
+      {{Barrier::kPostKeepRunning, Event::kRelease}, {Barrier::kPre, 8}},
+      {{Barrier::kPostKeepRunning, Event::kReleaseStop}, {Barrier::kExecutedGraph, 7}},
+      {{Barrier::kExecutedGraph, Event::kRelease}, {Barrier::kPersistedResults, 7}},
+      {{Barrier::kPersistedResults, Event::kRelease}, {Barrier::kCompletedJob, 7}},
+      {{Barrier::kCompletedJob, Event::kRelease}, {Barrier::kDone, 7}},
+  };
+  int pairs = 0;
+  for (Barrier b : kAllBarriers) {
+    for (Event e : kAllEvents) {
+      ++pairs;
+      SCOPED_TRACE(std::string(Name(b)) + " + " + Name(e));
+      const std::optional<Position> next = Next({b, 7}, e);
+      if (e == Event::kAbort) {
+        if (IsFinal(b)) {
+          EXPECT_FALSE(next.has_value());
+        } else {
+          ASSERT_TRUE(next.has_value());
+          EXPECT_EQ(next->barrier, Barrier::kAborted);
+        }
+        continue;
+      }
+      const auto it = expected.find({b, e});
+      if (it == expected.end()) {
+        EXPECT_FALSE(next.has_value()) << "to " << Describe(*next);
+      } else {
+        ASSERT_TRUE(next.has_value());
+        EXPECT_EQ(*next, it->second) << Describe(*next);
+      }
     }
-    auto entries = coordinator_.WaitAll(type, superstep);
-    ASSERT_TRUE(entries.ok()) << entries.status();
-    ASSERT_EQ(entries->size(), 3u);
-    for (const v1::Step& e : *entries) EXPECT_EQ(e.type(), type);
-    coordinator_.ReleaseAll(Release(type, superstep, stop));
   }
+  EXPECT_EQ(pairs, 9 * 4);
+}
 
-  // Worker 0 breaks the protocol with `payload`; the job must be aborted with a reason naming it.
-  void ExpectViolation(uint32_t worker, v1::WorkerPayload payload, const std::string& detail) {
-    const absl::Status st = coordinator_.OnPayload(worker, std::move(payload));
-    EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
-    EXPECT_THAT(std::string(st.message()), AllOf(HasSubstr(Names()[worker]), HasSubstr(detail)));
-    EXPECT_EQ(coordinator_.status(), st);
+TEST(TransitionTableTest, NamesAndDescriptions) {
+  EXPECT_EQ(Describe({Barrier::kPost, 3}), "POST of superstep 3");
+  EXPECT_EQ(Describe({Barrier::kExecutedGraph, 3}), "EXECUTED_GRAPH");
+  EXPECT_TRUE(IsBarrier(Barrier::kPre));
+  EXPECT_FALSE(IsBarrier(Barrier::kAwaitingJob));
+  EXPECT_FALSE(IsBarrier(Barrier::kDone));
+  EXPECT_TRUE(IsPerSuperstep(Barrier::kPostKeepRunning));
+  EXPECT_FALSE(IsPerSuperstep(Barrier::kPersistedResults));
+}
+
+// --- the master's side
+
+// Every worker enters `at`; then the master releases it.
+void Barrier2(MasterProtocol& m, Position at, Event release = Event::kRelease) {
+  for (uint32_t w = 0; w < m.workers(); ++w) {
+    ASSERT_FALSE(m.complete());
+    ASSERT_TRUE(m.Enter(w, At(at.barrier, at.superstep)).ok()) << w << " at " << Describe(at);
   }
+  ASSERT_TRUE(m.complete());
+  ASSERT_TRUE(m.Release(release).ok());
+}
 
-  Outbox outbox_;
-  JobCoordinator coordinator_{Names(), outbox_.Sender()};
-};
-
-TEST_F(CoordinatorTest, WaitAllBlocksUntilEveryWorkerEntersAndReturnsEntriesInWorkerOrder) {
-  EXPECT_EQ(coordinator_.num_workers(), 3u);
-  auto waiting =
-      std::async(std::launch::async, [&] { return coordinator_.WaitAll(v1::Step::PRE, 0); });
-  ASSERT_EQ(waiting.wait_for(kBlocked), std::future_status::timeout);
-  ASSERT_TRUE(coordinator_.OnPayload(2, StepPayload(v1::Step::PRE, 0, 102)).ok());
-  ASSERT_EQ(waiting.wait_for(kBlocked), std::future_status::timeout);
-  ASSERT_TRUE(coordinator_.OnPayload(0, StepPayload(v1::Step::PRE, 0, 100)).ok());
-  ASSERT_EQ(waiting.wait_for(kBlocked), std::future_status::timeout)
-      << "WaitAll returned with two of three workers in the barrier";
-  ASSERT_TRUE(coordinator_.OnPayload(1, StepPayload(v1::Step::PRE, 0, 101)).ok());
-  ASSERT_EQ(waiting.wait_for(10s), std::future_status::ready);
-  auto entries = waiting.get();
-  ASSERT_TRUE(entries.ok()) << entries.status();
-  ASSERT_EQ(entries->size(), 3u);
-  for (uint32_t w = 0; w < 3; ++w) {
-    EXPECT_EQ((*entries)[w].type(), v1::Step::PRE);
-    EXPECT_EQ((*entries)[w].active(), 100 + w) << "entries are not in worker order";
+TEST(MasterProtocolTest, AWholeJobInTableOrder) {
+  MasterProtocol m(2);
+  EXPECT_EQ(m.position().barrier, Barrier::kAwaitingJob);
+  ASSERT_TRUE(m.Assign().ok());
+  for (uint64_t s = 0; s < 3; ++s) {
+    EXPECT_EQ(m.position(), (Position{Barrier::kPre, s}));
+    Barrier2(m, {Barrier::kPre, s});
+    Barrier2(m, {Barrier::kPost, s});
+    Barrier2(m, {Barrier::kPostKeepRunning, s}, s == 2 ? Event::kReleaseStop : Event::kRelease);
   }
-  EXPECT_EQ(outbox_.size(), 0u) << "nothing is sent before the release";
+  EXPECT_EQ(m.position().barrier, Barrier::kExecutedGraph);
+  EXPECT_TRUE(m.HangUpIsFailure());
+  Barrier2(m, {Barrier::kExecutedGraph, 2});
+  Barrier2(m, {Barrier::kPersistedResults, 2});
+  Barrier2(m, {Barrier::kCompletedJob, 2});
+  EXPECT_EQ(m.position().barrier, Barrier::kDone);
+  EXPECT_FALSE(m.HangUpIsFailure());
 }
 
-TEST_F(CoordinatorTest, ReleaseAllSendsTheReleaseToEveryWorker) {
-  for (uint32_t w = 0; w < 3; ++w)
-    ASSERT_TRUE(coordinator_.OnPayload(w, StepPayload(v1::Step::PRE, 0)).ok());
-  ASSERT_TRUE(coordinator_.WaitAll(v1::Step::PRE, 0).ok());
-  v1::Step release = Release(v1::Step::PRE, 0);
-  release.set_active(42);
-  coordinator_.ReleaseAll(release);
-  const std::vector<Sent> sent = outbox_.Take();
-  ASSERT_EQ(sent.size(), 3u);
-  for (uint32_t w = 0; w < 3; ++w) {
-    EXPECT_EQ(sent[w].worker, w);
-    ASSERT_TRUE(sent[w].payload.has_step());
-    EXPECT_EQ(sent[w].payload.step().SerializeAsString(), release.SerializeAsString());
+TEST(MasterProtocolTest, EntriesComeBackInWorkerOrder) {
+  MasterProtocol m(3);
+  ASSERT_TRUE(m.Assign().ok());
+  for (uint32_t w : {2u, 0u, 1u}) {
+    Step e = At(Barrier::kPre);
+    e.active = 10 + w;
+    ASSERT_TRUE(m.Enter(w, e).ok());
+  }
+  ASSERT_TRUE(m.complete());
+  for (uint32_t w = 0; w < 3; ++w) EXPECT_EQ(m.entries()[w].active, 10 + w);
+}
+
+TEST(MasterProtocolTest, DuplicateOutOfOrderAndUnknownEntriesAreRefused) {
+  MasterProtocol m(2);
+  // Before the job is assigned.
+  EXPECT_THAT(Message(m.Enter(0, At(Barrier::kPre))), HasSubstr("the job is at AWAITING_JOB"));
+  ASSERT_TRUE(m.Assign().ok());
+  EXPECT_FALSE(m.Assign().ok());
+  // Out of order: a later barrier, another superstep, a step that is no barrier.
+  EXPECT_THAT(Message(m.Enter(0, At(Barrier::kPost))),
+              HasSubstr("entered POST of superstep 0 but the job is at PRE of superstep 0"));
+  EXPECT_THAT(Message(m.Enter(0, At(Barrier::kPre, 1))),
+              HasSubstr("but the job is at PRE of superstep 0"));
+  EXPECT_THAT(Message(m.Enter(0, At(Barrier::kDone))), HasSubstr("no barrier"));
+  EXPECT_THAT(Message(m.Enter(0, At(Barrier::kAwaitingJob))), HasSubstr("no barrier"));
+  EXPECT_THAT(Message(m.Enter(5, At(Barrier::kPre))), HasSubstr("no worker 5"));
+  // Duplicate.
+  ASSERT_TRUE(m.Enter(0, At(Barrier::kPre)).ok());
+  EXPECT_THAT(Message(m.Enter(0, At(Barrier::kPre))),
+              HasSubstr("entered PRE of superstep 0 before leaving PRE of superstep 0"));
+  // A refused call changes nothing.
+  EXPECT_EQ(m.missing(), std::vector<uint32_t>{1});
+  // Releases: not before everyone entered, and only with the events the table allows.
+  EXPECT_THAT(Message(m.Release(Event::kRelease)), HasSubstr("before every worker entered"));
+  ASSERT_TRUE(m.Enter(1, At(Barrier::kPre)).ok());
+  EXPECT_FALSE(m.Release(Event::kReleaseStop).ok());  // a stop only at POST_KEEP_RUNNING
+  EXPECT_FALSE(m.Release(Event::kAssign).ok());
+  EXPECT_FALSE(m.Release(Event::kAbort).ok());
+  ASSERT_TRUE(m.Release(Event::kRelease).ok());
+  EXPECT_EQ(m.position(), (Position{Barrier::kPost, 0}));
+  // The end phases do not check the superstep (it is the last one's).
+  MasterProtocol end(1);
+  ASSERT_TRUE(end.Assign().ok());
+  Barrier2(end, {Barrier::kPre, 0});
+  Barrier2(end, {Barrier::kPost, 0});
+  Barrier2(end, {Barrier::kPostKeepRunning, 0}, Event::kReleaseStop);
+  EXPECT_TRUE(end.Enter(0, At(Barrier::kExecutedGraph, 99)).ok());
+}
+
+TEST(MasterProtocolTest, RelayBatchesOnlyInsideTheirWindow) {
+  MasterProtocol m(3);
+  ASSERT_TRUE(m.Assign().ok());
+  // Before PRE(0)'s release.
+  EXPECT_THAT(Message(m.CheckRelay(0, 0, 0, 1)),
+              HasSubstr("relay batch of superstep 0 while the job is at PRE of superstep 0"));
+  Barrier2(m, {Barrier::kPre, 0});
+  EXPECT_TRUE(m.CheckRelay(0, 0, 0, 1).ok());
+  EXPECT_TRUE(m.CheckRelay(2, 0, 2, 0).ok());
+  // Another superstep, a spoofed sender, to itself, to nobody.
+  EXPECT_FALSE(m.CheckRelay(0, 1, 0, 1).ok());
+  EXPECT_THAT(Message(m.CheckRelay(0, 0, 1, 2)), HasSubstr("as partition 1"));
+  EXPECT_THAT(Message(m.CheckRelay(0, 0, 0, 0)), HasSubstr("not another worker's"));
+  EXPECT_THAT(Message(m.CheckRelay(0, 0, 0, 3)), HasSubstr("partition 3"));
+  // After the sender's own POST entry.
+  ASSERT_TRUE(m.Enter(0, At(Barrier::kPost)).ok());
+  EXPECT_THAT(Message(m.CheckRelay(0, 0, 0, 1)), HasSubstr("after its own entry"));
+  EXPECT_TRUE(m.CheckRelay(1, 0, 1, 0).ok());
+  ASSERT_TRUE(m.Enter(1, At(Barrier::kPost)).ok());
+  ASSERT_TRUE(m.Enter(2, At(Barrier::kPost)).ok());
+  ASSERT_TRUE(m.Release(Event::kRelease).ok());
+  EXPECT_FALSE(m.CheckRelay(1, 0, 1, 0).ok());  // POST_KEEP_RUNNING
+}
+
+// Drives a master protocol of two workers to `target` (reached with every worker's entry made
+// and the barrier released up to it).
+MasterProtocol MasterAt(Barrier target) {
+  MasterProtocol m(2);
+  if (target == Barrier::kAwaitingJob) return m;
+  EXPECT_TRUE(m.Assign().ok());
+  const Barrier order[] = {Barrier::kPre,          Barrier::kPost,
+                           Barrier::kPostKeepRunning, Barrier::kExecutedGraph,
+                           Barrier::kPersistedResults, Barrier::kCompletedJob,
+                           Barrier::kDone};
+  for (Barrier b : order) {
+    if (b == target) return m;
+    Barrier2(m, {b, 0}, b == Barrier::kPostKeepRunning ? Event::kReleaseStop : Event::kRelease);
+  }
+  return m;
+}
+
+TEST(MasterProtocolTest, AbortInEveryState) {
+  for (Barrier b : kAllBarriers) {
+    if (b == Barrier::kAborted) continue;
+    SCOPED_TRACE(Name(b));
+    MasterProtocol m = MasterAt(b);
+    ASSERT_EQ(m.position().barrier, b);
+    m.Abort();
+    EXPECT_EQ(m.position().barrier, b == Barrier::kDone ? Barrier::kDone : Barrier::kAborted);
+    // Nothing moves an aborted job on.
+    EXPECT_FALSE(m.Enter(0, At(Barrier::kPre)).ok());
+    EXPECT_FALSE(m.CheckRelay(0, 0, 0, 1).ok());
+    EXPECT_FALSE(m.Release(Event::kRelease).ok());
+    EXPECT_FALSE(m.HangUpIsFailure());
   }
 }
 
-TEST_F(CoordinatorTest, FullJobSequence) {
-  Barrier(v1::Step::PRE, 0);
-  Barrier(v1::Step::POST, 0);
-  Barrier(v1::Step::POST_KEEP_RUNNING, 0, /*stop=*/false);
-  Barrier(v1::Step::PRE, 1);
-  Barrier(v1::Step::POST, 1);
-  Barrier(v1::Step::POST_KEEP_RUNNING, 1, /*stop=*/true);
-  Barrier(v1::Step::EXECUTED_GRAPH, 1);
-  Barrier(v1::Step::PERSISTED_RESULTS, 1);
-  Barrier(v1::Step::COMPLETED_JOB, 1);
-  EXPECT_TRUE(coordinator_.status().ok()) << coordinator_.status();
-  const std::vector<Sent> sent = outbox_.Take();
-  ASSERT_EQ(sent.size(), 9u * 3u);
-  const v1::Step::Type order[] = {v1::Step::PRE,
-                                  v1::Step::POST,
-                                  v1::Step::POST_KEEP_RUNNING,
-                                  v1::Step::PRE,
-                                  v1::Step::POST,
-                                  v1::Step::POST_KEEP_RUNNING,
-                                  v1::Step::EXECUTED_GRAPH,
-                                  v1::Step::PERSISTED_RESULTS,
-                                  v1::Step::COMPLETED_JOB};
-  for (size_t i = 0; i < sent.size(); ++i) {
-    EXPECT_EQ(sent[i].worker, i % 3);
-    EXPECT_EQ(sent[i].payload.step().type(), order[i / 3]) << i;
+// --- a worker's side
+
+// The worker enters `at` and the master releases it.
+void Pass(WorkerProtocol& w, Position at, bool stop = false) {
+  ASSERT_TRUE(w.Enter(At(at.barrier, at.superstep)).ok()) << Describe(at);
+  EXPECT_TRUE(w.entered());
+  Step release = At(at.barrier, at.superstep);
+  release.stop = stop;
+  ASSERT_TRUE(w.OnRelease(release).ok()) << Describe(at);
+  EXPECT_FALSE(w.entered());
+}
+
+TEST(WorkerProtocolTest, AWholeJobInTableOrder) {
+  WorkerProtocol w;
+  EXPECT_EQ(w.position().barrier, Barrier::kAwaitingJob);
+  ASSERT_TRUE(w.Assign(1, 2).ok());
+  for (uint64_t s = 0; s < 2; ++s) {
+    Pass(w, {Barrier::kPre, s});
+    Pass(w, {Barrier::kPost, s});
+    Pass(w, {Barrier::kPostKeepRunning, s}, s == 1);
   }
-  // Nothing follows COMPLETED_JOB.
-  ExpectViolation(1, StepPayload(v1::Step::PRE, 2), "PRE");
+  Pass(w, {Barrier::kExecutedGraph, 1});
+  Pass(w, {Barrier::kPersistedResults, 1});
+  Pass(w, {Barrier::kCompletedJob, 1});
+  EXPECT_EQ(w.position().barrier, Barrier::kDone);
 }
 
-TEST_F(CoordinatorTest, KeepRunningOpensTheNextSuperstepNotTheEnd) {
-  Barrier(v1::Step::PRE, 0);
-  Barrier(v1::Step::POST, 0);
-  Barrier(v1::Step::POST_KEEP_RUNNING, 0, /*stop=*/false);
-  ExpectViolation(2, StepPayload(v1::Step::EXECUTED_GRAPH, 0), "EXECUTED_GRAPH");
+TEST(WorkerProtocolTest, BadAssignments) {
+  WorkerProtocol w;
+  EXPECT_THAT(Message(w.Assign(2, 2)), HasSubstr("worker 2 of 2"));
+  EXPECT_FALSE(w.Assign(0, 0).ok());
+  ASSERT_TRUE(w.Assign(0, 1).ok());
+  EXPECT_THAT(Message(w.Assign(0, 1)), HasSubstr("second job"));
 }
 
-TEST_F(CoordinatorTest, StopOpensTheEndNotTheNextSuperstep) {
-  Barrier(v1::Step::PRE, 0);
-  Barrier(v1::Step::POST, 0);
-  Barrier(v1::Step::POST_KEEP_RUNNING, 0, /*stop=*/true);
-  ExpectViolation(2, StepPayload(v1::Step::PRE, 1), "PRE of superstep 1");
+TEST(WorkerProtocolTest, DuplicateOutOfOrderAndUnknownSteps) {
+  WorkerProtocol w;
+  EXPECT_FALSE(w.Enter(At(Barrier::kPre)).ok());  // no job yet
+  ASSERT_TRUE(w.Assign(0, 2).ok());
+  EXPECT_FALSE(w.Enter(At(Barrier::kPost)).ok());
+  EXPECT_FALSE(w.Enter(At(Barrier::kPre, 1)).ok());
+  EXPECT_FALSE(w.Enter(At(Barrier::kDone)).ok());
+  // A release before this worker entered.
+  EXPECT_THAT(Message(w.OnRelease(At(Barrier::kPre))),
+              HasSubstr("has not entered PRE of superstep 0"));
+  ASSERT_TRUE(w.Enter(At(Barrier::kPre)).ok());
+  EXPECT_THAT(Message(w.Enter(At(Barrier::kPre))), HasSubstr("still waiting for its release"));
+  // A release for a barrier or superstep it is not in, an unknown one, a stop at PRE.
+  EXPECT_THAT(Message(w.OnRelease(At(Barrier::kPost))),
+              HasSubstr("released POST of superstep 0 while this worker waits for the release of "
+                        "PRE of superstep 0"));
+  EXPECT_FALSE(w.OnRelease(At(Barrier::kPre, 4)).ok());
+  EXPECT_FALSE(w.OnRelease(At(Barrier::kAwaitingJob)).ok());
+  Step stop = At(Barrier::kPre);
+  stop.stop = true;
+  EXPECT_THAT(Message(w.OnRelease(stop)), HasSubstr("decided to stop at PRE"));
+  // None of that moved the worker: the right release still works, once.
+  ASSERT_TRUE(w.OnRelease(At(Barrier::kPre)).ok());
+  EXPECT_FALSE(w.OnRelease(At(Barrier::kPre)).ok());
 }
 
-TEST_F(CoordinatorTest, DuplicateEntryAbortsNamingTheWorker) {
-  ASSERT_TRUE(coordinator_.OnPayload(1, StepPayload(v1::Step::PRE, 0)).ok());
-  ExpectViolation(1, StepPayload(v1::Step::PRE, 0), "PRE of superstep 0");
-  EXPECT_THAT(std::string(coordinator_.status().message()), Not(HasSubstr(Names()[0])));
-  // The job stays aborted: later payloads and waits see the same reason.
-  const absl::Status aborted = coordinator_.status();
-  EXPECT_EQ(coordinator_.OnPayload(0, StepPayload(v1::Step::PRE, 0)), aborted);
-  EXPECT_EQ(coordinator_.WaitAll(v1::Step::PRE, 0).status(), aborted);
+TEST(WorkerProtocolTest, RelayBatchesOnlyInsideTheirWindow) {
+  WorkerProtocol w;
+  ASSERT_TRUE(w.Assign(1, 3).ok());
+  // Before PRE(0)'s release, the worker is not in superstep 0 yet.
+  EXPECT_THAT(Message(w.CheckRelay(0, 0, 1)), HasSubstr("arrived at PRE of superstep 0"));
+  ASSERT_TRUE(w.Enter(At(Barrier::kPre)).ok());
+  EXPECT_FALSE(w.CheckRelay(0, 0, 1).ok());
+  ASSERT_TRUE(w.OnRelease(At(Barrier::kPre)).ok());
+  EXPECT_TRUE(w.CheckRelay(0, 0, 1).ok());
+  EXPECT_TRUE(w.CheckRelay(0, 2, 1).ok());
+  // Entered POST(0): batches of superstep 0 may still arrive until its release.
+  ASSERT_TRUE(w.Enter(At(Barrier::kPost)).ok());
+  EXPECT_TRUE(w.CheckRelay(0, 0, 1).ok());
+  // Not for this worker, from itself, from nobody, of another superstep.
+  EXPECT_THAT(Message(w.CheckRelay(0, 0, 2)), HasSubstr("to partition 2 reached worker 1"));
+  EXPECT_FALSE(w.CheckRelay(0, 1, 1).ok());
+  EXPECT_FALSE(w.CheckRelay(0, 3, 1).ok());
+  EXPECT_THAT(Message(w.CheckRelay(1, 0, 1)), HasSubstr("superstep 1 arrived at POST"));
+  ASSERT_TRUE(w.OnRelease(At(Barrier::kPost)).ok());
+  EXPECT_FALSE(w.CheckRelay(0, 0, 1).ok());  // after POST(0)'s release: too late
 }
 
-TEST_F(CoordinatorTest, PostWhilePreIsOpenAborts) {
-  ASSERT_TRUE(coordinator_.OnPayload(0, StepPayload(v1::Step::PRE, 0)).ok());
-  ExpectViolation(2, StepPayload(v1::Step::POST, 0), "POST of superstep 0");
-}
-
-TEST_F(CoordinatorTest, NextSuperstepWhilePreIsOpenAborts) {
-  ExpectViolation(0, StepPayload(v1::Step::PRE, 1), "PRE of superstep 1");
-}
-
-TEST_F(CoordinatorTest, EnteringTheNextBarrierBeforeTheReleaseAborts) {
-  for (uint32_t w = 0; w < 3; ++w)
-    ASSERT_TRUE(coordinator_.OnPayload(w, StepPayload(v1::Step::PRE, 0)).ok());
-  // Worker 2 moves on to POST before the master has released PRE.
-  ExpectViolation(2, StepPayload(v1::Step::POST, 0), "POST of superstep 0");
-}
-
-class UnknownStepTypeTest : public CoordinatorTest, public ::testing::WithParamInterface<int> {};
-
-TEST_P(UnknownStepTypeTest, Aborts) {
-  v1::WorkerPayload payload = StepPayload(static_cast<v1::Step::Type>(GetParam()), 0);
-  ExpectViolation(1, std::move(payload), "step type " + std::to_string(GetParam()));
-}
-
-INSTANTIATE_TEST_SUITE_P(Types, UnknownStepTypeTest, ::testing::Values(0, 42, -1));
-
-TEST_F(CoordinatorTest, UnknownStepTypeFromTheWireAborts) {
-  // A newer peer's enum value arrives as an unknown number on the wire.
-  v1::Step step;
-  step.set_superstep(0);
-  std::string bytes = step.SerializeAsString();
-  bytes += std::string("\x08\x2a", 2);  // field 1 (type), varint 42
-  v1::WorkerPayload payload;
-  ASSERT_TRUE(payload.mutable_step()->ParseFromString(bytes));
-  ExpectViolation(0, std::move(payload), "step type 42");
-}
-
-TEST_F(CoordinatorTest, EmptyPayloadAborts) { ExpectViolation(2, v1::WorkerPayload(), "empty"); }
-
-TEST_F(CoordinatorTest, RelayToAPartitionThatDoesNotExistAborts) {
-  ExpectViolation(0, RelayPayload(0, 3, 16), "partition 3");
-  EXPECT_EQ(outbox_.size(), 0u);
-  EXPECT_EQ(coordinator_.relayed_batches(), 0u);
-}
-
-TEST_F(CoordinatorTest, RelayToTheSenderItselfAborts) {
-  ExpectViolation(1, RelayPayload(1, 1, 16), "partition 1");
-  EXPECT_EQ(outbox_.size(), 0u);
-}
-
-TEST_F(CoordinatorTest, RelayAsAnotherPartitionAborts) {
-  ExpectViolation(1, RelayPayload(0, 2, 16), "as partition 0");
-  EXPECT_EQ(outbox_.size(), 0u);
-}
-
-TEST_F(CoordinatorTest, RelayWithIdsNotAMultipleOf16BytesAborts) {
-  ExpectViolation(2, RelayPayload(2, 0, 17), "16 bytes");
-  EXPECT_EQ(outbox_.size(), 0u);
-  EXPECT_EQ(coordinator_.relayed_bytes(), 0u);
-}
-
-TEST_F(CoordinatorTest, RelayIsForwardedUnchangedBeforeTheSendersNextEntryIsCounted) {
-  Barrier(v1::Step::PRE, 0);
-  outbox_.Take();
-  // Compute of superstep 0: worker 0 relays to worker 1, then enters POST.
-  const v1::WorkerPayload relay = RelayPayload(0, 1, 48, "three messages");
-  ASSERT_TRUE(coordinator_.OnPayload(0, relay).ok()) << coordinator_.status();
-  {
-    // Queued on the destination's stream by the time OnPayload returns, unchanged.
-    const std::vector<Sent> sent = outbox_.Take();
-    ASSERT_EQ(sent.size(), 1u);
-    EXPECT_EQ(sent[0].worker, 1u);
-    ASSERT_TRUE(sent[0].payload.has_relay());
-    EXPECT_EQ(sent[0].payload.relay().SerializeAsString(), relay.relay().SerializeAsString());
+TEST(WorkerProtocolTest, AbortInEveryState) {
+  const Barrier order[] = {Barrier::kAwaitingJob,      Barrier::kPre,
+                           Barrier::kPost,             Barrier::kPostKeepRunning,
+                           Barrier::kExecutedGraph,    Barrier::kPersistedResults,
+                           Barrier::kCompletedJob,     Barrier::kDone};
+  for (Barrier target : order) {
+    for (bool entered : {false, true}) {
+      SCOPED_TRACE(std::string(Name(target)) + (entered ? ", entered" : ""));
+      WorkerProtocol w;
+      if (target != Barrier::kAwaitingJob) {
+        ASSERT_TRUE(w.Assign(0, 2).ok());
+      }
+      for (Barrier b : order) {
+        if (b == target || b == Barrier::kAwaitingJob) {
+          if (b == target) break;
+          continue;
+        }
+        Pass(w, {b, 0}, b == Barrier::kPostKeepRunning);
+      }
+      ASSERT_EQ(w.position().barrier, target);
+      if (entered && IsBarrier(target)) {
+        ASSERT_TRUE(w.Enter(At(target)).ok());
+      }
+      w.Abort();
+      EXPECT_EQ(w.position().barrier,
+                target == Barrier::kDone ? Barrier::kDone : Barrier::kAborted);
+      EXPECT_FALSE(w.entered());
+      EXPECT_FALSE(w.Enter(At(Barrier::kPre)).ok());
+      EXPECT_FALSE(w.OnRelease(At(target)).ok());
+      EXPECT_FALSE(w.CheckRelay(0, 1, 0).ok());
+    }
   }
-  ASSERT_TRUE(coordinator_.OnPayload(0, StepPayload(v1::Step::POST, 0)).ok());
-  ASSERT_TRUE(coordinator_.OnPayload(2, RelayPayload(2, 1, 16)).ok());
-  ASSERT_TRUE(coordinator_.OnPayload(2, StepPayload(v1::Step::POST, 0)).ok());
-  ASSERT_TRUE(coordinator_.OnPayload(1, StepPayload(v1::Step::POST, 0)).ok());
-  ASSERT_TRUE(coordinator_.WaitAll(v1::Step::POST, 0).ok());
-  coordinator_.ReleaseAll(Release(v1::Step::POST, 0));
-  // On worker 1's stream both batches precede the release of POST.
-  std::vector<std::string> to_worker_1;
-  for (const Sent& s : outbox_.Take()) {
-    if (s.worker != 1) continue;
-    to_worker_1.push_back(s.payload.has_relay()
-                              ? "relay from " + std::to_string(s.payload.relay().from_partition())
-                              : v1::Step::Type_Name(s.payload.step().type()));
-  }
-  EXPECT_THAT(to_worker_1, ::testing::ElementsAre("relay from 2", "POST"));
-  EXPECT_EQ(coordinator_.relayed_batches(), 2u);
-}
-
-TEST_F(CoordinatorTest, CountsRelayedBatchesAndBytes) {
-  EXPECT_EQ(coordinator_.relayed_batches(), 0u);
-  EXPECT_EQ(coordinator_.relayed_bytes(), 0u);
-  Barrier(v1::Step::PRE, 0);
-  outbox_.Take();
-  ASSERT_TRUE(coordinator_.OnPayload(0, RelayPayload(0, 2, 32, "12345")).ok());
-  ASSERT_TRUE(coordinator_.OnPayload(2, RelayPayload(2, 1, 16, "abc")).ok());
-  EXPECT_EQ(coordinator_.relayed_batches(), 2u);
-  EXPECT_EQ(coordinator_.relayed_bytes(), 32u + 5u + 16u + 3u);
-}
-
-TEST_F(CoordinatorTest, RelayOutsideItsSuperstepAborts) {
-  // Before PRE(0) is released no batch of superstep 0 may travel.
-  ExpectViolation(0, RelayPayload(0, 1, 16), "while the job is at PRE of superstep 0");
-}
-
-TEST_F(CoordinatorTest, RelayOfAnotherSuperstepAborts) {
-  Barrier(v1::Step::PRE, 0);
-  v1::WorkerPayload late = RelayPayload(0, 1, 16);
-  late.mutable_relay()->set_superstep(1);
-  ExpectViolation(0, std::move(late), "relay batch of superstep 1");
-}
-
-TEST_F(CoordinatorTest, RelayAfterTheSendersPostEntryAborts) {
-  Barrier(v1::Step::PRE, 0);
-  ASSERT_TRUE(coordinator_.OnPayload(0, StepPayload(v1::Step::POST, 0)).ok());
-  ExpectViolation(0, RelayPayload(0, 1, 16), "after its own entry");
-}
-
-TEST_F(CoordinatorTest, RelayAfterAbortIsNotForwarded) {
-  coordinator_.Abort(absl::CancelledError("master is shutting down"));
-  EXPECT_EQ(coordinator_.OnPayload(0, RelayPayload(0, 1, 16)).code(), absl::StatusCode::kCancelled);
-  EXPECT_EQ(outbox_.size(), 0u);
-  EXPECT_EQ(coordinator_.relayed_batches(), 0u);
-}
-
-TEST_F(CoordinatorTest, FailureReportAbortsWithTheWorkersReason) {
-  v1::WorkerPayload failure;
-  failure.mutable_failure()->set_reason("compute failed for vertex 'v7': boom");
-  ExpectViolation(2, std::move(failure), "compute failed for vertex 'v7': boom");
-}
-
-TEST_F(CoordinatorTest, AbortWakesABlockedWaitAllWithTheReason) {
-  ASSERT_TRUE(coordinator_.OnPayload(0, StepPayload(v1::Step::PRE, 0)).ok());
-  auto waiting =
-      std::async(std::launch::async, [&] { return coordinator_.WaitAll(v1::Step::PRE, 0); });
-  ASSERT_EQ(waiting.wait_for(kBlocked), std::future_status::timeout);
-  coordinator_.Abort(absl::UnavailableError("worker 2 (ipv4:10.0.0.3:4000) disconnected"));
-  ASSERT_EQ(waiting.wait_for(10s), std::future_status::ready);
-  const absl::Status st = waiting.get().status();
-  EXPECT_EQ(st.code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(std::string(st.message()), HasSubstr("worker 2 (ipv4:10.0.0.3:4000) disconnected"));
-}
-
-TEST_F(CoordinatorTest, ViolationWakesABlockedWaitAll) {
-  auto waiting =
-      std::async(std::launch::async, [&] { return coordinator_.WaitAll(v1::Step::PRE, 0); });
-  ASSERT_EQ(waiting.wait_for(kBlocked), std::future_status::timeout);
-  ASSERT_FALSE(coordinator_.OnPayload(1, StepPayload(v1::Step::POST, 0)).ok());
-  ASSERT_EQ(waiting.wait_for(10s), std::future_status::ready);
-  EXPECT_THAT(std::string(waiting.get().status().message()), HasSubstr(Names()[1]));
-}
-
-TEST_F(CoordinatorTest, FirstAbortReasonWins) {
-  coordinator_.Abort(absl::DeadlineExceededError("first"));
-  coordinator_.Abort(absl::InternalError("second"));
-  v1::WorkerPayload failure;
-  failure.mutable_failure()->set_reason("third");
-  EXPECT_EQ(coordinator_.OnPayload(0, std::move(failure)), absl::DeadlineExceededError("first"));
-  EXPECT_EQ(coordinator_.status(), absl::DeadlineExceededError("first"));
-}
-
-TEST_F(CoordinatorTest, AbortWithoutAReasonStillFailsTheJob) {
-  coordinator_.Abort(absl::OkStatus());
-  EXPECT_EQ(coordinator_.status().code(), absl::StatusCode::kAborted);
-  EXPECT_FALSE(coordinator_.WaitAll(v1::Step::PRE, 0).ok());
-}
-
-TEST_F(CoordinatorTest, ReleaseAfterAbortSendsNothing) {
-  for (uint32_t w = 0; w < 3; ++w)
-    ASSERT_TRUE(coordinator_.OnPayload(w, StepPayload(v1::Step::PRE, 0)).ok());
-  coordinator_.Abort(absl::CancelledError("cancelled"));
-  coordinator_.ReleaseAll(Release(v1::Step::PRE, 0));
-  EXPECT_EQ(outbox_.size(), 0u);
-}
-
-TEST_F(CoordinatorTest, MasterWaitingForTheWrongBarrierIsAnInternalError) {
-  EXPECT_EQ(coordinator_.WaitAll(v1::Step::POST, 0).status().code(), absl::StatusCode::kInternal);
-  EXPECT_EQ(coordinator_.WaitAll(v1::Step::PRE, 1).status().code(), absl::StatusCode::kInternal);
 }
 
 }  // namespace
-}  // namespace lockstep::dbsp
+}  // namespace lockstep::dbsp::protocol

@@ -1,10 +1,12 @@
-// Conversions between the engine's plain types and the wire protocol.
-#include "lockstep/dbsp/wire.h"
+// Conversions between the engine's and the protocol's plain types and the wire.
+#include "transport/wire.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -15,9 +17,14 @@ namespace lockstep::dbsp {
 namespace {
 
 using ::testing::HasSubstr;
+using transport::FromWire;
+using transport::ToWire;
 
-bsp::JobDetails SampleDetails() {
-  bsp::JobDetails d;
+transport::Assignment SampleDetails() {
+  transport::Assignment a;
+  a.peer_timeout = std::chrono::milliseconds(45000);
+  bsp::JobDetails& d = a.details;
+  d.max_supersteps = 20000;
   d.job_id = "20240102-030405-abcd";
   d.created_at_unix_ms = 1704164645123;
   d.app = "pagerank";
@@ -30,12 +37,13 @@ bsp::JobDetails SampleDetails() {
   auto extents = split->Extents(2);
   d.range_first = extents->first;
   d.range_last = extents->second;
-  return d;
+  return a;
 }
 
 TEST(WireTest, JobDetailsRoundTrip) {
-  const bsp::JobDetails d = SampleDetails();
-  const v1::JobDetails w = ToWire(d);
+  const transport::Assignment a = SampleDetails();
+  const bsp::JobDetails& d = a.details;
+  const v1::JobDetails w = ToWire(a);
   EXPECT_EQ(w.range_first().size(), 16u);
   EXPECT_EQ(w.range_last().size(), 16u);
   // Through bytes, as the stream carries it.
@@ -43,25 +51,28 @@ TEST(WireTest, JobDetailsRoundTrip) {
   ASSERT_TRUE(parsed.ParseFromString(w.SerializeAsString()));
   auto back = FromWire(parsed);
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->job_id, d.job_id);
-  EXPECT_EQ(back->created_at_unix_ms, d.created_at_unix_ms);
-  EXPECT_EQ(back->app, d.app);
-  EXPECT_EQ(back->params, d.params);
-  EXPECT_EQ(back->graph.path, d.graph.path);
-  EXPECT_EQ(back->graph.format, d.graph.format);
-  EXPECT_EQ(back->graph.undirected, d.graph.undirected);
-  EXPECT_EQ(back->output, d.output);
-  EXPECT_EQ(back->worker_index, d.worker_index);
-  EXPECT_EQ(back->worker_count, d.worker_count);
-  EXPECT_EQ(back->range_first, d.range_first);
-  EXPECT_EQ(back->range_last, d.range_last);
-  EXPECT_FALSE(back->coordinator) << "a worker's job is never the coordinator's";
+  EXPECT_EQ(back->details.job_id, d.job_id);
+  EXPECT_EQ(back->details.created_at_unix_ms, d.created_at_unix_ms);
+  EXPECT_EQ(back->details.app, d.app);
+  EXPECT_EQ(back->details.params, d.params);
+  EXPECT_EQ(back->details.graph.path, d.graph.path);
+  EXPECT_EQ(back->details.graph.format, d.graph.format);
+  EXPECT_EQ(back->details.graph.undirected, d.graph.undirected);
+  EXPECT_EQ(back->details.output, d.output);
+  EXPECT_EQ(back->details.worker_index, d.worker_index);
+  EXPECT_EQ(back->details.worker_count, d.worker_count);
+  EXPECT_EQ(back->details.range_first, d.range_first);
+  EXPECT_EQ(back->details.range_last, d.range_last);
+  EXPECT_FALSE(back->details.coordinator) << "a worker's job is never the coordinator's";
+  // Every job option a worker needs travels (defect: --max-supersteps stayed on the master).
+  EXPECT_EQ(back->details.max_supersteps, 20000u);
+  EXPECT_EQ(back->peer_timeout, std::chrono::milliseconds(45000));
 }
 
 TEST(WireTest, JobDetailsRangeBytesAreBigEndianUuids) {
-  bsp::JobDetails d = SampleDetails();
-  ASSERT_TRUE(bsp::ParseUuid("00112233-4455-6677-8899-aabbccddeeff", d.range_first));
-  const v1::JobDetails w = ToWire(d);
+  transport::Assignment a = SampleDetails();
+  ASSERT_TRUE(bsp::ParseUuid("00112233-4455-6677-8899-aabbccddeeff", a.details.range_first));
+  const v1::JobDetails w = ToWire(a);
   EXPECT_EQ(w.range_first(), std::string("\x00\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\xcc\xdd"
                                          "\xee\xff",
                                          16));
@@ -94,6 +105,9 @@ TEST(WireTest, JobDetailsWithABadWorkerIndexIsAnError) {
 
   w.set_worker_count(1);
   EXPECT_TRUE(FromWire(w).ok());
+
+  w.set_max_supersteps(0);
+  EXPECT_THAT(std::string(FromWire(w).status().message()), HasSubstr("no superstep limit"));
 }
 
 bsp::RelayBatch SampleBatch() {
@@ -138,6 +152,40 @@ TEST(WireTest, RelayBatchWithIdsNotAMultipleOf16BytesIsAnError) {
   auto back = FromWire(std::move(w));
   EXPECT_EQ(back.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(back.status().message()), HasSubstr("partition 3"));
+}
+
+TEST(WireTest, StepRoundTrip) {
+  protocol::Step s;
+  s.barrier = protocol::Barrier::kPersistedResults;
+  s.superstep = 12;
+  s.aggregators = {{"a", std::string("\0\1", 2)}, {"b", "x"}};
+  s.active = 1;
+  s.messages = 2;
+  s.unhalted = 3;
+  s.stop = true;
+  s.vertices = 4;
+  s.part = {5, 6, 0xdeadbeef};
+  v1::Step parsed;
+  ASSERT_TRUE(parsed.ParseFromString(ToWire(s).SerializeAsString()));
+  auto back = FromWire(parsed);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->barrier, s.barrier);
+  EXPECT_EQ(back->superstep, 12u);
+  EXPECT_EQ(back->aggregators, s.aggregators);
+  EXPECT_EQ(std::make_tuple(back->active, back->messages, back->unhalted, back->stop,
+                            back->vertices),
+            std::make_tuple(1u, 2u, 3u, true, 4u));
+  EXPECT_EQ(back->part.vertices, 5u);
+  EXPECT_EQ(back->part.bytes, 6u);
+  EXPECT_EQ(back->part.crc32c, 0xdeadbeefu);
+}
+
+TEST(WireTest, AnUnknownStepTypeIsAnError) {
+  v1::Step w;
+  w.set_type(static_cast<v1::Step::Type>(42));
+  EXPECT_THAT(std::string(FromWire(w).status().message()), HasSubstr("unsupported step type 42"));
+  w.set_type(v1::Step::INVALID);
+  EXPECT_FALSE(FromWire(w).ok());
 }
 
 }  // namespace
