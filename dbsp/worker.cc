@@ -242,9 +242,9 @@ class WorkerJob final : public BarrierClient, public bsp::Relayer {
 };
 
 // Runs the job of `details` through `job`; returns the local error (OK on success).
-absl::Status RunJob(const bsp::AppRegistry& apps, const bsp::JobDetails& details, WorkerJob& job,
-                    const std::string& tag) {
-  const bsp::AppInfo* app = apps.Find(details.app);
+absl::Status RunJob(const catalogue::AppRegistry& apps, const bsp::JobDetails& details,
+                    WorkerJob& job, const std::string& tag) {
+  const catalogue::AppInfo* app = apps.Find(details.app);
   if (app == nullptr) {
     return absl::NotFoundError(absl::StrCat("this worker has no app named '", details.app, "'"));
   }
@@ -301,7 +301,7 @@ absl::Status RunJob(const bsp::AppRegistry& apps, const bsp::JobDetails& details
 
 }  // namespace
 
-absl::Status ServeWorker(const bsp::AppRegistry& apps, const WorkerOptions& options,
+absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions& options,
                          const std::atomic<bool>& stop) {
   std::unique_ptr<HealthServer> health;
   if (!options.health_address.empty()) {

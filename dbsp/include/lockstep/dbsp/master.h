@@ -7,7 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
 #include "lockstep/dbsp/factories.h"
 
 namespace lockstep::dbsp {
@@ -20,7 +20,7 @@ struct PoolOptions {
 };
 
 struct JobSpec {
-  const bsp::AppInfo* app = nullptr;
+  const catalogue::AppInfo* app = nullptr;
   // app, params and graph as for a local run; output is the result directory.
   bsp::JobDetails details;
   PoolOptions pool;

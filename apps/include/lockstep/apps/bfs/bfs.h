@@ -8,6 +8,7 @@
 #include <span>
 
 #include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
 
 namespace lockstep::apps::bfs {
 
@@ -44,7 +45,7 @@ struct App {
   }
 };
 
-bsp::AppInfo Info();
+catalogue::AppInfo Info();
 
 // The serial oracle: a queue-based BFS over the whole input.
 std::vector<int64_t> Oracle(const bsp::GraphInput& input, uint32_t source);

@@ -7,8 +7,9 @@
 // as integers, before strings); labels travel as global indexes, which sort in that order.
 #include <span>
 
-#include "common/source.h"
+#include "lockstep/apps/common/source.h"
 #include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
 
 namespace lockstep::apps::wcc {
 
@@ -55,7 +56,7 @@ struct App {
   }
 };
 
-bsp::AppInfo Info();
+catalogue::AppInfo Info();
 
 // The serial oracle: union-find over the whole input; the label of each vertex is the smallest
 // global index of its component.

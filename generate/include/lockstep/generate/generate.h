@@ -20,7 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace lockstep::cli {
+namespace lockstep::generate {
 
 struct GenerateOptions {
   std::string kind;  // "kronecker" or "uniform".
@@ -49,4 +49,4 @@ absl::Status Generate(const GenerateOptions& options);
 // options.out.
 absl::StatusOr<std::vector<GeneratedEdge>> GenerateEdges(const GenerateOptions& options);
 
-}  // namespace lockstep::cli
+}  // namespace lockstep::generate

@@ -1,16 +1,16 @@
-#include "cli/validate.h"
+#include "lockstep/validate/validate.h"
 
 #include <strings.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <map>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/graph_input.h"
 
-namespace lockstep::cli {
+namespace lockstep::validate {
 namespace {
 
 using Values = std::unordered_map<std::string, std::string>;
@@ -70,27 +70,10 @@ bool ParseNumber(const std::string& text, double& v) {
   return !text.empty() && end == text.c_str() + text.size();
 }
 
-absl::StatusOr<std::string> RuleOf(const ValidateOptions& o) {
-  if (!o.rule.empty()) {
-    if (o.rule == "exact" || o.rule == "equivalence" || o.rule == "epsilon") return o.rule;
-    return absl::InvalidArgumentError(
-        absl::StrCat("--rule: unknown rule '", o.rule, "' (exact, equivalence or epsilon)"));
-  }
-  static const std::map<std::string, std::string> kByApp = {
-      {"bfs", "exact"},  {"cdlp", "exact"},  {"wcc", "equivalence"}, {"pagerank", "epsilon"},
-      {"pr", "epsilon"}, {"lcc", "epsilon"}, {"sssp", "epsilon"},    {"coloring", "exact"}};
-  auto it = kByApp.find(o.app);
-  if (it == kByApp.end()) {
-    return absl::InvalidArgumentError(absl::StrCat("--app: no validation rule for '", o.app, "'"));
-  }
-  return it->second;
-}
-
 }  // namespace
 
 absl::StatusOr<ValidateReport> Validate(const ValidateOptions& o) {
-  auto rule = RuleOf(o);
-  if (!rule.ok()) return rule.status();
+  using catalogue::ValidationRule;
   Values expected, actual;
   if (auto st = ReadValues(o.expected, expected); !st.ok()) return st;
   if (auto st = ReadValues(o.actual, actual); !st.ok()) return st;
@@ -118,7 +101,7 @@ absl::StatusOr<ValidateReport> Validate(const ValidateOptions& o) {
     }
     const std::string& got = it->second;
     bool ok;
-    if (*rule == "equivalence") {
+    if (o.rule == ValidationRule::kEquivalence) {
       auto [f, f_new] = forward.emplace(want, got);
       auto [b, b_new] = backward.emplace(got, want);
       ok = f->second == got && b->second == want;
@@ -127,7 +110,7 @@ absl::StatusOr<ValidateReport> Validate(const ValidateOptions& o) {
       const bool numbers = ParseNumber(want, e) && ParseNumber(got, a);
       if (!numbers) {
         ok = want == got;
-      } else if (*rule == "exact" || std::isinf(e) || std::isinf(a)) {
+      } else if (o.rule == ValidationRule::kExact || std::isinf(e) || std::isinf(a)) {
         ok = e == a;
       } else {
         ok = std::abs(e - a) <= o.epsilon * std::abs(e);
@@ -135,10 +118,10 @@ absl::StatusOr<ValidateReport> Validate(const ValidateOptions& o) {
     }
     if (!ok) mismatch(absl::StrCat("vertex ", id, ": expected ", want, ", got ", got));
   }
-  report.text +=
-      absl::StrCat("validate (", *rule, "): ", report.vertices, " vertices, ", report.mismatches,
-                   " mismatches: ", report.mismatches == 0 ? "PASS" : "FAIL", "\n");
+  report.text += absl::StrCat("validate (", std::string(catalogue::RuleName(o.rule)),
+                              "): ", report.vertices, " vertices, ", report.mismatches,
+                              " mismatches: ", report.mismatches == 0 ? "PASS" : "FAIL", "\n");
   return report;
 }
 
-}  // namespace lockstep::cli
+}  // namespace lockstep::validate

@@ -4,7 +4,7 @@
 // of 2^18, each edge packed as one 64-bit key (min << 32 | max); sort the keys in parallel; drop
 // duplicates and self-loops; format the text in parallel chunks and write them in order.
 
-#include "cli/generate.h"
+#include "lockstep/generate/generate.h"
 
 #include <fcntl.h>
 #include <tbb/blocked_range.h>
@@ -33,7 +33,7 @@
 #include <utility>
 #include <vector>
 
-namespace lockstep::cli {
+namespace lockstep::generate {
 namespace {
 
 constexpr int kMaxScale = 30;
@@ -375,4 +375,4 @@ absl::Status Generate(const GenerateOptions& options) {
   }
 }
 
-}  // namespace lockstep::cli
+}  // namespace lockstep::generate

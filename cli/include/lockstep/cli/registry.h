@@ -1,10 +1,10 @@
 #pragma once
 
-#include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
 
 namespace lockstep::cli {
 
 // The apps built into the `lockstep` command: the one place that names them.
-bsp::AppRegistry BuiltinApps();
+catalogue::AppRegistry BuiltinApps();
 
 }  // namespace lockstep::cli

@@ -11,6 +11,7 @@
 #include <span>
 
 #include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
 
 namespace lockstep::apps::pagerank {
 
@@ -75,7 +76,7 @@ struct App {
   }
 };
 
-bsp::AppInfo Info();
+catalogue::AppInfo Info();
 
 // The serial oracle: the same iteration, written plainly over the whole input.
 std::vector<double> Oracle(const bsp::GraphInput& input, double damping, double tolerance,

@@ -10,6 +10,7 @@
 #include <span>
 
 #include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
 
 namespace lockstep::apps::sssp {
 
@@ -64,12 +65,12 @@ struct App {
   static void Format(const Program&, const Value& value, std::string& out) {
     bsp::AppendDouble(value.distance, out);
   }
-  // With --path-to ID, prints "path: a -> b -> c (cost X)" or "path: none".
+  // With the path-to parameter, prints "path: a -> b -> c (cost X)" or "path: none".
   static void Report(const bsp::Engine<Program>& engine, const bsp::Params& params,
                      std::ostream& out);
 };
 
-bsp::AppInfo Info();
+catalogue::AppInfo Info();
 
 // The serial oracle: Dijkstra with a binary heap over the whole input.
 std::vector<double> Oracle(const bsp::GraphInput& input, uint32_t source);

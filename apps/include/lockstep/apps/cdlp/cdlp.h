@@ -9,8 +9,9 @@
 #include <span>
 #include <vector>
 
-#include "common/source.h"
+#include "lockstep/apps/common/source.h"
 #include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
 
 namespace lockstep::apps::cdlp {
 
@@ -36,7 +37,7 @@ struct App {
   }
 };
 
-bsp::AppInfo Info();
+catalogue::AppInfo Info();
 
 // The serial oracle over the whole input; labels are global indexes.
 std::vector<uint32_t> Oracle(const bsp::GraphInput& input, uint64_t iterations);

@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
 
 namespace lockstep::apps::coloring {
 
@@ -52,7 +53,7 @@ struct App {
   }
 };
 
-bsp::AppInfo Info();
+catalogue::AppInfo Info();
 
 // The oracle is a verifier: every vertex coloured, no edge (other than a self-loop) joins two
 // vertices of one colour, pre-coloured vertices kept, and at most max degree + 1 colours.

@@ -4,7 +4,7 @@
 
 namespace lockstep::apps::common {
 
-// The UUID of --source, checked against the graph when the process has the graph (the
+// The UUID of the source parameter, checked against the graph when the process has the graph (the
 // distributed master loads none).
 absl::StatusOr<bsp::VertexId> SourceVertex(const bsp::Params& params, const bsp::GraphInput& input);
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
 
 namespace lockstep::apps::lcc {
 
@@ -62,7 +63,7 @@ struct App {
   }
 };
 
-bsp::AppInfo Info();
+catalogue::AppInfo Info();
 
 // The serial oracle: neighbour sets and a direct count over the whole input.
 std::vector<double> Oracle(const bsp::GraphInput& input);
