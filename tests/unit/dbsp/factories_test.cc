@@ -30,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "lockstep/apps/pagerank/pagerank.h"
 #include "lockstep/bsp/aggregator.h"
 #include "lockstep/bsp/codec.h"
 #include "lockstep/bsp/engine.h"
@@ -40,7 +41,6 @@
 #include "lockstep/dbsp/coordinator.h"
 #include "lockstep/dbsp/wire.h"
 #include "lockstep/partition/range.h"
-#include "pagerank/pagerank.h"
 
 namespace lockstep::dbsp {
 namespace {

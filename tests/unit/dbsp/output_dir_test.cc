@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "util/temp_dir.h"
+
 namespace lockstep::dbsp {
 namespace {
 
@@ -28,17 +30,6 @@ using ::testing::Not;
 
 class OutputDirTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::path(::testing::TempDir()) / "dbsp_output.XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    root_ = pattern;
-    dir_ = (root_ / "result").string();
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(root_, ignored);
-  }
-
   std::vector<std::string> List(const fs::path& dir) const {
     std::vector<std::string> names;
     for (const auto& entry : fs::directory_iterator(dir)) {
@@ -68,8 +59,9 @@ class OutputDirTest : public ::testing::Test {
     return *out;
   }
 
-  fs::path root_;
-  std::string dir_;
+  test::TempDir temp_{"dbsp_output"};
+  const fs::path root_ = temp_.path();
+  std::string dir_ = (root_ / "result").string();
 };
 
 TEST_F(OutputDirTest, PartNames) {

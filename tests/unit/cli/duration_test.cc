@@ -1,5 +1,5 @@
 // Durations on the command line (DESIGN.md §5): 500ms, 90s, 5m, 1h, 1m30s, bare seconds.
-#include "cli/duration.h"
+#include "lockstep/cli/duration.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -2,17 +2,17 @@
 // with integer and string IDs, self-loops, parallel edges, isolated parts and hubs; and the same
 // output bytes at 1 and 2 threads.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <random>
 
-#include "bfs/bfs.h"
-#include "cdlp/cdlp.h"
-#include "lcc/lcc.h"
+#include "lockstep/apps/bfs/bfs.h"
+#include "lockstep/apps/cdlp/cdlp.h"
+#include "lockstep/apps/lcc/lcc.h"
+#include "lockstep/apps/wcc/wcc.h"
 #include "tbb/global_control.h"
-#include "wcc/wcc.h"
+#include "util/temp_dir.h"
 
 namespace lockstep::apps {
 namespace {
@@ -65,16 +65,12 @@ std::pair<std::string, std::vector<typename App::Program::VertexValue>> RunApp(
 class KernelsTest : public ::testing::TestWithParam<std::tuple<uint32_t, bool, bool>> {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("lockstep-kernels-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(std::get<0>(GetParam())));
-    fs::create_directories(dir_);
     const auto [seed, strings, undirected] = GetParam();
-    graph_ = WriteGraph(dir_, seed, 3000, 9000, strings, undirected);
+    graph_ = WriteGraph(dir_.path(), seed, 3000, 9000, strings, undirected);
     input_ = *bsp::LoadGraph({graph_.path, "edgelist", graph_.undirected}, bsp::WeightUse::kIgnore);
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
-  fs::path dir_;
+  test::TempDir dir_{"lockstep-kernels"};
   RandomGraph graph_;
   bsp::GraphInput input_;
 };

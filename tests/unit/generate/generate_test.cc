@@ -1,8 +1,7 @@
-#include "cli/generate.h"
+#include "lockstep/generate/generate.h"
 
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -14,7 +13,9 @@
 #include <utility>
 #include <vector>
 
-namespace lockstep::cli {
+#include "util/temp_dir.h"
+
+namespace lockstep::generate {
 namespace {
 
 namespace fs = std::filesystem;
@@ -71,16 +72,8 @@ std::vector<std::string> TempFiles(const fs::path& dir) {
 
 class GenerateFileTest : public testing::Test {
  protected:
-  void SetUp() override {
-    const testing::TestInfo* info = testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(testing::TempDir()) /
-           ("generate_test_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path dir_;
+  test::TempDir temp_{"generate_test"};
+  const fs::path& dir_ = temp_.path();
 };
 
 class GenerateKindTest : public testing::TestWithParam<const char*> {};
@@ -293,4 +286,4 @@ TEST_F(GenerateFileTest, FailedRenameRemovesTheTempFile) {
 }
 
 }  // namespace
-}  // namespace lockstep::cli
+}  // namespace lockstep::generate
