@@ -19,16 +19,16 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "bfs/bfs.h"
-#include "cdlp/cdlp.h"
-#include "coloring/coloring.h"
-#include "lcc/lcc.h"
+#include "lockstep/apps/bfs/bfs.h"
+#include "lockstep/apps/cdlp/cdlp.h"
+#include "lockstep/apps/coloring/coloring.h"
+#include "lockstep/apps/lcc/lcc.h"
+#include "lockstep/apps/pagerank/pagerank.h"
+#include "lockstep/apps/sssp/sssp.h"
+#include "lockstep/apps/wcc/wcc.h"
 #include "lockstep/bsp/app.h"
-#include "pagerank/pagerank.h"
-#include "sssp/sssp.h"
 #include "tbb/global_control.h"
 #include "tbb/parallel_for.h"
-#include "wcc/wcc.h"
 
 namespace lockstep::bench {
 namespace {

@@ -4,6 +4,10 @@
 
 namespace lockstep::bsp {
 
+absl::Status ParamError(std::string_view name, std::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat(std::string(name), ": ", std::string(problem)));
+}
+
 std::string ParamString(const Params& params, const std::string& name) {
   auto it = params.find(name);
   return it == params.end() ? std::string() : it->second;
@@ -14,8 +18,7 @@ absl::StatusOr<double> ParamDouble(const Params& params, const std::string& name
   double v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", name, ": expected a number, got '", text, "'"));
+    return ParamError(name, absl::StrCat("expected a number, got '", text, "'"));
   }
   return v;
 }
@@ -25,8 +28,7 @@ absl::StatusOr<int64_t> ParamInt(const Params& params, const std::string& name) 
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", name, ": expected an integer, got '", text, "'"));
+    return ParamError(name, absl::StrCat("expected an integer, got '", text, "'"));
   }
   return v;
 }

@@ -1,4 +1,4 @@
-#include "cli/cli.h"
+#include "lockstep/cli/cli.h"
 
 #include <unistd.h>
 
@@ -16,12 +16,12 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
-#include "cli/duration.h"
-#include "cli/generate.h"
-#include "cli/validate.h"
+#include "lockstep/cli/duration.h"
 #include "lockstep/dbsp/health.h"
 #include "lockstep/dbsp/master.h"
 #include "lockstep/dbsp/worker.h"
+#include "lockstep/generate/generate.h"
+#include "lockstep/validate/validate.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "tbb/global_control.h"
@@ -46,6 +46,36 @@ std::string Message(const absl::Status& status) { return std::string(status.mess
 int Fail(const absl::Status& status) {
   spdlog::error("{}", Message(status));
   return 1;
+}
+
+// Apps name a bad parameter at the start of their errors ("damping: must be in [0, 1]"); on the
+// command line a parameter is a flag, so the message names the flag.
+absl::Status AsFlagError(const catalogue::AppInfo& app, const absl::Status& status) {
+  const std::string message(status.message());
+  for (const catalogue::AppParam& p : app.params) {
+    if (message.starts_with(p.name + ":")) {
+      return absl::Status(status.code(), absl::StrCat("--", message));
+    }
+  }
+  return status;
+}
+
+// `validate`'s rule: --rule by name, or the rule of the --app the catalogue gives.
+absl::StatusOr<catalogue::ValidationRule> RuleToValidate(const catalogue::AppRegistry& apps,
+                                                         const std::string& rule,
+                                                         const std::string& app) {
+  if (!rule.empty()) {
+    auto parsed = catalogue::ParseRule(rule);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--rule: ", Message(parsed.status())));
+    }
+    return *parsed;
+  }
+  const catalogue::AppInfo* info = apps.Find(app);
+  if (info == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("--app: no app named '", app, "'"));
+  }
+  return info->validation;
 }
 
 // Graph and job options shared by `run` and `master`.
@@ -76,7 +106,7 @@ struct AppOptions {
   std::vector<std::pair<std::string, CLI::Option*>> options;
   std::vector<std::unique_ptr<std::string>> storage;
 
-  void Add(CLI::App* sub, const bsp::AppParam& p) {
+  void Add(CLI::App* sub, const catalogue::AppParam& p) {
     for (const auto& [name, opt] : options) {
       if (name == p.name) return;  // shared by two apps (the master lists all apps' options)
     }
@@ -93,17 +123,17 @@ struct AppOptions {
 };
 
 // The job an app runs: defaults, then Graphalytics properties, then flags.
-absl::StatusOr<bsp::JobDetails> MakeJob(const bsp::AppInfo& app, const JobFlags& flags) {
+absl::StatusOr<bsp::JobDetails> MakeJob(const catalogue::AppInfo& app, const JobFlags& flags) {
   bsp::JobDetails job;
   job.job_id = "local";
   job.app = app.name;
   job.graph = {flags.graph, flags.format, flags.undirected};
   job.output = flags.out;
   job.max_supersteps = flags.max_supersteps;
-  for (const bsp::AppParam& p : app.params) job.params[p.name] = p.default_value;
+  for (const catalogue::AppParam& p : app.params) job.params[p.name] = p.default_value;
   for (const auto& [name, value] : flags.params) {
     const bool known = std::any_of(app.params.begin(), app.params.end(),
-                                   [&](const bsp::AppParam& p) { return p.name == name; });
+                                   [&](const catalogue::AppParam& p) { return p.name == name; });
     if (!known) {
       return absl::InvalidArgumentError(
           absl::StrCat("--", name, " is not an option of app ", app.name));
@@ -151,7 +181,7 @@ double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-int RunLocal(const bsp::AppInfo& app, const JobFlags& flags, size_t top) {
+int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
   auto job = MakeJob(app, flags);
   if (!job.ok()) return Fail(job.status());
   const auto start = std::chrono::steady_clock::now();
@@ -163,7 +193,7 @@ int RunLocal(const bsp::AppInfo& app, const JobFlags& flags, size_t top) {
   };
   std::unique_ptr<bsp::JobRunner> runner = app.make_runner(&std::cout);
   auto executor = runner->StartJob(*job, bsp::LocalExecutorFactory(options));
-  if (!executor.ok()) return Fail(executor.status());
+  if (!executor.ok()) return Fail(AsFlagError(app, executor.status()));
   const double load_s = SecondsSince(start);
   const auto compute_start = std::chrono::steady_clock::now();
   if (auto st = (*executor)->RunToCompletion(); !st.ok()) {
@@ -198,8 +228,8 @@ struct MasterFlags {
   std::string peer_timeout = "120s";
 };
 
-int RunMaster(const bsp::AppRegistry& apps, const MasterFlags& m, JobFlags flags) {
-  const bsp::AppInfo* app = apps.Find(m.app);
+int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags flags) {
+  const catalogue::AppInfo* app = apps.Find(m.app);
   if (app == nullptr) {
     return Fail(absl::InvalidArgumentError(absl::StrCat("--app: no app named '", m.app, "'")));
   }
@@ -207,7 +237,7 @@ int RunMaster(const bsp::AppRegistry& apps, const MasterFlags& m, JobFlags flags
   flags.graph = std::filesystem::absolute(flags.graph, ec).string();  // workers share the path
   auto job = MakeJob(*app, flags);
   if (!job.ok()) return Fail(job.status());
-  for (const bsp::AppParam& p : app->params) {
+  for (const catalogue::AppParam& p : app->params) {
     if (p.local_only && flags.params.count(p.name) > 0) {
       // Never ignore a flag: say where it works instead.
       spdlog::error("--{} is not supported by `lockstep master` (app {}); use `lockstep run`",
@@ -262,10 +292,12 @@ int RunMaster(const bsp::AppRegistry& apps, const MasterFlags& m, JobFlags flags
   while (true) {
     auto result = (*master)->RunJob(spec, g_stop);
     if (!every) {
-      exit_code = result.ok() ? 0 : Fail(result.status());
+      exit_code = result.ok() ? 0 : Fail(AsFlagError(*app, result.status()));
       break;
     }
-    if (!result.ok() && !g_stop.load()) spdlog::warn("job failed: {}", Message(result.status()));
+    if (!result.ok() && !g_stop.load()) {
+      spdlog::warn("job failed: {}", Message(AsFlagError(*app, result.status())));
+    }
     const auto next = std::chrono::steady_clock::now() + *every;
     while (!g_stop.load() && std::chrono::steady_clock::now() < next) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -278,7 +310,7 @@ int RunMaster(const bsp::AppRegistry& apps, const MasterFlags& m, JobFlags flags
 
 }  // namespace
 
-int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
+int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   auto logger = spdlog::stderr_color_mt("lockstep");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
@@ -307,9 +339,9 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
   run->require_subcommand(1);
   JobFlags run_flags;
   size_t top = 0;
-  const bsp::AppInfo* chosen = nullptr;
+  const catalogue::AppInfo* chosen = nullptr;
   std::vector<std::unique_ptr<AppOptions>> per_app;
-  for (const bsp::AppInfo& app : apps.apps()) {
+  for (const catalogue::AppInfo& app : apps.apps()) {
     CLI::App* sub = run->add_subcommand(app.name, app.summary);
     for (const auto& alias : app.aliases) sub->alias(alias);
     AddGraphOptions(sub, run_flags);
@@ -319,7 +351,7 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
     sub->add_option("--top", top, "print the N vertices with the largest values on stdout");
     per_app.push_back(std::make_unique<AppOptions>());
     AppOptions* options = per_app.back().get();
-    for (const bsp::AppParam& p : app.params) options->Add(sub, p);
+    for (const catalogue::AppParam& p : app.params) options->Add(sub, p);
     sub->callback([&chosen, &run_flags, info = &app, options] {
       chosen = info;
       options->Collect(run_flags.params);
@@ -355,8 +387,8 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
   master->add_option("--port-file", master_flags.port_file,
                      "write the port the master listens on to this file");
   AppOptions master_app_options;
-  for (const bsp::AppInfo& app : apps.apps()) {
-    for (const bsp::AppParam& p : app.params) master_app_options.Add(master, p);
+  for (const catalogue::AppInfo& app : apps.apps()) {
+    for (const catalogue::AppParam& p : app.params) master_app_options.Add(master, p);
   }
 
   // worker --master HOST:PORT
@@ -387,7 +419,7 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
   // generate kronecker|uniform ...
   CLI::App* generate =
       cli.add_subcommand("generate", "write a synthetic graph (GAP benchmark suite generators)");
-  GenerateOptions gen;
+  generate::GenerateOptions gen;
   generate->add_option("kind", gen.kind, "kronecker or uniform")
       ->required()
       ->check(CLI::IsMember({"kronecker", "uniform"}));
@@ -402,22 +434,24 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
   if (argc > 2 && std::string_view(argv[1]) == "run" && argv[2][0] != '-' &&
       apps.Find(argv[2]) == nullptr) {
     std::string known;
-    for (const bsp::AppInfo& app : apps.apps()) known += (known.empty() ? "" : ", ") + app.name;
+    for (const catalogue::AppInfo& app : apps.apps())
+      known += (known.empty() ? "" : ", ") + app.name;
     spdlog::error("run: unknown app '{}' (apps: {})", argv[2], known);
     return 2;
   }
   // validate --expected FILE --actual PATH (--rule R | --app A)
   CLI::App* validate =
       cli.add_subcommand("validate", "check a result against an expected output (Graphalytics)");
-  ValidateOptions check;
+  validate::ValidateOptions check;
+  std::string check_rule, check_app;
   validate->add_option("--expected", check.expected, "the expected 'id value' file")
       ->required()
       ->check(CLI::ExistingFile);
   validate->add_option("--actual", check.actual, "a result file or result directory")
       ->required()
       ->check(CLI::ExistingPath);
-  auto* rule = validate->add_option("--rule", check.rule, "exact, equivalence or epsilon");
-  auto* by_app = validate->add_option("--app", check.app, "use this app's Graphalytics rule");
+  auto* rule = validate->add_option("--rule", check_rule, "exact, equivalence or epsilon");
+  auto* by_app = validate->add_option("--app", check_app, "use this app's Graphalytics rule");
   rule->excludes(by_app);
   validate->add_option("--epsilon", check.epsilon, "relative tolerance of the epsilon rule")
       ->capture_default_str();
@@ -453,10 +487,13 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
     return st.ok() ? 0 : Fail(st);
   }
   if (validate->parsed()) {
-    if (check.rule.empty() && check.app.empty()) {
+    if (check_rule.empty() && check_app.empty()) {
       return Fail(absl::InvalidArgumentError("validate: give --rule or --app"));
     }
-    auto report = Validate(check);
+    auto rule_to_validate = RuleToValidate(apps, check_rule, check_app);
+    if (!rule_to_validate.ok()) return Fail(rule_to_validate.status());
+    check.rule = *rule_to_validate;
+    auto report = validate::Validate(check);
     if (!report.ok()) return Fail(report.status());
     std::cout << report->text;
     return report->mismatches == 0 ? 0 : 1;
@@ -470,7 +507,7 @@ int Main(int argc, char** argv, const bsp::AppRegistry& apps) {
     return *status == "SERVING" ? 0 : 1;
   }
   if (generate->parsed()) {
-    auto st = Generate(gen);
+    auto st = generate::Generate(gen);
     return st.ok() ? 0 : Fail(st);
   }
   return 2;

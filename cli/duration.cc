@@ -1,4 +1,4 @@
-#include "cli/duration.h"
+#include "lockstep/cli/duration.h"
 
 #include <cctype>
 #include <charconv>

@@ -1,5 +1,5 @@
-#include "cli/cli.h"
-#include "cli/registry.h"
+#include "lockstep/cli/cli.h"
+#include "lockstep/cli/registry.h"
 
 int main(int argc, char** argv) {
   return lockstep::cli::Main(argc, argv, lockstep::cli::BuiltinApps());

@@ -1,17 +1,17 @@
-#include "cli/registry.h"
+#include "lockstep/cli/registry.h"
 
-#include "bfs/bfs.h"
-#include "cdlp/cdlp.h"
-#include "coloring/coloring.h"
-#include "lcc/lcc.h"
-#include "pagerank/pagerank.h"
-#include "sssp/sssp.h"
-#include "wcc/wcc.h"
+#include "lockstep/apps/bfs/bfs.h"
+#include "lockstep/apps/cdlp/cdlp.h"
+#include "lockstep/apps/coloring/coloring.h"
+#include "lockstep/apps/lcc/lcc.h"
+#include "lockstep/apps/pagerank/pagerank.h"
+#include "lockstep/apps/sssp/sssp.h"
+#include "lockstep/apps/wcc/wcc.h"
 
 namespace lockstep::cli {
 
-bsp::AppRegistry BuiltinApps() {
-  bsp::AppRegistry apps;
+catalogue::AppRegistry BuiltinApps() {
+  catalogue::AppRegistry apps;
   apps.Add(apps::pagerank::Info());
   apps.Add(apps::sssp::Info());
   apps.Add(apps::coloring::Info());

@@ -87,10 +87,9 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     auto executor = spec.app->make_runner(nullptr)->StartJob(probe, bsp::LocalExecutorFactory());
     if (!executor.ok()) return executor.status();
   }
-  auto reserved = server_->pool().Reserve(
-      {spec.pool.min_workers, spec.pool.max_workers, spec.pool.acquire_timeout,
-       spec.pool.last_call},
-      cancel);
+  auto reserved = server_->pool().Reserve({spec.pool.min_workers, spec.pool.max_workers,
+                                           spec.pool.acquire_timeout, spec.pool.last_call},
+                                          cancel);
   if (!reserved.ok()) return reserved.status();
   std::vector<std::shared_ptr<transport::WorkerSession>>& workers = *reserved;
   const uint32_t n = static_cast<uint32_t>(workers.size());
@@ -107,8 +106,8 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   std::vector<std::string> names;
   for (uint32_t i = 0; i < n; ++i) {
     streams.push_back(workers[i].get());
-    names.push_back(absl::StrCat("worker ", i, " (", bsp::SanitizeForLog(workers[i]->peer(), 128),
-                                 ")"));
+    names.push_back(
+        absl::StrCat("worker ", i, " (", bsp::SanitizeForLog(workers[i]->peer(), 128), ")"));
   }
   job::MasterJob job(streams, names, spec.peer_timeout);
   const std::string log_prefix = absl::StrCat("job ", job_id, ": ");
@@ -120,13 +119,16 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   auto fail = [&](absl::Status reason) -> absl::Status {
     job.Abort(reason);
     const absl::Status final = job.status();
-    spdlog::error("{}aborted: {}", log_prefix, std::string(final.message()));
+    // Workers that did not enter a barrier in time are not writing anything: no grace for them.
+    for (uint32_t w : job.late()) workers[w]->ForceClose();
     // A worker may still be writing its part (complete-job): removing the staging directory
     // under it would fail its write with a misleading reason or leave files behind. Each worker
     // hangs up once it has read the abort; one that does not is cut off after the grace.
     CloseStreams(workers, grpc::Status(grpc::StatusCode::ABORTED, std::string(final.message())));
     if (output) job::DiscardOutput(*output);
     if (lease) lease->Release();
+    // Logged once the job's staging directory is gone.
+    spdlog::error("{}aborted: {}", log_prefix, std::string(final.message()));
     return final;
   };
   for (uint32_t i = 0; i < n; ++i) workers[i]->Attach(&job, i);
@@ -215,8 +217,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   double persist_s = 0;
   auto persist_start = Clock::now();
   std::vector<protocol::Step> parts;
-  for (protocol::Position at = job.position(); at.barrier != Barrier::kDone;
-       at = job.position()) {
+  for (protocol::Position at = job.position(); at.barrier != Barrier::kDone; at = job.position()) {
     auto entries = job.WaitAll(at);
     if (!entries.ok()) return fail(entries.status());
     switch (at.barrier) {
@@ -237,9 +238,8 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
           written += e.part.vertices;
         }
         if (written != result.vertices) {
-          return fail(absl::DataLossError(absl::StrCat("the parts hold ", written,
-                                                       " vertices; the workers have ",
-                                                       result.vertices)));
+          return fail(absl::DataLossError(absl::StrCat(
+              "the parts hold ", written, " vertices; the workers have ", result.vertices)));
         }
         parts = *entries;
         break;

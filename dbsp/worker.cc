@@ -24,7 +24,7 @@ constexpr auto kEndGrace = std::chrono::seconds(5);
 
 }  // namespace
 
-absl::Status ServeWorker(const bsp::AppRegistry& apps, const WorkerOptions& options,
+absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions& options,
                          const std::atomic<bool>& stop) {
   std::unique_ptr<HealthServer> health;
   if (!options.health_address.empty()) {
@@ -68,8 +68,7 @@ absl::Status ServeWorker(const bsp::AppRegistry& apps, const WorkerOptions& opti
       if (stop.load()) break;
       if (!warned || st.error_code() != grpc::StatusCode::UNAVAILABLE) {
         spdlog::warn("no job from master {}: {}; redialling", options.master,
-                     first ? "unexpected payload"
-                           : bsp::SanitizeForLog(st.error_message(), 1024));
+                     first ? "unexpected payload" : bsp::SanitizeForLog(st.error_message(), 1024));
         warned = true;
       }
       std::this_thread::sleep_for(backoff);
@@ -96,11 +95,11 @@ absl::Status ServeWorker(const bsp::AppRegistry& apps, const WorkerOptions& opti
       if (assignment.ok()) {
         spdlog::info("{}started ({} of {})", tag, assignment->details.worker_index,
                      assignment->details.worker_count);
-        const bsp::AppInfo* app = apps.Find(assignment->details.app);
+        const catalogue::AppInfo* app = apps.Find(assignment->details.app);
         if (app == nullptr) {
-          st = absl::NotFoundError(
-              absl::StrCat("this worker has no app named '",
-                           bsp::SanitizeForLog(assignment->details.app, 64), "'"));
+          st = absl::NotFoundError(absl::StrCat("this worker has no app named '",
+                                                bsp::SanitizeForLog(assignment->details.app, 64),
+                                                "'"));
         } else {
           std::unique_ptr<bsp::JobRunner> runner = app->make_runner(nullptr);
           st = job::RunWorkerJob(*runner, assignment->details, job, tag);

@@ -1,8 +1,8 @@
-#include "bfs/bfs.h"
+#include "lockstep/apps/bfs/bfs.h"
 
 #include <deque>
 
-#include "common/source.h"
+#include "lockstep/apps/common/source.h"
 
 namespace lockstep::apps::bfs {
 
@@ -14,10 +14,11 @@ absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInp
   return p;
 }
 
-bsp::AppInfo Info() {
-  bsp::AppInfo info;
+catalogue::AppInfo Info() {
+  catalogue::AppInfo info;
   info.name = "bfs";
-  info.summary = "breadth-first search: hop depth from --source along out-edges";
+  info.summary = "breadth-first search: hop depth from the source along out-edges";
+  info.validation = catalogue::ValidationRule::kExact;
   info.params = {{"source", "", "the source vertex (external ID)"}};
   info.from_graphalytics = [](const std::map<std::string, std::string>& props,
                               bsp::Params& params) {

@@ -1,4 +1,4 @@
-#include "cdlp/cdlp.h"
+#include "lockstep/apps/cdlp/cdlp.h"
 
 #include <algorithm>
 
@@ -39,17 +39,18 @@ void Program::Compute(bsp::Context<Program>& ctx, std::span<const uint32_t> mess
 absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInput& input) {
   auto iterations = bsp::ParamInt(params, "max-iterations");
   if (!iterations.ok()) return iterations.status();
-  if (*iterations < 0) return absl::InvalidArgumentError("--max-iterations must be >= 0");
+  if (*iterations < 0) return bsp::ParamError("max-iterations", "must be >= 0");
   Program p;
   p.names = common::NamesOf(input);
   p.max_iterations = static_cast<uint64_t>(*iterations);
   return p;
 }
 
-bsp::AppInfo Info() {
-  bsp::AppInfo info;
+catalogue::AppInfo Info() {
+  catalogue::AppInfo info;
   info.name = "cdlp";
   info.summary = "community detection by synchronous label propagation";
+  info.validation = catalogue::ValidationRule::kExact;
   info.params = {{"max-iterations", "10", "rounds of label propagation"}};
   info.from_graphalytics = [](const std::map<std::string, std::string>& props,
                               bsp::Params& params) {

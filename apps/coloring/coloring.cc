@@ -1,4 +1,4 @@
-#include "coloring/coloring.h"
+#include "lockstep/apps/coloring/coloring.h"
 
 #include <algorithm>
 #include <cstring>
@@ -133,11 +133,12 @@ absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInp
   return p;
 }
 
-bsp::AppInfo Info() {
-  bsp::AppInfo info;
+catalogue::AppInfo Info() {
+  catalogue::AppInfo info;
   info.name = "coloring";
   info.aliases = {"color", "colouring"};
   info.summary = "graph colouring (Jones-Plassmann, seeded random priorities; edges undirected)";
+  info.validation = catalogue::ValidationRule::kExact;
   info.params = {
       {"seed", "42", "seed of the random priorities"},
       {"precolored", "", "file of 'vertex colour' lines whose colours are kept", true},

@@ -1,4 +1,4 @@
-#include "common/source.h"
+#include "lockstep/apps/common/source.h"
 
 #include <algorithm>
 
@@ -7,10 +7,9 @@ namespace lockstep::apps::common {
 absl::StatusOr<bsp::VertexId> SourceVertex(const bsp::Params& params,
                                            const bsp::GraphInput& input) {
   const std::string source = bsp::ParamString(params, "source");
-  if (source.empty()) return absl::InvalidArgumentError("--source: a source vertex is required");
+  if (source.empty()) return bsp::ParamError("source", "a source vertex is required");
   if (input.num_vertices() > 0 && !bsp::HasVertex(input, source)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--source: vertex '", source, "' is not in the graph"));
+    return bsp::ParamError("source", absl::StrCat("vertex '", source, "' is not in the graph"));
   }
   return bsp::VertexIdFromExternal(source);
 }

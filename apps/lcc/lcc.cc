@@ -1,4 +1,4 @@
-#include "lcc/lcc.h"
+#include "lockstep/apps/lcc/lcc.h"
 
 #include <algorithm>
 #include <bit>
@@ -118,17 +118,18 @@ absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInp
   auto phases = bsp::ParamInt(params, "phases");
   if (!phases.ok()) return phases.status();
   if (*phases < 1 || *phases > 1 << 20) {
-    return absl::InvalidArgumentError("--phases must be between 1 and 1048576");
+    return bsp::ParamError("phases", "must be between 1 and 1048576");
   }
   Program p;
   p.phases = static_cast<uint32_t>(*phases);
   return p;
 }
 
-bsp::AppInfo Info() {
-  bsp::AppInfo info;
+catalogue::AppInfo Info() {
+  catalogue::AppInfo info;
   info.name = "lcc";
   info.summary = "local clustering coefficient (directed, Graphalytics semantics)";
+  info.validation = catalogue::ValidationRule::kEpsilon;
   info.params = {{"phases", "1",
                   "spread the triangle enumeration over this many supersteps "
                   "(bounds message memory)"}};

@@ -1,4 +1,4 @@
-#include "pagerank/pagerank.h"
+#include "lockstep/apps/pagerank/pagerank.h"
 
 namespace lockstep::apps::pagerank {
 
@@ -11,21 +11,22 @@ absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInp
   auto iterations = bsp::ParamInt(params, "max-iterations");
   if (!iterations.ok()) return iterations.status();
   if (!(*damping >= 0 && *damping <= 1)) {
-    return absl::InvalidArgumentError("--damping must be in [0, 1]");
+    return bsp::ParamError("damping", "must be in [0, 1]");
   }
-  if (!(*tolerance >= 0)) return absl::InvalidArgumentError("--tolerance must be >= 0");
-  if (*iterations < 0) return absl::InvalidArgumentError("--max-iterations must be >= 0");
+  if (!(*tolerance >= 0)) return bsp::ParamError("tolerance", "must be >= 0");
+  if (*iterations < 0) return bsp::ParamError("max-iterations", "must be >= 0");
   p.damping = *damping;
   p.tolerance = *tolerance;
   p.max_iterations = static_cast<uint64_t>(*iterations);
   return p;
 }
 
-bsp::AppInfo Info() {
-  bsp::AppInfo info;
+catalogue::AppInfo Info() {
+  catalogue::AppInfo info;
   info.name = "pagerank";
   info.aliases = {"pr"};
   info.summary = "PageRank (power iteration with dangling mass spread over all vertices)";
+  info.validation = catalogue::ValidationRule::kEpsilon;
   info.params = {
       {"damping", "0.85", "damping factor d in [0, 1]"},
       {"tolerance", "1e-9", "stop when the L1 change of an iteration is below this (0 = never)"},

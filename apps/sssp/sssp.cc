@@ -1,21 +1,20 @@
-#include "sssp/sssp.h"
+#include "lockstep/apps/sssp/sssp.h"
 
 #include <algorithm>
 #include <queue>
 
-#include "common/source.h"
+#include "lockstep/apps/common/source.h"
 
 namespace lockstep::apps::sssp {
 
 absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInput& input) {
   auto source = common::SourceVertex(params, input);
   if (!source.ok()) return source.status();
-  // A --path-to vertex that is not in the graph would otherwise print nothing at all. Checked
-  // only where the graph is loaded (the distributed master has none), as for --source.
+  // A path-to vertex that is not in the graph would otherwise print nothing at all. Checked
+  // only where the graph is loaded (the distributed master has none), as for the source.
   const std::string target = bsp::ParamString(params, "path-to");
   if (!target.empty() && input.num_vertices() > 0 && !bsp::HasVertex(input, target)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--path-to: vertex '", target, "' is not in the graph"));
+    return bsp::ParamError("path-to", absl::StrCat("vertex '", target, "' is not in the graph"));
   }
   Program p;
   p.source = *source;
@@ -55,10 +54,11 @@ void App::Report(const bsp::Engine<Program>& engine, const bsp::Params& params, 
   out << line << ")\n";
 }
 
-bsp::AppInfo Info() {
-  bsp::AppInfo info;
+catalogue::AppInfo Info() {
+  catalogue::AppInfo info;
   info.name = "sssp";
   info.summary = "single-source shortest paths (non-negative weights; 1 when unweighted)";
+  info.validation = catalogue::ValidationRule::kEpsilon;
   info.params = {
       {"source", "", "the source vertex (external ID)"},
       {"path-to", "", "also print the shortest path to this vertex on stdout (run only)", false,

@@ -1,13 +1,14 @@
-#include "wcc/wcc.h"
+#include "lockstep/apps/wcc/wcc.h"
 
 #include <numeric>
 
 namespace lockstep::apps::wcc {
 
-bsp::AppInfo Info() {
-  bsp::AppInfo info;
+catalogue::AppInfo Info() {
+  catalogue::AppInfo info;
   info.name = "wcc";
   info.summary = "weakly connected components, labelled by their smallest vertex ID";
+  info.validation = catalogue::ValidationRule::kEquivalence;
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
     return std::make_unique<bsp::ProgramRunner<App>>(report);
   };

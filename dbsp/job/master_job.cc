@@ -23,8 +23,8 @@ std::string ShowDuration(std::chrono::milliseconds d) {
 
 }  // namespace
 
-MasterJob::MasterJob(std::vector<transport::WorkerStream*> streams,
-                     std::vector<std::string> names, std::chrono::milliseconds peer_timeout)
+MasterJob::MasterJob(std::vector<transport::WorkerStream*> streams, std::vector<std::string> names,
+                     std::chrono::milliseconds peer_timeout)
     : streams_(std::move(streams)),
       names_(std::move(names)),
       peer_timeout_(peer_timeout),
@@ -99,9 +99,9 @@ void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
       return;
     }
     case v1::WorkerPayload::kFailure:
-      return Violation(worker, absl::StrCat("failed: ", bsp::SanitizeForLog(
-                                                            payload.failure().reason(),
-                                                            kReasonBytes)));
+      return Violation(
+          worker,
+          absl::StrCat("failed: ", bsp::SanitizeForLog(payload.failure().reason(), kReasonBytes)));
     default:
       return Violation(worker, "sent an empty or unknown payload");
   }
@@ -155,7 +155,8 @@ absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
   if (peer_timeout_.count() > 0) {
     if (!changed_.wait_until(lock, opened_at_ + peer_timeout_, ready)) {
       std::vector<std::string> late;
-      for (uint32_t w : protocol_.missing()) late.push_back(names_[w]);
+      late_ = protocol_.missing();
+      for (uint32_t w : late_) late.push_back(names_[w]);
       AbortLocked(absl::DeadlineExceededError(absl::StrCat(
           absl::StrJoin(late, ", "), late.size() == 1 ? " has" : " have", " not entered ",
           protocol::Describe(at), " within ", ShowDuration(peer_timeout_), " (--peer-timeout)")));
@@ -177,7 +178,8 @@ absl::Status MasterJob::ReleaseAll(const Step& release) {
     Step r = release;
     r.barrier = protocol_.position().barrier;
     r.superstep = protocol_.position().superstep;
-    const protocol::Event event = r.stop ? protocol::Event::kReleaseStop : protocol::Event::kRelease;
+    const protocol::Event event =
+        r.stop ? protocol::Event::kReleaseStop : protocol::Event::kRelease;
     if (auto st = protocol_.Release(event); !st.ok()) {
       AbortLocked(absl::InternalError(st.message()));
     } else {
@@ -194,6 +196,11 @@ absl::Status MasterJob::ReleaseAll(const Step& release) {
 absl::Status MasterJob::status() const {
   std::lock_guard<std::mutex> lock(mu_);
   return status_;
+}
+
+std::vector<uint32_t> MasterJob::late() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return late_;
 }
 
 uint64_t MasterJob::relayed_batches() const {

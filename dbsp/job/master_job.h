@@ -50,6 +50,8 @@ class MasterJob final : public transport::WorkerStreamHandler {
   // Aborts the job (the first reason wins), tells every worker why, and wakes every wait.
   void Abort(absl::Status reason);
   absl::Status status() const;
+  // The workers that had not entered a barrier when the peer timeout ended the job.
+  std::vector<uint32_t> late() const;
 
   uint64_t relayed_batches() const;
   uint64_t relayed_bytes() const;
@@ -73,6 +75,7 @@ class MasterJob final : public transport::WorkerStreamHandler {
   protocol::MasterProtocol protocol_;
   absl::Status status_;
   Clock::time_point opened_at_;  // when the open barrier opened
+  std::vector<uint32_t> late_;
   uint64_t relayed_batches_ = 0;
   uint64_t relayed_bytes_ = 0;
   PhaseTime start_wait_;

@@ -196,8 +196,8 @@ absl::Status VerifyPart(const std::string& path, const bsp::OutputSummary& repor
                                             reported.vertices, " in ", reported.bytes));
   }
   if (found.crc32c != reported.crc32c) {
-    return absl::DataLossError(absl::StrFormat(
-        "%s has CRC-32C %08x; its worker reported %08x", name, found.crc32c, reported.crc32c));
+    return absl::DataLossError(absl::StrFormat("%s has CRC-32C %08x; its worker reported %08x",
+                                               name, found.crc32c, reported.crc32c));
   }
   return absl::OkStatus();
 }

@@ -19,9 +19,7 @@ constexpr size_t kShownBytes = 1024;
 }  // namespace
 
 WorkerJob::WorkerJob(transport::MasterStream& link, const transport::Assignment& assignment)
-    : link_(link),
-      index_(assignment.details.worker_index),
-      peer_timeout_(assignment.peer_timeout) {
+    : link_(link), index_(assignment.details.worker_index), peer_timeout_(assignment.peer_timeout) {
   const absl::Status st =
       protocol_.Assign(assignment.details.worker_index, assignment.details.worker_count);
   if (!st.ok()) FailLocked(st, false);  // nobody else sees the job yet
@@ -70,8 +68,8 @@ void WorkerJob::OnPayload(v1::MasterPayload& payload) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (!status_.ok() || engine_ended_) return;  // the job is over here: a late batch is moot
-        if (auto st = protocol_.CheckRelay(wire.superstep(), wire.from_partition(),
-                                           wire.to_partition());
+        if (auto st =
+                protocol_.CheckRelay(wire.superstep(), wire.from_partition(), wire.to_partition());
             !st.ok()) {
           return FailLocked(st, false);
         }
@@ -96,9 +94,9 @@ void WorkerJob::OnPayload(v1::MasterPayload& payload) {
     }
     case v1::MasterPayload::kAbort: {
       std::lock_guard<std::mutex> lock(mu_);
-      FailLocked(absl::AbortedError(absl::StrCat(
-                     "job aborted by the master: ",
-                     bsp::SanitizeForLog(payload.abort().reason(), kShownBytes))),
+      FailLocked(absl::AbortedError(
+                     absl::StrCat("job aborted by the master: ",
+                                  bsp::SanitizeForLog(payload.abort().reason(), kShownBytes))),
                  true);
       return;
     }
@@ -143,8 +141,8 @@ absl::StatusOr<Step> WorkerJob::Enter(Step entry) {
     // release takes twice that.
     if (!changed_.wait_for(lock, 2 * peer_timeout_, ready)) {
       FailLocked(absl::DeadlineExceededError(
-                     absl::StrCat("the master did not release ", protocol::Describe(at),
-                                  " within ", 2 * peer_timeout_.count() / 1000.0, " s")),
+                     absl::StrCat("the master did not release ", protocol::Describe(at), " within ",
+                                  2 * peer_timeout_.count() / 1000.0, " s")),
                  false);
     }
   } else {
@@ -270,9 +268,8 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
     };
     wrapped.post_step = [&job, &engine, user](const bsp::StepStats& local) -> absl::Status {
       Step entry = Entry(Barrier::kPost, local);
-      engine.aggregators().ForEach([&](const bsp::AggregatorBase& agg) {
-        agg.EncodeDelta(entry.aggregators[agg.name()]);
-      });
+      engine.aggregators().ForEach(
+          [&](const bsp::AggregatorBase& agg) { agg.EncodeDelta(entry.aggregators[agg.name()]); });
       auto release = job.Enter(std::move(entry));
       if (!release.ok()) return release.status();
       for (const auto& [name, bytes] : release->aggregators) {
@@ -303,8 +300,7 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
 
 absl::Status RunEndPhases(WorkerJob& job, uint64_t vertices,
                           const std::function<absl::StatusOr<bsp::OutputSummary>()>& persist) {
-  for (protocol::Position at = job.position(); at.barrier != Barrier::kDone;
-       at = job.position()) {
+  for (protocol::Position at = job.position(); at.barrier != Barrier::kDone; at = job.position()) {
     Step entry;
     entry.barrier = at.barrier;
     entry.superstep = at.superstep;

@@ -64,7 +64,8 @@ const char* Name(Event e) {
 }
 
 std::string Describe(Position p) {
-  if (IsPerSuperstep(p.barrier)) return absl::StrCat(Name(p.barrier), " of superstep ", p.superstep);
+  if (IsPerSuperstep(p.barrier))
+    return absl::StrCat(Name(p.barrier), " of superstep ", p.superstep);
   return std::string(Name(p.barrier));
 }
 
@@ -74,7 +75,8 @@ absl::Status Refuse(std::string what) { return absl::FailedPreconditionError(std
 
 // Whether `entry` names the barrier at `at` (the superstep counts only where a barrier has one).
 bool Names(const Step& entry, Position at) {
-  return entry.barrier == at.barrier && (!IsPerSuperstep(at.barrier) || entry.superstep == at.superstep);
+  return entry.barrier == at.barrier &&
+         (!IsPerSuperstep(at.barrier) || entry.superstep == at.superstep);
 }
 
 std::string Shown(const Step& s) {
@@ -122,8 +124,8 @@ absl::Status MasterProtocol::CheckRelay(uint32_t worker, uint64_t superstep, uin
                                ", which is not another worker's (", n, " workers)"));
   }
   if (at_.barrier != Barrier::kPost || superstep != at_.superstep || entered_[worker]) {
-    return Refuse(absl::StrCat("sent a relay batch of superstep ", superstep, " while the job is at ",
-                               Describe(at_),
+    return Refuse(absl::StrCat("sent a relay batch of superstep ", superstep,
+                               " while the job is at ", Describe(at_),
                                entered_[worker] ? " (after its own entry)" : ""));
   }
   return absl::OkStatus();
@@ -139,7 +141,8 @@ std::vector<uint32_t> MasterProtocol::missing() const {
 
 absl::Status MasterProtocol::Release(Event event) {
   if (!complete()) {
-    return Refuse(absl::StrCat("the master releases ", Describe(at_), " before every worker entered"));
+    return Refuse(
+        absl::StrCat("the master releases ", Describe(at_), " before every worker entered"));
   }
   auto next = Next(at_, event);
   if (!next || event == Event::kAbort || event == Event::kAssign) {
@@ -200,8 +203,8 @@ absl::Status WorkerProtocol::CheckRelay(uint64_t superstep, uint32_t from, uint3
                                " reached worker ", index_, " of ", count_));
   }
   if (at_.barrier != Barrier::kPost || superstep != at_.superstep) {
-    return Refuse(absl::StrCat("a relay batch of superstep ", superstep, " arrived at ",
-                               Describe(at_)));
+    return Refuse(
+        absl::StrCat("a relay batch of superstep ", superstep, " arrived at ", Describe(at_)));
   }
   return absl::OkStatus();
 }

@@ -32,9 +32,9 @@ enum class Barrier : uint8_t {
   kAborted,
 };
 inline constexpr Barrier kAllBarriers[] = {
-    Barrier::kAwaitingJob,      Barrier::kPre,          Barrier::kPost,
-    Barrier::kPostKeepRunning,  Barrier::kExecutedGraph, Barrier::kPersistedResults,
-    Barrier::kCompletedJob,     Barrier::kDone,          Barrier::kAborted};
+    Barrier::kAwaitingJob,     Barrier::kPre,           Barrier::kPost,
+    Barrier::kPostKeepRunning, Barrier::kExecutedGraph, Barrier::kPersistedResults,
+    Barrier::kCompletedJob,    Barrier::kDone,          Barrier::kAborted};
 
 // What moves a job from one barrier to the next: the job's assignment, the master's release of the
 // barrier (with its decision at POST_KEEP_RUNNING), or an abort.

@@ -58,9 +58,9 @@ class MasterLink final : public grpc::ClientBidiReactor<v1::WorkerPayload, v1::M
   std::deque<std::pair<v1::WorkerPayload, size_t>> outbox_;  // front() in flight while writing_
   size_t queued_bytes_ = 0;
   bool writing_ = false;
-  bool closing_ = false;     // Finish was called: half-close once drained
+  bool closing_ = false;      // Finish was called: half-close once drained
   bool writes_done_ = false;  // WritesDone was started
-  bool broken_ = false;      // a write failed or the RPC ended
+  bool broken_ = false;       // a write failed or the RPC ended
   bool read_ended_ = false;
   bool done_ = false;
   bool held_ = true;

@@ -31,10 +31,9 @@ class WorkerPool;
 // current handler (the pool while the worker is idle, then its job); writes drain an outbox, one
 // at a time, chained from OnWriteDone. A stream carries one job: Close() finishes the RPC once
 // the outbox is drained and the worker has hung up (or at once with ForceClose()).
-class WorkerSession final
-    : public grpc::ServerBidiReactor<v1::WorkerPayload, v1::MasterPayload>,
-      public WorkerStream,
-      public std::enable_shared_from_this<WorkerSession> {
+class WorkerSession final : public grpc::ServerBidiReactor<v1::WorkerPayload, v1::MasterPayload>,
+                            public WorkerStream,
+                            public std::enable_shared_from_this<WorkerSession> {
  public:
   WorkerSession(std::string peer, WorkerPool& pool);
 

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
 
 namespace example {
 
@@ -59,8 +60,8 @@ struct InDegreeApp {
   }
 };
 
-inline lockstep::bsp::AppInfo InDegreeInfo() {
-  lockstep::bsp::AppInfo info;
+inline lockstep::catalogue::AppInfo InDegreeInfo() {
+  lockstep::catalogue::AppInfo info;
   info.name = "indegree";
   info.summary = "count each vertex's in-edges (an example of a user-written vertex program)";
   info.params = {{"min-weight", "0", "count only edges with at least this weight"}};

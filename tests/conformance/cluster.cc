@@ -50,19 +50,6 @@ size_t CountOccurrences(const std::string& text, const std::string& what) {
   return n;
 }
 
-TempDir::TempDir(const std::string& prefix) {
-  std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    ADD_FAILURE() << "mkdtemp " << pattern << ": " << std::strerror(errno);
-  }
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
-
 // --- Process
 
 std::unique_ptr<Process> Process::Start(const std::string& binary,

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "util/temp_dir.h"
+
 namespace lockstep::testing {
 
 namespace fs = std::filesystem;
@@ -22,19 +24,8 @@ std::string ReadFile(const fs::path& path);
 void WriteFile(const fs::path& path, const std::string& text);
 std::vector<std::string> SortedLines(const std::string& text);
 
-// A directory under $TMPDIR, removed with everything in it when this goes away.
-class TempDir {
- public:
-  explicit TempDir(const std::string& prefix);
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
+// The suite's temporary directory (tests/util/temp_dir.h).
+using ::lockstep::test::TempDir;
 
 // One child process; stdout and stderr go to `log`.
 class Process {

@@ -38,6 +38,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
 
 namespace lockstep::fault {
 
@@ -164,7 +165,7 @@ struct App {
                               std::pair{"sleep-ms", &p.faults.sleep_ms}}) {
       if (auto st = integer(name, *into); !st.ok()) return st;
     }
-    if (iterations < 1) return absl::InvalidArgumentError("--iterations must be >= 1");
+    if (iterations < 1) return bsp::ParamError("iterations", "must be >= 1");
     p.faults.iterations = static_cast<uint64_t>(iterations);
     p.faults.fail_compute_vertex = bsp::ParamString(params, "fail-compute-vertex");
     p.faults.nobody_from = bsp::ParamString(params, "nobody-from");
@@ -248,7 +249,7 @@ class Runner final : public bsp::JobRunner {
   bool armed_ = false;
 };
 
-inline std::vector<bsp::AppParam> Params() {
+inline std::vector<catalogue::AppParam> Params() {
   return {
       {"iterations", "5", "supersteps to run"},
       {"once", "", "a marker file: faults fire for the first job only"},
@@ -264,8 +265,8 @@ inline std::vector<bsp::AppParam> Params() {
   };
 }
 
-inline bsp::AppInfo FaultInfo() {
-  bsp::AppInfo info;
+inline catalogue::AppInfo FaultInfo() {
+  catalogue::AppInfo info;
   info.name = "fault";
   info.summary = "fault injection (tests only)";
   info.params = Params();
@@ -275,8 +276,8 @@ inline bsp::AppInfo FaultInfo() {
   return info;
 }
 
-inline bsp::AppInfo PoisonInfo() {
-  bsp::AppInfo info;
+inline catalogue::AppInfo PoisonInfo() {
+  catalogue::AppInfo info;
   info.name = "fault-poison";
   info.summary = "fault injection with relayed payloads that cannot be decoded (tests only)";
   info.params = Params();

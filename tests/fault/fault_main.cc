@@ -1,11 +1,11 @@
 // The `lockstep` command with the fault-injection apps registered beside the built-in ones: the
 // master and the workers of the failure tests.
-#include "cli/cli.h"
-#include "cli/registry.h"
 #include "fault_app.h"
+#include "lockstep/cli/cli.h"
+#include "lockstep/cli/registry.h"
 
 int main(int argc, char** argv) {
-  lockstep::bsp::AppRegistry apps = lockstep::cli::BuiltinApps();
+  lockstep::catalogue::AppRegistry apps = lockstep::cli::BuiltinApps();
   apps.Add(lockstep::fault::FaultInfo());
   apps.Add(lockstep::fault::PoisonInfo());
   return lockstep::cli::Main(argc, argv, apps);

@@ -340,7 +340,8 @@ TEST_F(FaultTest, MasterKilledMidJobWorkersRedialAndServeTheNextMaster) {
   // The killed master's staging directory and lease were removed by the next master (its lease
   // is dead: its holder no longer runs), so only the published result is left.
   ExpectOnlyPublished();
-  EXPECT_THAT(second.Log(), HasSubstr(".out." + first_job + ".staging, left by a master that is "
+  EXPECT_THAT(second.Log(), HasSubstr(".out." + first_job +
+                                      ".staging, left by a master that is "
                                       "gone"));
   cluster_.Stop();
 }
@@ -427,8 +428,8 @@ TEST_F(FaultTest, AFrozenMasterIsNoticedWithin15s) {
 // A worker stopped for less than --peer-timeout (and keepalive's 10 s) is only slow: the job
 // completes (defect 5).
 TEST_F(FaultTest, AWorkerStoppedShorterThanThePeerTimeoutOnlySlowsTheJob) {
-  Process& master = cluster_.StartMaster(
-      MasterArgs(Cat({"--min-workers", "2", "--peer-timeout", "8s"}, kSlow)));
+  Process& master =
+      cluster_.StartMaster(MasterArgs(Cat({"--min-workers", "2", "--peer-timeout", "8s"}, kSlow)));
   ASSERT_NE(cluster_.port(), 0);
   cluster_.StartWorker();
   Process& paused = cluster_.StartWorker();
@@ -461,9 +462,8 @@ TEST_F(FaultTest, AWorkerSilentPastThePeerTimeoutFailsTheJobNamingIt) {
   ASSERT_TRUE(master.WaitForLog("aborted: ", 8s)) << "the job still waits for a silent worker";
   const double waited = SecondsSince(started);
   EXPECT_GE(waited, 1.5);
-  EXPECT_LT(waited, 8.0);
-  // The master then gives the silent worker its hang-up grace (5 s) and exits.
-  const auto code = master.Wait(10s);
+  EXPECT_LT(waited, 6.0) << "the silent worker was given a hang-up grace it cannot use";
+  const auto code = master.Wait(5s);
   silent.Kill();
   ASSERT_TRUE(code.has_value());
   EXPECT_NE(*code, 0);
@@ -473,9 +473,8 @@ TEST_F(FaultTest, AWorkerSilentPastThePeerTimeoutFailsTheJobNamingIt) {
                              HasSubstr("worker ")));
   // The silent one is named by its address, the one the master logged when it connected.
   const std::string connected = LineWith(master.Log(), " connected");
-  const std::string address = connected.substr(connected.find("worker ") + 7,
-                                               connected.find(" connected") -
-                                                   connected.find("worker ") - 7);
+  const std::string address = connected.substr(
+      connected.find("worker ") + 7, connected.find(" connected") - connected.find("worker ") - 7);
   EXPECT_THAT(aborted, HasSubstr("(" + address + ") has not entered")) << connected;
   EXPECT_TRUE(survivor.WaitForLog("failed: ", 5s));
   EXPECT_EQ(Beside(), std::set<std::string>{});
@@ -486,7 +485,8 @@ TEST_F(FaultTest, AWorkerSilentPastThePeerTimeoutFailsTheJobNamingIt) {
 // checks every part before it publishes, fails the job naming the worker, publishes nothing, and
 // serves the next job (defect 7).
 TEST_F(FaultTest, AMissingPartFailsTheJobInsteadOfPublishingIt) {
-  cluster_.StartMaster(MasterArgs({"--every", "1s", "--min-workers", "2", "--skip-part-worker", "1"}));
+  cluster_.StartMaster(
+      MasterArgs({"--every", "1s", "--min-workers", "2", "--skip-part-worker", "1"}));
   ASSERT_NE(cluster_.port(), 0);
   Process& a = cluster_.StartWorker();
   Process& b = cluster_.StartWorker();

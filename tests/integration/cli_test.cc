@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "util/temp_dir.h"
+
 extern char** environ;
 
 namespace lockstep {
@@ -48,16 +50,6 @@ struct Process {
 
 class CliTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "lockstep-cli-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << pattern;
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
   std::string Write(const std::string& name, const std::string& text) const {
     std::ofstream(Path(name), std::ios::binary) << text;
@@ -104,7 +96,8 @@ class CliTest : public ::testing::Test {
     return names;
   }
 
-  fs::path dir_;
+  test::TempDir temp_{"lockstep-cli"};
+  const fs::path& dir_ = temp_.path();
 };
 
 // --- Options from a TOML file (--config), as Kubernetes' ConfigMap gives them. ---

@@ -1,7 +1,6 @@
 #include "app_test_util.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -21,48 +20,25 @@ namespace lockstep::apps::testing {
 
 namespace fs = std::filesystem;
 
-TempDir::TempDir() {
-  std::string pattern = (fs::temp_directory_path() / "lockstep-apps-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    ADD_FAILURE() << "mkdtemp failed for " << pattern;
-  }
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
-
-std::string TempDir::File(std::string_view name) const { return path_ + "/" + std::string(name); }
-
-std::string TempDir::Write(std::string_view name, std::string_view text) const {
-  const std::string path = File(name);
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  EXPECT_TRUE(out.good()) << "cannot write " << path;
-  return path;
-}
-
 std::string ReadWholeFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   EXPECT_TRUE(in.good()) << "cannot read " << path;
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-RunResult RunApp(const bsp::AppInfo& app, const bsp::GraphSource& graph,
+RunResult RunApp(const catalogue::AppInfo& app, const bsp::GraphSource& graph,
                  const bsp::Params& overrides, size_t threads) {
   RunResult result;
   std::optional<tbb::global_control> limit;
   if (threads > 0) limit.emplace(tbb::global_control::max_allowed_parallelism, threads);
 
-  TempDir dir;
+  test::TempDir dir;
   bsp::JobDetails job;
   job.job_id = "test";
   job.app = app.name;
   job.graph = graph;
   job.output = dir.File("out.txt");
-  for (const bsp::AppParam& p : app.params) job.params[p.name] = p.default_value;
+  for (const catalogue::AppParam& p : app.params) job.params[p.name] = p.default_value;
   if (bsp::IsGraphalytics(graph)) {
     auto props = bsp::ReadGraphalyticsProperties(graph.path);
     if (!props.ok()) {

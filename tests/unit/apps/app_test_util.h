@@ -11,26 +11,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
+#include "util/temp_dir.h"
 
 namespace lockstep::apps::testing {
-
-// A fresh directory under the system's temporary directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string File(std::string_view name) const;
-  // Writes `text` to File(name) and returns that path.
-  std::string Write(std::string_view name, std::string_view text) const;
-
- private:
-  std::string path_;
-};
 
 // The whole content of a file; an empty string (and a test failure) if it cannot be read.
 std::string ReadWholeFile(const std::string& path);
@@ -52,7 +36,7 @@ struct RunResult {
 // Runs `app` on `graph` the way the CLI does: the app's defaults, then the Graphalytics
 // properties (if the source is a .properties file), then `overrides`. With `threads` > 0 the run
 // holds a tbb::global_control limiting parallelism to that many threads.
-RunResult RunApp(const bsp::AppInfo& app, const bsp::GraphSource& graph,
+RunResult RunApp(const catalogue::AppInfo& app, const bsp::GraphSource& graph,
                  const bsp::Params& overrides = {}, size_t threads = 0);
 
 // The values of a run as doubles ("Infinity" included), by external ID.

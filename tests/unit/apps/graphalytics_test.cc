@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "app_test_util.h"
-#include "pagerank/pagerank.h"
-#include "sssp/sssp.h"
+#include "lockstep/apps/pagerank/pagerank.h"
+#include "lockstep/apps/sssp/sssp.h"
 
 namespace lockstep::apps {
 namespace {

@@ -12,14 +12,15 @@
 #include <tuple>
 
 #include "app_test_util.h"
-#include "cli/generate.h"
-#include "coloring/coloring.h"
-#include "pagerank/pagerank.h"
-#include "sssp/sssp.h"
+#include "lockstep/apps/coloring/coloring.h"
+#include "lockstep/apps/pagerank/pagerank.h"
+#include "lockstep/apps/sssp/sssp.h"
+#include "lockstep/generate/generate.h"
 
 namespace lockstep::apps {
 namespace {
 
+using ::lockstep::test::TempDir;
 using testing::ByInputIndex;
 using testing::IdKind;
 using testing::LoadOrDie;
@@ -28,12 +29,11 @@ using testing::RandomGraph;
 using testing::RandomGraphOptions;
 using testing::RunApp;
 using testing::RunResult;
-using testing::TempDir;
 
 constexpr size_t kThreadCounts[] = {1, 2, 4};
 
 // Runs `app` at every thread count; all outputs must be byte-identical. Returns the first run.
-RunResult RunEverywhere(const bsp::AppInfo& app, const bsp::GraphSource& graph,
+RunResult RunEverywhere(const catalogue::AppInfo& app, const bsp::GraphSource& graph,
                         const bsp::Params& params) {
   RunResult first;
   for (size_t threads : kThreadCounts) {
@@ -208,14 +208,14 @@ INSTANTIATE_TEST_SUITE_P(Seeds, RandomGraphTest,
 class KroneckerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    cli::GenerateOptions options;
+    generate::GenerateOptions options;
     options.kind = "kronecker";
     options.scale = 12;
-    auto edges = cli::GenerateEdges(options);
+    auto edges = generate::GenerateEdges(options);
     ASSERT_TRUE(edges.ok()) << edges.status();
     dir_ = new TempDir;
     std::string text;
-    for (const cli::GeneratedEdge& e : *edges) {
+    for (const generate::GeneratedEdge& e : *edges) {
       text += std::to_string(e.u) + " " + std::to_string(e.v) + "\n";
     }
     path_ = dir_->Write("kronecker-12.el", text);

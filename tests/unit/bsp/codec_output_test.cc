@@ -23,6 +23,7 @@
 #include "lockstep/bsp/output.h"
 #include "lockstep/bsp/vertex_id.h"
 #include "test_graphs.h"
+#include "util/temp_dir.h"
 
 namespace lockstep::bsp {
 namespace {
@@ -139,7 +140,7 @@ TEST(VertexIdTest, ParseUuid) {
 // --- WriteFileAtomically -------------------------------------------------------------------------
 
 TEST(WriteFileAtomicallyTest, CreatesTheFile) {
-  bsptest::TempDir dir;
+  test::TempDir dir;
   const std::string path = (dir.path() / "out.txt").string();
   const std::string bytes("a\0b\nc", 5);
   ASSERT_TRUE(WriteFileAtomically(path, bytes).ok());
@@ -150,7 +151,7 @@ TEST(WriteFileAtomicallyTest, CreatesTheFile) {
 }
 
 TEST(WriteFileAtomicallyTest, ReplacesAtomically) {
-  bsptest::TempDir dir;
+  test::TempDir dir;
   const std::string path = dir.Write("out.txt", "old contents\n");
   struct stat before;
   ASSERT_EQ(::stat(path.c_str(), &before), 0);
@@ -168,7 +169,7 @@ TEST(WriteFileAtomicallyTest, ReplacesAtomically) {
 }
 
 TEST(WriteFileAtomicallyTest, FailedWriteLeavesOldFileAndNoTemporary) {
-  bsptest::TempDir dir;
+  test::TempDir dir;
   const std::string path = dir.Write("out.txt", "old contents\n");
   // Make the write itself fail: a file size limit turns writes past 4 KiB into EFBIG.
   struct rlimit saved;
@@ -187,7 +188,7 @@ TEST(WriteFileAtomicallyTest, FailedWriteLeavesOldFileAndNoTemporary) {
 }
 
 TEST(WriteFileAtomicallyTest, FailedRenameLeavesTargetAndNoTemporary) {
-  bsptest::TempDir dir;
+  test::TempDir dir;
   // The target is a non-empty directory, so the final rename fails.
   std::filesystem::create_directory(dir.path() / "out");
   dir.Write("out/keep.txt", "kept");
@@ -200,7 +201,7 @@ TEST(WriteFileAtomicallyTest, FailedRenameLeavesTargetAndNoTemporary) {
 }
 
 TEST(WriteFileAtomicallyTest, MissingDirectoryIsAnErrorNamingThePath) {
-  bsptest::TempDir dir;
+  test::TempDir dir;
   const std::string path = (dir.path() / "no-such-dir" / "out.txt").string();
   const absl::Status st = WriteFileAtomically(path, "data");
   EXPECT_FALSE(st.ok());

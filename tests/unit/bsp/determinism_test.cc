@@ -18,6 +18,7 @@
 #include "tbb/global_control.h"
 #include "tbb/task_arena.h"
 #include "test_graphs.h"
+#include "util/temp_dir.h"
 
 namespace lockstep::bsp {
 namespace {
@@ -215,7 +216,7 @@ TEST(DeterminismTest, NonCombinerIsBitIdenticalAtAnyThreadCount) {
 TEST(DeterminismTest, LoaderIsIndependentOfThreadCount) {
   const GraphInput& g = RandomHubGraph();
   constexpr size_t kLoaded = kEdges / 4;
-  bsptest::TempDir dir;
+  test::TempDir dir;
   std::string ints, names;
   for (size_t e = 0; e < kLoaded; ++e) {
     const std::string s = g.external_ids[g.src[e]], d = g.external_ids[g.dst[e]];

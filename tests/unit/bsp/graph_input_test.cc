@@ -17,6 +17,7 @@
 #include "tbb/global_control.h"
 #include "tbb/task_arena.h"
 #include "test_graphs.h"
+#include "util/temp_dir.h"
 
 namespace lockstep::bsp {
 namespace {
@@ -62,7 +63,7 @@ class LoaderTest : public ::testing::Test {
   }
   std::string PathOf(const std::string& name) const { return (dir_.path() / name).string(); }
 
-  bsptest::TempDir dir_;
+  test::TempDir dir_;
 };
 
 TEST_F(LoaderTest, SpacesTabsCommentsBlankLinesCrlfAndNoFinalNewline) {
@@ -376,7 +377,7 @@ class GraphalyticsFilesTest : public ::testing::Test {
   }
   std::string PathOf(const std::string& name) const { return (dir_.path() / name).string(); }
 
-  bsptest::TempDir dir_;
+  test::TempDir dir_;
 };
 
 TEST_F(GraphalyticsFilesTest, IsolatedVerticesAndSelfLoops) {

@@ -1,9 +1,8 @@
 // Helpers shared by the bsp unit tests: graphs from lists of named edges, engines over one part of
-// a split, a relayer that holds batches until a test's barrier, and a scratch directory.
+// a split, and a relayer that holds batches until a test's barrier.
 #pragma once
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <boost/uuid/uuid_io.hpp>
@@ -128,44 +127,6 @@ class QueueingRelayer final : public Relayer {
   std::vector<RelayBatch> pending_;
   std::vector<RelayBatch> sent_;
   absl::Status fail_with_;
-};
-
-// A fresh directory under the test temp dir, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::path(::testing::TempDir()) / "bsp_test.XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
-  // Writes `contents` byte for byte to `name` in this directory and returns its path.
-  std::string Write(const std::string& name, std::string_view contents) const {
-    const std::string file = (path_ / name).string();
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    if (!out) throw std::runtime_error("cannot write " + file);
-    return file;
-  }
-  std::vector<std::string> List() const {
-    std::vector<std::string> names;
-    for (const auto& entry : std::filesystem::directory_iterator(path_)) {
-      names.push_back(entry.path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  std::filesystem::path path_;
 };
 
 inline std::string ReadAll(const std::string& path) {

@@ -55,7 +55,7 @@ TEST(HealthTest, AWorkerIsLiveAlwaysAndReadyWhileConnectedToItsMaster) {
   options.health_address = "127.0.0.1:0";
   options.health_started = [&](int port) { health_port.store(port); };
   absl::Status served;
-  std::thread worker([&] { served = ServeWorker(bsp::AppRegistry(), options, stop); });
+  std::thread worker([&] { served = ServeWorker(catalogue::AppRegistry(), options, stop); });
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (health_port.load() == 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(10ms);

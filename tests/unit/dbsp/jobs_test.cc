@@ -31,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "job/master_job.h"
 #include "job/worker_job.h"
+#include "lockstep/apps/pagerank/pagerank.h"
 #include "lockstep/bsp/aggregator.h"
 #include "lockstep/bsp/codec.h"
 #include "lockstep/bsp/engine.h"
@@ -38,17 +39,16 @@
 #include "lockstep/bsp/graph.h"
 #include "lockstep/bsp/graph_input.h"
 #include "lockstep/partition/range.h"
-#include "pagerank/pagerank.h"
 #include "protocol/protocol.h"
 #include "transport/wire.h"
 
 namespace lockstep::dbsp {
 namespace {
 
-using ::testing::HasSubstr;
 using job::MasterJob;
 using job::WorkerJob;
 using protocol::Barrier;
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 std::string WorkerName(uint32_t w) { return absl::StrCat("worker ", w, " (in-process)"); }
@@ -100,9 +100,8 @@ class FakeWorkerStream final : public transport::WorkerStream {
   void Deliver() {
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
-      changed_.wait(lock, [&] {
-        return closed_ || (!queue_.empty() && (!details_ || handler_ != nullptr));
-      });
+      changed_.wait(
+          lock, [&] { return closed_ || (!queue_.empty() && (!details_ || handler_ != nullptr)); });
       if (closed_) return;
       v1::MasterPayload payload = std::move(queue_.front());
       queue_.pop_front();

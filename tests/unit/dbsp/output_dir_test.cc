@@ -3,26 +3,27 @@
 // DIR symlink over to the job's directory; the next master removes what dead masters left.
 #include "job/output_dir.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <stdlib.h>
-
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <set>
 #include <stdexcept>
-#include <chrono>
-#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "util/temp_dir.h"
 
 namespace lockstep::dbsp::job {
 namespace {
@@ -35,17 +36,6 @@ using ::testing::Not;
 
 class OutputDirTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::path(::testing::TempDir()) / "dbsp_output.XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    root_ = pattern;
-    dir_ = (root_ / "result").string();
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(root_, ignored);
-  }
-
   // The names in `dir`, leases apart (they have tests of their own below).
   std::vector<std::string> List(const fs::path& dir) const {
     std::vector<std::string> names;
@@ -85,8 +75,9 @@ class OutputDirTest : public ::testing::Test {
     return *out;
   }
 
-  fs::path root_;
-  std::string dir_;
+  test::TempDir temp_{"dbsp_output"};
+  const fs::path root_ = temp_.path();
+  std::string dir_ = (root_ / "result").string();
   std::vector<std::unique_ptr<Lease>> leases_;
 };
 

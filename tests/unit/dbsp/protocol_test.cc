@@ -187,9 +187,12 @@ MasterProtocol MasterAt(Barrier target) {
   MasterProtocol m(2);
   if (target == Barrier::kAwaitingJob) return m;
   EXPECT_TRUE(m.Assign().ok());
-  const Barrier order[] = {Barrier::kPre,          Barrier::kPost,
-                           Barrier::kPostKeepRunning, Barrier::kExecutedGraph,
-                           Barrier::kPersistedResults, Barrier::kCompletedJob,
+  const Barrier order[] = {Barrier::kPre,
+                           Barrier::kPost,
+                           Barrier::kPostKeepRunning,
+                           Barrier::kExecutedGraph,
+                           Barrier::kPersistedResults,
+                           Barrier::kCompletedJob,
                            Barrier::kDone};
   for (Barrier b : order) {
     if (b == target) return m;
@@ -298,10 +301,10 @@ TEST(WorkerProtocolTest, RelayBatchesOnlyInsideTheirWindow) {
 }
 
 TEST(WorkerProtocolTest, AbortInEveryState) {
-  const Barrier order[] = {Barrier::kAwaitingJob,      Barrier::kPre,
-                           Barrier::kPost,             Barrier::kPostKeepRunning,
-                           Barrier::kExecutedGraph,    Barrier::kPersistedResults,
-                           Barrier::kCompletedJob,     Barrier::kDone};
+  const Barrier order[] = {Barrier::kAwaitingJob,   Barrier::kPre,
+                           Barrier::kPost,          Barrier::kPostKeepRunning,
+                           Barrier::kExecutedGraph, Barrier::kPersistedResults,
+                           Barrier::kCompletedJob,  Barrier::kDone};
   for (Barrier target : order) {
     for (bool entered : {false, true}) {
       SCOPED_TRACE(std::string(Name(target)) + (entered ? ", entered" : ""));

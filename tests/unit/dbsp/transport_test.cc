@@ -60,9 +60,9 @@ class IdleStream final : public grpc::ClientBidiReactor<v1::WorkerPayload, v1::M
 TEST(TransportTest, TwoHundredStreamsDoNotGrowTheMastersThreads) {
   auto server = MasterServer::Start("127.0.0.1:0");
   ASSERT_TRUE(server.ok()) << server.status();
-  auto channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string((*server)->port()),
-                                           grpc::InsecureChannelCredentials(),
-                                           ClientChannelArguments());
+  auto channel =
+      grpc::CreateCustomChannel("127.0.0.1:" + std::to_string((*server)->port()),
+                                grpc::InsecureChannelCredentials(), ClientChannelArguments());
   auto stub = v1::JobQueue::NewStub(channel);
   // A first stream brings up what every stream shares (gRPC's pollers and callback executor).
   std::vector<std::unique_ptr<IdleStream>> streams;

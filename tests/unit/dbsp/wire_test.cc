@@ -172,9 +172,9 @@ TEST(WireTest, StepRoundTrip) {
   EXPECT_EQ(back->barrier, s.barrier);
   EXPECT_EQ(back->superstep, 12u);
   EXPECT_EQ(back->aggregators, s.aggregators);
-  EXPECT_EQ(std::make_tuple(back->active, back->messages, back->unhalted, back->stop,
-                            back->vertices),
-            std::make_tuple(1u, 2u, 3u, true, 4u));
+  EXPECT_EQ(
+      std::make_tuple(back->active, back->messages, back->unhalted, back->stop, back->vertices),
+      std::make_tuple(1u, 2u, 3u, true, 4u));
   EXPECT_EQ(back->part.vertices, 5u);
   EXPECT_EQ(back->part.bytes, 6u);
   EXPECT_EQ(back->part.crc32c, 0xdeadbeefu);

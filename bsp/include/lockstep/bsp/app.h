@@ -1,10 +1,13 @@
 #pragma once
 
-#include <functional>
+// What runs an app's job: its parameters and a JobRunner over its vertex program. What an app is
+// called, its defaults and help live in the app catalogue (lockstep/catalogue/app.h), above bsp.
+
 #include <map>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -16,63 +19,23 @@
 
 namespace lockstep::bsp {
 
+// An app's parameters by name, as the job details carry them.
 using Params = std::map<std::string, std::string>;
 
-struct AppParam {
-  std::string name;  // the flag without "--"
-  std::string default_value;
-  std::string help;
-  // The value names a file: the distributed master makes it absolute, as it does --graph, so
-  // that workers started elsewhere find it on the shared file system.
-  bool is_path = false;
-  // The option only makes sense in a local run (its output is printed by the process that holds
-  // every vertex); the distributed master refuses it rather than ignore it.
-  bool local_only = false;
-};
-
-// What the command line and the worker registry know of an app.
-struct AppInfo {
-  std::string name;
-  std::vector<std::string> aliases;
-  std::string summary;
-  std::vector<AppParam> params;
-  // Maps a Graphalytics properties file (prefix removed) onto params; flags override it later.
-  std::function<void(const std::map<std::string, std::string>& properties, Params& params)>
-      from_graphalytics;
-  // `report`, if not null, receives an app's extra human-readable output (e.g. a path).
-  std::function<std::unique_ptr<JobRunner>(std::ostream* report)> make_runner;
-};
-
-class AppRegistry {
- public:
-  void Add(AppInfo app) { apps_.push_back(std::move(app)); }
-  const AppInfo* Find(std::string_view name) const {
-    for (const AppInfo& a : apps_) {
-      if (a.name == name) return &a;
-      for (const auto& alias : a.aliases) {
-        if (alias == name) return &a;
-      }
-    }
-    return nullptr;
-  }
-  const std::vector<AppInfo>& apps() const { return apps_; }
-
- private:
-  std::vector<AppInfo> apps_;
-};
-
-// Parameter access with errors that name the flag.
+// Parameter access. Errors about a parameter start with its name and a colon
+// ("damping: expected a number, got 'x'"), so that a command line can show it as its own flag.
 absl::StatusOr<double> ParamDouble(const Params& params, const std::string& name);
 absl::StatusOr<int64_t> ParamInt(const Params& params, const std::string& name);
 std::string ParamString(const Params& params, const std::string& name);
+// An invalid-argument error about parameter `name`, worded as above.
+absl::Status ParamError(std::string_view name, std::string_view problem);
 
 // A JobRunner for any app described by a spec `App`:
 //   using Program = ...;                                  // a VertexProgram
 //   static constexpr WeightUse kWeights = ...;
-//   static absl::StatusOr<Program> Make(const Params&, const GraphInput&);  // an empty input on
-//   the
-//                                                   // distributed master: check the graph only
-//                                                   // when it has vertices
+//   static absl::StatusOr<Program> Make(const Params&, const GraphInput&);
+//       // the input is empty on the distributed master: check the graph only when it has
+//       // vertices; name a bad parameter with ParamError
 //   static void Format(const Program&, const Program::VertexValue&, std::string& out);
 //   static void Report(const Engine<Program>&, const Params&, std::ostream&);   // optional
 template <class App>

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "lockstep/bsp/app.h"
 #include "lockstep/bsp/executor.h"
+#include "lockstep/catalogue/app.h"
 
 namespace lockstep::dbsp {
 
@@ -34,7 +34,7 @@ struct MasterProgress {
 inline constexpr std::chrono::milliseconds kDefaultPeerTimeout{120000};
 
 struct JobSpec {
-  const bsp::AppInfo* app = nullptr;
+  const catalogue::AppInfo* app = nullptr;
   // app, params, graph and max_supersteps as for a local run; output is the result directory.
   bsp::JobDetails details;
   PoolOptions pool;

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
 
 namespace lockstep::dbsp {
 
@@ -23,7 +23,7 @@ struct WorkerOptions {
 // A worker: dials the master (with backoff), waits in its pool, runs any app of `apps` named in
 // the job it is given, and goes back to the pool. Returns when `stop` is set; a job running then
 // is reported to the master as failed.
-absl::Status ServeWorker(const bsp::AppRegistry& apps, const WorkerOptions& options,
+absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions& options,
                          const std::atomic<bool>& stop);
 
 }  // namespace lockstep::dbsp

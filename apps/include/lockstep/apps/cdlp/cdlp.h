@@ -1,0 +1,48 @@
+#pragma once
+
+// Community detection by synchronous label propagation (Raghavan, Albert & Kumara 2007), exactly
+// as LDBC Graphalytics defines it (spec v1.0 §2.3.4): every vertex starts with its own ID as label;
+// in each of a fixed number of rounds it takes the label that occurs most often among its in- and
+// out-neighbours, counted with multiplicity (a neighbour joined both ways counts twice), ties
+// going to the smallest label; a vertex without neighbours keeps its label. Labels travel as
+// global indexes, which sort like the IDs (integers numerically, before strings).
+#include <span>
+#include <vector>
+
+#include "lockstep/apps/common/source.h"
+#include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
+
+namespace lockstep::apps::cdlp {
+
+struct Program {
+  using VertexValue = uint32_t;
+  using EdgeValue = bsp::NoValue;
+  using Message = uint32_t;
+  static constexpr bool kNeedsInEdges = true;
+
+  common::Names names;
+  uint64_t max_iterations = 10;
+
+  void Compute(bsp::Context<Program>& ctx, std::span<const uint32_t> messages) const;
+  bool KeepRunning(const bsp::StepStats& stats) const { return stats.superstep < max_iterations; }
+};
+
+struct App {
+  using Program = cdlp::Program;
+  static constexpr bsp::WeightUse kWeights = bsp::WeightUse::kIgnore;
+  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphInput& input);
+  static void Format(const Program& p, uint32_t label, std::string& out) {
+    out += (*p.names)[label];
+  }
+};
+
+catalogue::AppInfo Info();
+
+// The serial oracle over the whole input; labels are global indexes.
+std::vector<uint32_t> Oracle(const bsp::GraphInput& input, uint64_t iterations);
+
+// The most frequent label, ties to the smallest; `labels` is reordered.
+uint32_t MostFrequent(std::vector<uint32_t>& labels);
+
+}  // namespace lockstep::apps::cdlp

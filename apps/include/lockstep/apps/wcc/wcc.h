@@ -1,0 +1,65 @@
+#pragma once
+
+// Weakly connected components by label propagation (HashMin; Malewicz et al. 2010, and LDBC
+// Graphalytics spec v1.0 §2.3.6): edge direction is ignored, every vertex starts with its own
+// label and takes the smallest label it hears of, passing improvements to all neighbours (out and
+// in) under a min combiner. A component ends up labelled by its smallest external ID (integer IDs
+// as integers, before strings); labels travel as global indexes, which sort in that order.
+#include <span>
+
+#include "lockstep/apps/common/source.h"
+#include "lockstep/bsp/app.h"
+#include "lockstep/catalogue/app.h"
+
+namespace lockstep::apps::wcc {
+
+struct Program {
+  using VertexValue = uint32_t;  // global index of the component's smallest vertex
+  using EdgeValue = bsp::NoValue;
+  using Message = uint32_t;
+  static constexpr bool kNeedsInEdges = true;
+
+  common::Names names;
+
+  static void Combine(uint32_t& into, const uint32_t& m) { into = std::min(into, m); }
+
+  void Compute(bsp::Context<Program>& ctx, std::span<const uint32_t> messages) const {
+    uint32_t label = ctx.superstep() == 0 ? ctx.global_index() : ctx.value();
+    bool changed = ctx.superstep() == 0;
+    if (!messages.empty() && messages[0] < label) {
+      label = messages[0];
+      changed = true;
+    }
+    if (changed) {
+      ctx.value() = label;
+      for (uint32_t slot : ctx.out_slots()) {
+        if (!ctx.IsSelf(slot)) ctx.Send(slot, label);
+      }
+      for (uint32_t slot : ctx.in_slots()) {
+        if (!ctx.IsSelf(slot)) ctx.Send(slot, label);
+      }
+    }
+    ctx.VoteToHalt();
+  }
+};
+
+struct App {
+  using Program = wcc::Program;
+  static constexpr bsp::WeightUse kWeights = bsp::WeightUse::kIgnore;
+  static absl::StatusOr<Program> Make(const bsp::Params&, const bsp::GraphInput& input) {
+    Program p;
+    p.names = common::NamesOf(input);
+    return p;
+  }
+  static void Format(const Program& p, uint32_t label, std::string& out) {
+    out += (*p.names)[label];
+  }
+};
+
+catalogue::AppInfo Info();
+
+// The serial oracle: union-find over the whole input; the label of each vertex is the smallest
+// global index of its component.
+std::vector<uint32_t> Oracle(const bsp::GraphInput& input);
+
+}  // namespace lockstep::apps::wcc

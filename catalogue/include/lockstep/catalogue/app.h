@@ -1,0 +1,70 @@
+#pragma once
+
+// The app catalogue: what the command line, the distributed worker and the Graphalytics validator
+// know of an app besides its program. The engine (bsp) runs a JobRunner over Params and knows none
+// of this; whoever owns a command line turns the parameters below into flags and help text.
+#include <functional>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lockstep/bsp/app.h"
+
+namespace lockstep::catalogue {
+
+// How an app's result is compared with an expected output (LDBC Graphalytics output validation):
+// the vertex sets must be equal, then per vertex
+//   kExact        values equal (numerically when both are numbers)
+//   kEquivalence  two vertices share a value in one output exactly when they do in the other
+//                 (labels up to renaming, as for components)
+//   kEpsilon      |expected - actual| <= epsilon * |expected|; infinity matches only infinity
+enum class ValidationRule { kExact, kEquivalence, kEpsilon };
+
+// "exact", "equivalence" or "epsilon".
+std::string_view RuleName(ValidationRule rule);
+// The inverse of RuleName; an error names the rules there are.
+absl::StatusOr<ValidationRule> ParseRule(std::string_view name);
+
+struct AppParam {
+  std::string name;  // as it appears in bsp::Params
+  std::string default_value;
+  std::string help;
+  // The value names a file: the distributed master makes it absolute, as it does the graph's
+  // path, so that workers started elsewhere find it on the shared file system.
+  bool is_path = false;
+  // The option only makes sense in a local run (its output is printed by the process that holds
+  // every vertex); the distributed master refuses it rather than ignore it.
+  bool local_only = false;
+};
+
+struct AppInfo {
+  std::string name;
+  std::vector<std::string> aliases;
+  std::string summary;
+  std::vector<AppParam> params;
+  // How results are validated; an app that says nothing is compared exactly, the strictest rule.
+  ValidationRule validation = ValidationRule::kExact;
+  // Maps a Graphalytics properties file (prefix removed) onto params; explicit values override
+  // it later.
+  std::function<void(const std::map<std::string, std::string>& properties, bsp::Params& params)>
+      from_graphalytics;
+  // `report`, if not null, receives an app's extra human-readable output (e.g. a path).
+  std::function<std::unique_ptr<bsp::JobRunner>(std::ostream* report)> make_runner;
+};
+
+class AppRegistry {
+ public:
+  void Add(AppInfo app) { apps_.push_back(std::move(app)); }
+  // By name or alias; null if there is no such app.
+  const AppInfo* Find(std::string_view name) const;
+  const std::vector<AppInfo>& apps() const { return apps_; }
+
+ private:
+  std::vector<AppInfo> apps_;
+};
+
+}  // namespace lockstep::catalogue

@@ -1,0 +1,130 @@
+// The Graphalytics kernels (bfs, wcc, cdlp, lcc) against their serial oracles on random graphs
+// with integer and string IDs, self-loops, parallel edges, isolated parts and hubs; and the same
+// output bytes at 1 and 2 threads.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "lockstep/apps/bfs/bfs.h"
+#include "lockstep/apps/cdlp/cdlp.h"
+#include "lockstep/apps/lcc/lcc.h"
+#include "lockstep/apps/wcc/wcc.h"
+#include "tbb/global_control.h"
+#include "util/temp_dir.h"
+
+namespace lockstep::apps {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RandomGraph {
+  std::string path;
+  bool undirected;
+};
+
+// Writes a random edge list: a few hubs, a sparse remainder, some self-loops and repeats.
+RandomGraph WriteGraph(const fs::path& dir, uint32_t seed, uint32_t n, uint32_t m, bool strings,
+                       bool undirected) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<uint32_t> any(0, n - 1), hub(0, 4), coin(0, 9);
+  auto name = [&](uint32_t v) {
+    return strings ? "v" + std::to_string(v * 7919 % 100003) : std::to_string(v * 13 + 5);
+  };
+  const fs::path path = dir / ("g" + std::to_string(seed) + ".el");
+  std::ofstream out(path);
+  for (uint32_t e = 0; e < m; ++e) {
+    const uint32_t a = coin(rng) < 3 ? hub(rng) : any(rng);
+    const uint32_t b = coin(rng) == 0 ? a : any(rng) % (n * 3 / 4);  // a quarter stay apart
+    out << name(a) << ' ' << name(b) << '\n';
+    if (coin(rng) == 0) out << name(a) << ' ' << name(b) << '\n';
+  }
+  return {path.string(), undirected};
+}
+
+template <class App>
+std::pair<std::string, std::vector<typename App::Program::VertexValue>> RunApp(
+    const RandomGraph& g, const bsp::Params& params, int threads) {
+  tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
+  bsp::ProgramRunner<App> runner;
+  bsp::JobDetails job;
+  job.graph = {g.path, "edgelist", g.undirected};
+  job.params = params;
+  job.output = g.path + ".out";
+  auto executor = runner.StartJob(job, bsp::LocalExecutorFactory());
+  EXPECT_TRUE(executor.ok()) << executor.status();
+  EXPECT_TRUE((*executor)->RunToCompletion().ok());
+  EXPECT_TRUE(runner.CompleteJob(job).ok());
+  std::ifstream in(job.output);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto values = runner.engine()->values();
+  return {text, {values.begin(), values.end()}};
+}
+
+class KernelsTest : public ::testing::TestWithParam<std::tuple<uint32_t, bool, bool>> {
+ protected:
+  void SetUp() override {
+    const auto [seed, strings, undirected] = GetParam();
+    graph_ = WriteGraph(dir_.path(), seed, 3000, 9000, strings, undirected);
+    input_ = *bsp::LoadGraph({graph_.path, "edgelist", graph_.undirected}, bsp::WeightUse::kIgnore);
+  }
+
+  test::TempDir dir_{"lockstep-kernels"};
+  RandomGraph graph_;
+  bsp::GraphInput input_;
+};
+
+TEST_P(KernelsTest, BfsMatchesOracle) {
+  const uint32_t source = 7;
+  auto [text1, depth] = RunApp<bfs::App>(graph_, {{"source", input_.external_ids[source]}}, 1);
+  auto [text2, depth2] = RunApp<bfs::App>(graph_, {{"source", input_.external_ids[source]}}, 2);
+  EXPECT_EQ(depth, bfs::Oracle(input_, source));
+  EXPECT_EQ(text1, text2);
+}
+
+TEST_P(KernelsTest, WccMatchesOracleWithSmallestIdLabels) {
+  auto [text1, labels] = RunApp<wcc::App>(graph_, {}, 1);
+  auto [text2, labels2] = RunApp<wcc::App>(graph_, {}, 2);
+  EXPECT_EQ(labels, wcc::Oracle(input_));
+  EXPECT_EQ(text1, text2);
+}
+
+TEST_P(KernelsTest, CdlpMatchesOracle) {
+  auto [text1, labels] = RunApp<cdlp::App>(graph_, {{"max-iterations", "6"}}, 1);
+  auto [text2, labels2] = RunApp<cdlp::App>(graph_, {{"max-iterations", "6"}}, 2);
+  EXPECT_EQ(labels, cdlp::Oracle(input_, 6));
+  EXPECT_EQ(text1, text2);
+}
+
+TEST_P(KernelsTest, LccMatchesOracleAtAnyPhaseCount) {
+  const std::vector<double> expected = lcc::Oracle(input_);
+  for (const char* phases : {"1", "3"}) {
+    auto [text1, values] = RunApp<lcc::App>(graph_, {{"phases", phases}}, 1);
+    auto [text2, values2] = RunApp<lcc::App>(graph_, {{"phases", phases}}, 2);
+    ASSERT_EQ(values.size(), expected.size());
+    for (size_t v = 0; v < values.size(); ++v) {
+      const double k = static_cast<double>(values[v].k);
+      const double got =
+          values[v].k < 2 ? 0.0 : static_cast<double>(values[v].edges) / (k * (k - 1));
+      EXPECT_NEAR(got, expected[v], 1e-12) << "vertex " << input_.external_ids[v];
+    }
+    EXPECT_EQ(text1, text2);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(RandomGraphs, KernelsTest,
+                         ::testing::Values(std::make_tuple(1u, false, false),
+                                           std::make_tuple(2u, true, false),
+                                           std::make_tuple(3u, false, true),
+                                           std::make_tuple(4u, true, true)));
+
+TEST(CdlpTest, MostFrequentBreaksTiesToTheSmallestLabel) {
+  std::vector<uint32_t> labels = {9, 4, 9, 4, 7};
+  EXPECT_EQ(cdlp::MostFrequent(labels), 4u);
+  labels = {3, 8, 8};
+  EXPECT_EQ(cdlp::MostFrequent(labels), 8u);
+}
+
+}  // namespace
+}  // namespace lockstep::apps
