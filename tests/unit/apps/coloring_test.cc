@@ -1,4 +1,4 @@
-// Colouring on the original framework's small graph (ORIGINAL.md §B3), with and without
+// Colouring on the original framework's small graph (docs/design.md §9), with and without
 // pre-coloured vertices. The original numbered colours from 1 (0 = uncoloured); lockstep numbers
 // them from 0, so the original's pre-colour 1 is still colour 1 here, simply not the smallest.
 #include "lockstep/apps/coloring/coloring.h"

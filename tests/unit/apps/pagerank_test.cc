@@ -1,4 +1,4 @@
-// PageRank on the original framework's test cases (ORIGINAL.md §B1) and its large-graph property.
+// PageRank on the original framework's test cases (docs/design.md §9) and its large-graph property.
 // lockstep computes the Graphalytics formula (dangling mass spread over all vertices), whose fixed
 // points are the original's. Each case is checked three ways:
 //  - against the exact fixed point (solved by hand in rationals) within 1e-6 (Case3's graph is
@@ -99,8 +99,9 @@ TEST(PageRankTest, Case1IsAFixedPointFromTheStart) {
   for (const auto& [id, score] : AsDoubles(run)) EXPECT_DOUBLE_EQ(score, 1.0 / 3) << id;
 }
 
-// ORIGINAL.md §B1's large-graph test as a property: 100000 vertices, each with 0..6 out-edges to
-// random destinations. Written as a Graphalytics graph so that vertices nobody links stay in.
+// The original framework's large-graph test (docs/design.md §9) as a property: 100000 vertices,
+// each with 0..6 out-edges to random destinations. Written as a Graphalytics graph so that vertices
+// nobody links stay in.
 TEST(PageRankTest, LargeRandomGraphTerminatesWithUnitSum) {
   constexpr uint32_t kVertices = 100000;
   std::mt19937_64 rng(42);

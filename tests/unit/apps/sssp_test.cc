@@ -1,4 +1,4 @@
-// Shortest paths on the original framework's 9-vertex graph (ORIGINAL.md §B2): every distance and
+// Shortest paths on the original framework's 9-vertex graph (docs/design.md §9): every distance and
 // every --path-to line.
 #include "lockstep/apps/sssp/sssp.h"
 

@@ -1,5 +1,5 @@
 // Aggregators: the typed operations, deltas, the encoded forms the distributed layer exchanges,
-// the registry, and what compute and the callbacks see during a run (DESIGN.md §3).
+// the registry, and what compute and the callbacks see during a run (docs/design.md §3.3).
 #include "lockstep/bsp/aggregator.h"
 
 #include <gmock/gmock.h>

@@ -1,6 +1,6 @@
-// Results are bit-identical at any thread count (DESIGN.md §3): a float-summing PageRank-like
-// program with a combiner and an order-sensitive program without one, on a random graph with hubs,
-// at 1, 2 and 4 threads; and the loader gives the same input at any thread count.
+// Results are bit-identical at any thread count (docs/design.md §3.5): a float-summing
+// PageRank-like program with a combiner and an order-sensitive program without one, on a random
+// graph with hubs, at 1, 2 and 4 threads; and the loader gives the same input at any thread count.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

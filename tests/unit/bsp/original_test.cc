@@ -1,4 +1,4 @@
-// The original framework's bspgraph tests (ORIGINAL.md §A "bspgraph tests"), ported to lockstep's
+// The original framework's bspgraph tests (docs/design.md §9), ported to lockstep's
 // engine: Exchange, Broadcast, Aggregator, Relay and ComputeError.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

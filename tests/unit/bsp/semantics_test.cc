@@ -1,6 +1,6 @@
-// The engine's and executor's semantics (DESIGN.md §3): message timing, halting and waking, when a
-// job stops, callbacks and their stats, cancellation, sending by ID, in-edges, edge values, and
-// what combiner and non-combiner programs receive.
+// The engine's and executor's semantics (docs/design.md §3.2): message timing, halting and waking,
+// when a job stops, callbacks and their stats, cancellation, sending by ID, in-edges, edge values,
+// and what combiner and non-combiner programs receive.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

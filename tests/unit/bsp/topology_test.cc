@@ -1,6 +1,6 @@
-// Topology and Graph over the parts of a split (DESIGN.md §2-§3): every vertex is local in exactly
-// one part, each part has its vertices' complete out- (and in-) edges, remote endpoints carry their
-// owner's partition, and edge values line up with the edges.
+// Topology and Graph over the parts of a split (docs/design.md §3.6, §4): every vertex is local in
+// exactly one part, each part has its vertices' complete out- (and in-) edges, remote endpoints
+// carry their owner's partition, and edge values line up with the edges.
 #include "lockstep/bsp/topology.h"
 
 #include <gmock/gmock.h>

@@ -1,6 +1,6 @@
-// Tests for lockstep::partition::Range. The fixed vectors come from ORIGINAL.md §C: over the whole
-// space lockstep's part starts equal the original framework's split points, and lockstep's parts
-// are inclusive, so part p ends one below part p + 1's start.
+// Tests for lockstep::partition::Range. The fixed vectors come from docs/design.md §9: over the
+// whole space lockstep's part starts equal the original framework's split points, and lockstep's
+// parts are inclusive, so part p ends one below part p + 1's start.
 #include "lockstep/partition/range.h"
 
 #include <gmock/gmock.h>

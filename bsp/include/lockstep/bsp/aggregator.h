@@ -62,8 +62,8 @@ class AggregatorBase {
   // into this superstep's delta, folds the delta into the value and clears the partials.
   virtual void MergeStep() = 0;
   // A distributed worker leaves contributions made outside compute out of its deltas: every
-  // process runs the callbacks, so only the master's count (DESIGN.md §3: the same values as a
-  // local run).
+  // process runs the callbacks, so only the master's count (docs/design.md §3.3: the same values as
+  // a local run).
   void set_count_outside_compute(bool count) { count_outside_compute_ = count; }
   bool count_outside_compute() const { return count_outside_compute_; }
 

@@ -98,7 +98,7 @@ class Context {
   bool halt_ = false;
 };
 
-// The single-node engine for one vertex program over one partition of a graph (DESIGN.md §3).
+// The single-node engine for one vertex program over one partition of a graph (docs/design.md §3).
 //
 // Vertices are processed in fixed blocks of kBlock indexes. Each block has its own outgoing
 // buffers, bucketed by destination range ("bin"), and its own aggregator partials, so delivery

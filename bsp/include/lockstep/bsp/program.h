@@ -49,9 +49,9 @@ concept HasCombiner = requires(typename P::Message& into, const typename P::Mess
 
 // A broadcast program sends, per superstep, at most one value per vertex and only to all of its
 // out-neighbours, under a combiner (PageRank; the propagation steps of BFS/SSSP/WCC). The engine
-// then runs it as a pull (DESIGN.md §7): a vertex publishes its value and every vertex combines
-// the values its in-neighbours published, in in-edge order — no message buffers, the memory
-// traffic of a sparse matrix-vector product, and the same result as the push.
+// then runs it as a pull (docs/design.md §3.4): a vertex publishes its value and every vertex
+// combines the values its in-neighbours published, in in-edge order — no message buffers, the
+// memory traffic of a sparse matrix-vector product, and the same result as the push.
 template <class P>
 constexpr bool IsBroadcast() {
   if constexpr (requires { P::kBroadcast; }) {

@@ -25,7 +25,7 @@ struct RelayBatch {
 // Receives the messages whose destination is not local, one batch per destination partition per
 // superstep (never one call per message). Called from the thread that runs the superstep, after
 // compute and before the post-step callback, so a relayer that queues the batch before its
-// process enters the barrier keeps DESIGN.md §4's ordering invariant.
+// process enters the barrier keeps the ordering invariant (docs/design.md §5.5).
 class Relayer {
  public:
   virtual ~Relayer() = default;

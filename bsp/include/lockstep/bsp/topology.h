@@ -25,7 +25,7 @@ struct VertexIdHash {
   }
 };
 
-// The structure of one process's part of a graph (DESIGN.md §3): local vertices with dense
+// The structure of one process's part of a graph (docs/design.md §3.6): local vertices with dense
 // indexes 0..n-1, out-edges in CSR by source index, in-edges in CSR by target index when asked
 // for, and a table of remote vertices with their owning partition.
 //

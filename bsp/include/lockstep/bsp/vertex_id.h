@@ -7,7 +7,7 @@
 
 namespace lockstep::bsp {
 
-// A vertex's global identity: a 128-bit UUID ordered as big-endian bytes (DESIGN.md §2).
+// A vertex's global identity: a 128-bit UUID ordered as big-endian bytes (docs/design.md §4).
 using VertexId = partition::Uuid;
 
 // Maps an external vertex ID to its UUID. Text that already is a UUID in canonical form

@@ -9,8 +9,9 @@
 
 namespace lockstep::partition {
 
-// A vertex's global id. Boost stores the 16 bytes big-endian, so the byte-wise operator< that
-// boost provides is exactly numeric order, which is the order ranges are cut in (DESIGN.md §2).
+// A vertex's global id (docs/design.md §4). Boost stores the 16 bytes big-endian, so the
+// byte-wise operator< that boost provides is exactly numeric order, which is the order ranges are
+// cut in.
 using Uuid = boost::uuids::uuid;
 
 // 00000000-0000-0000-0000-000000000000, the lowest id.
@@ -30,7 +31,7 @@ inline constexpr uint64_t kMaxParts = uint64_t{1} << 24;
 // Unlike the original framework, part starts are offset by `first` (its splits ignored the start,
 // which broke every range not beginning at zero) and any n works over the whole space (its splits
 // failed to encode for n >= 257). Over [MinUuid, MaxUuid] lockstep's part starts equal the
-// original's split points (ORIGINAL.md §C).
+// original's split points (docs/design.md §9).
 //
 // Immutable after Create, so it is safe to share between threads.
 class Range {
