@@ -35,34 +35,36 @@ class ExactSum {
     const uint64_t bits = std::bit_cast<uint64_t>(x);
     const uint32_t biased = static_cast<uint32_t>(bits >> 52) & 0x7ff;
     uint64_t significand = bits & ((uint64_t{1} << 52) - 1);
-    if (biased == 0x7ff) {
+    if (biased == 0x7ff) [[unlikely]] {
       AddSpecial(bits);
       return;
     }
     // A normal number is (2^52 + fraction) * 2^(biased - 1075); a subnormal one is
     // fraction * 2^-1074. Bit `position` of the accumulator weighs 2^(position - 1074).
-    int position = 0;
-    if (biased != 0) {
+    uint32_t position = 0;
+    if (biased != 0) [[likely]] {
       significand |= uint64_t{1} << 52;
-      position = static_cast<int>(biased) - 1;
+      position = biased - 1;
     }
-    const int digit = position / kDigitBits;
-    const int shift = position % kDigitBits;
-    // significand << shift spans at most 85 bits: three digits.
+    const uint32_t shift = position % kDigitBits;
+    // significand << shift spans at most 85 bits: three digits. One base pointer rather than
+    // three indexes keeps this inlined into compute loops without spilling registers.
+    int64_t* d = digits_ + position / kDigitBits;
     const int64_t d0 = static_cast<int64_t>((significand << shift) & 0xffffffffu);
     const uint64_t high = significand >> (kDigitBits - shift);
     const int64_t d1 = static_cast<int64_t>(high & 0xffffffffu);
     const int64_t d2 = static_cast<int64_t>(high >> 32);
     if (bits >> 63) {
-      digits_[digit] -= d0;
-      digits_[digit + 1] -= d1;
-      digits_[digit + 2] -= d2;
+      d[0] -= d0;
+      d[1] -= d1;
+      d[2] -= d2;
     } else {
-      digits_[digit] += d0;
-      digits_[digit + 1] += d1;
-      digits_[digit + 2] += d2;
+      d[0] += d0;
+      d[1] += d1;
+      d[2] += d2;
     }
-    if (++pending_ >= kMaxPending) Normalize();
+    if (++pending_ >= kMaxPending) [[unlikely]]
+      Normalize();
   }
   void Add(float x) { Add(static_cast<double>(x)); }  // exact: every float is a double
 
