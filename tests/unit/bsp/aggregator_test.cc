@@ -162,15 +162,19 @@ TEST(AggregatorTest, UserDefinedOperations) {
   EXPECT_EQ(argmin.Get().vertex, 4u);
 }
 
-// Partials merge in slot order, so a float sum is the same whichever thread ran which block.
-TEST(AggregatorTest, MergesInSlotOrder) {
-  SumAggregator<double> sum("sum");
-  sum.PrepareSlots(3);
-  sum.AggregateIn(0, 1e16);
-  sum.AggregateIn(1, 1.0);  // lost to rounding next to 1e16 (the spacing there is 2)
-  sum.AggregateIn(2, -1e16);
-  sum.MergeStep();
-  EXPECT_EQ(sum.Get(), 0.0);
+// A floating-point sum is exact until it is read, so it is the same whichever thread ran which
+// block, and whichever worker: nothing is lost to rounding in between (see exact_sum_test.cc).
+TEST(AggregatorTest, FloatingPointSumsAreExactWhateverTheSlots) {
+  for (size_t one : {0, 1, 2}) {
+    SumAggregator<double> sum("sum");
+    sum.PrepareSlots(3);
+    sum.AggregateIn(0, 1e16);
+    sum.AggregateIn(one, 1.0);  // would be lost to rounding next to 1e16 (the spacing there is 2)
+    sum.AggregateIn(2, -1e16);
+    sum.MergeStep();
+    EXPECT_EQ(sum.Get(), 1.0);
+    EXPECT_EQ(sum.Delta(), 1.0);
+  }
 }
 
 TEST(AggregatorTest, EncodedDeltaAndValueRoundTrip) {

@@ -8,10 +8,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "lockstep/bsp/codec.h"
+#include "lockstep/bsp/exact_sum.h"
 
 namespace lockstep::bsp {
 
@@ -26,6 +28,27 @@ template <class T>
 struct SumOp {
   static T Identity() { return T{}; }
   static void Merge(T& into, const T& x) { into += x; }
+};
+// A floating-point sum is accumulated exactly and rounded once (see ExactSum), so that it does not
+// depend on how the contributions were grouped: by blocks, threads or workers. An Op may name
+// such an `Accumulator` with Add(acc, x) and Result(acc); the aggregator then keeps its partials,
+// delta and value as accumulators, merges them with acc.Add(acc), and exchanges them, not rounded
+// values, with the distributed layer.
+template <class T>
+requires std::is_same_v<T, float> || std::is_same_v<T, double>
+struct SumOp<T> {
+  using Accumulator = ExactSum;
+  static T Identity() { return T{}; }
+  static void Merge(T& into, const T& x) { into += x; }
+  static void Add(ExactSum& into, T x) { into.Add(x); }
+  static T Result(const ExactSum& sum) { return sum.Round<T>(); }
+};
+template <class T>
+requires std::is_same_v<T, long double>
+struct SumOp<T> {
+  static_assert(sizeof(T) == 0,
+                "a sum of long doubles would not be reproducible; use SumAggregator<double>, which "
+                "is exact");
 };
 template <class T>
 struct MinOp {
@@ -79,60 +102,136 @@ class AggregatorBase {
   bool count_outside_compute_ = true;
 };
 
+// Whether an Op accumulates in a type of its own (SumOp<double>: an exact sum) rather than in T.
+template <class Op, class T>
+concept AccumulatingOp = AggregatorOp<Op, T> &&
+    requires(typename Op::Accumulator& acc, const typename Op::Accumulator& other, const T& x) {
+  Op::Add(acc, x);
+  acc.Add(other);
+  { Op::Result(other) } -> std::convertible_to<T>;
+  requires HasCodec<typename Op::Accumulator>;
+};
+
+namespace internal {
+// The state an aggregator keeps: T merged with Op::Merge, or Op's accumulator.
+template <class T, class Op>
+struct Accumulation {
+  using Type = T;
+  static Type Identity() { return Op::Identity(); }
+  static Type Of(const T& x) { return x; }
+  static void Add(Type& into, const T& x) { Op::Merge(into, x); }
+  static void Merge(Type& into, const Type& x) { Op::Merge(into, x); }
+};
+template <class T, class Op>
+requires AccumulatingOp<Op, T>
+struct Accumulation<T, Op> {
+  using Type = typename Op::Accumulator;
+  static Type Identity() { return Type{}; }
+  static Type Of(const T& x) {
+    Type acc{};
+    Op::Add(acc, x);
+    return acc;
+  }
+  static void Add(Type& into, const T& x) { Op::Add(into, x); }
+  static void Merge(Type& into, const Type& x) { into.Add(x); }
+};
+}  // namespace internal
+
 // A named, typed aggregator. Contributions during superstep s go to per-block partials (no
 // contention, no locks) and are merged at the step's end, so Get() inside compute always returns
 // the value as of the step's start. The value persists across supersteps until Set().
+//
+// With an accumulating Op (floating-point sums) the partials, the delta and the value are exact
+// accumulators, and Get() and Delta() their results rounded once: the value is then the same
+// whatever the blocks, threads or workers were, and the encoded delta and value carry the exact
+// accumulators.
 template <class T, class Op>
 requires AggregatorOp<Op, T>
 class Aggregator final : public AggregatorBase {
- public:
-  explicit Aggregator(std::string name) : AggregatorBase(std::move(name)) { PrepareSlots(0); }
+  using Acc = internal::Accumulation<T, Op>;
+  using State = typename Acc::Type;
+  static constexpr bool kAccumulating = AccumulatingOp<Op, T>;
+  struct NoCache {};
+  using Cache = std::conditional_t<kAccumulating, T, NoCache>;
 
-  const T& Get() const { return value_; }
-  void Set(const T& value) { value_ = value; }
+ public:
+  explicit Aggregator(std::string name) : AggregatorBase(std::move(name)) {
+    PrepareSlots(0);
+    Refresh();
+  }
+
+  const T& Get() const {
+    if constexpr (kAccumulating) {
+      return value_result_;
+    } else {
+      return value_;
+    }
+  }
+  void Set(const T& value) {
+    value_ = Acc::Of(value);
+    Refresh();
+  }
   // The merged contributions of the last completed superstep under Op.
-  const T& Delta() const { return delta_; }
+  const T& Delta() const {
+    if constexpr (kAccumulating) {
+      return delta_result_;
+    } else {
+      return delta_;
+    }
+  }
 
   // From compute: `slot` is the vertex block being computed.
-  void AggregateIn(size_t slot, const T& x) { Op::Merge(slots_[slot].value, x); }
+  void AggregateIn(size_t slot, const T& x) { Acc::Add(slots_[slot].value, x); }
   // From outside compute (callbacks); merged with the next superstep's contributions.
-  void Aggregate(const T& x) { Op::Merge(slots_.back().value, x); }
+  void Aggregate(const T& x) { Acc::Add(slots_.back().value, x); }
 
-  void PrepareSlots(size_t slots) override { slots_.assign(slots + 1, Slot{Op::Identity()}); }
+  void PrepareSlots(size_t slots) override { slots_.assign(slots + 1, Slot{Acc::Identity()}); }
   void MergeStep() override {
-    delta_ = Op::Identity();
+    delta_ = Acc::Identity();
     for (size_t i = 0; i < slots_.size(); ++i) {
-      if (i + 1 < slots_.size() || count_outside_compute()) Op::Merge(delta_, slots_[i].value);
-      slots_[i].value = Op::Identity();
+      if (i + 1 < slots_.size() || count_outside_compute()) Acc::Merge(delta_, slots_[i].value);
+      slots_[i].value = Acc::Identity();
     }
-    Op::Merge(value_, delta_);
+    Acc::Merge(value_, delta_);
+    Refresh();
   }
-  void EncodeDelta(std::string& out) const override { Codec<T>::Encode(delta_, out); }
-  void EncodeValue(std::string& out) const override { Codec<T>::Encode(value_, out); }
+  void EncodeDelta(std::string& out) const override { Codec<State>::Encode(delta_, out); }
+  void EncodeValue(std::string& out) const override { Codec<State>::Encode(value_, out); }
   absl::Status MergeEncodedDelta(std::string_view bytes) override {
-    T x;
-    if (!Codec<T>::Decode(bytes, x) || !bytes.empty()) return DecodeError();
-    Op::Merge(value_, x);
+    State x;
+    if (!Codec<State>::Decode(bytes, x) || !bytes.empty()) return DecodeError();
+    Acc::Merge(value_, x);
+    Refresh();
     return absl::OkStatus();
   }
   absl::Status SetEncodedValue(std::string_view bytes) override {
-    T x;
-    if (!Codec<T>::Decode(bytes, x) || !bytes.empty()) return DecodeError();
+    State x;
+    if (!Codec<State>::Decode(bytes, x) || !bytes.empty()) return DecodeError();
     value_ = std::move(x);
+    Refresh();
     return absl::OkStatus();
   }
 
  private:
   // One cache line per slot so that blocks computed on different threads do not share lines.
   struct alignas(64) Slot {
-    T value;
+    State value;
   };
   absl::Status DecodeError() const {
     return absl::InvalidArgumentError("cannot decode a value for aggregator \"" + name() + "\"");
   }
+  // Rounds the accumulators once, so that Get() in compute costs a load.
+  void Refresh() {
+    if constexpr (kAccumulating) {
+      value_result_ = Op::Result(value_);
+      delta_result_ = Op::Result(delta_);
+    }
+  }
 
-  T value_ = Op::Identity();
-  T delta_ = Op::Identity();
+  State value_ = Acc::Identity();
+  State delta_ = Acc::Identity();
+  [[no_unique_address]] Cache value_result_{};
+  [[no_unique_address]] Cache delta_result_{};
   std::vector<Slot> slots_;
 };
 
