@@ -76,7 +76,9 @@ void MakeSymmetric(GraphInput& input);
 
 absl::StatusOr<GraphInput> LoadGraph(const GraphSource& source, WeightUse weights);
 
-// The properties of a Graphalytics graph with their "graph.<name>." prefix removed.
+// The properties of a Graphalytics graph with their "graph.<name>." prefix removed. The file must
+// describe one graph, with a vertex file and `directed` set to "true" or "false"; otherwise the
+// error names the file (and line).
 absl::StatusOr<std::map<std::string, std::string>> ReadGraphalyticsProperties(
     const std::string& path);
 // True if the source names a Graphalytics .properties file (explicitly or by its suffix).
