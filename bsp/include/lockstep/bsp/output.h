@@ -7,8 +7,11 @@
 
 namespace lockstep::bsp {
 
-// Writes `path` atomically: the bytes go to a temporary file beside it, which is renamed over
-// `path` only when complete. On failure nothing is left behind and an existing file is untouched.
+// Writes `path` atomically when it is a regular file or a new one: the bytes go to a temporary file
+// beside it, which is renamed over `path` only when complete. On failure nothing is left behind
+// and an existing file is untouched. A symbolic link to a regular file has that file replaced,
+// the link kept. Anything else is written into, never replaced: a device (/dev/null), a FIFO, and
+// this process's own descriptors (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N).
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes);
 
 // Appends a double with 17 significant digits (round-trips exactly); infinities as "Infinity"
