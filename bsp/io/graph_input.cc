@@ -868,4 +868,28 @@ absl::StatusOr<GraphInput> LoadGraph(const GraphSource& source, WeightUse weight
       absl::StrCat("--format: unknown format '", format, "' (expected edgelist or graphalytics)"));
 }
 
+uint64_t EstimateLoadBytes(const GraphSource& source) {
+  auto size_of = [](const std::string& path) -> uint64_t {
+    struct stat info;
+    return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode)
+               ? static_cast<uint64_t>(info.st_size)
+               : 0;
+  };
+  uint64_t bytes = 0;
+  if (IsGraphalytics(source)) {
+    auto props = ReadGraphalyticsProperties(source.path);
+    if (!props.ok()) return 0;
+    const std::string dir = Dirname(source.path);
+    for (const char* key : {"vertex-file", "edge-file"}) {
+      auto it = props->find(key);
+      if (it == props->end()) continue;
+      bytes += size_of(it->second.starts_with("/") ? it->second : dir + "/" + it->second);
+    }
+  } else {
+    bytes = size_of(source.path);
+  }
+  // The text, the IDs parsed from it (up to 16 bytes per short line) and the edge arrays.
+  return 3 * bytes;
+}
+
 }  // namespace lockstep::bsp
