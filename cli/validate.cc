@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/graph_input.h"
+#include "lockstep/bsp/text.h"
 
 namespace lockstep::cli {
 namespace {
@@ -53,7 +54,8 @@ absl::Status ReadValues(const std::string& path, Values& out) {
       }
       if (!out.emplace(std::string(line.substr(0, sp)), std::string(value)).second) {
         return absl::InvalidArgumentError(absl::StrCat(
-            file, ":", line_no, ": vertex ", std::string(line.substr(0, sp)), " appears twice"));
+            file, ":", line_no, ": vertex ",
+            bsp::SanitizeForLog(line.substr(0, sp), bsp::kQuotedTokenBytes), " appears twice"));
       }
     }
   }
@@ -70,7 +72,9 @@ bool ParseNumber(const std::string& text, double& v) {
   return !text.empty() && end == text.c_str() + text.size();
 }
 
-absl::StatusOr<std::string> RuleOf(const ValidateOptions& o) {
+}  // namespace
+
+absl::StatusOr<std::string> ValidationRule(const ValidateOptions& o) {
   if (!o.rule.empty()) {
     if (o.rule == "exact" || o.rule == "equivalence" || o.rule == "epsilon") return o.rule;
     return absl::InvalidArgumentError(
@@ -86,10 +90,8 @@ absl::StatusOr<std::string> RuleOf(const ValidateOptions& o) {
   return it->second;
 }
 
-}  // namespace
-
 absl::StatusOr<ValidateReport> Validate(const ValidateOptions& o) {
-  auto rule = RuleOf(o);
+  auto rule = ValidationRule(o);
   if (!rule.ok()) return rule.status();
   Values expected, actual;
   if (auto st = ReadValues(o.expected, expected); !st.ok()) return st;

@@ -26,5 +26,7 @@ struct ValidateReport {
 };
 
 absl::StatusOr<ValidateReport> Validate(const ValidateOptions& options);
+// The rule Validate applies: --rule, or --app's; an error names the flag.
+absl::StatusOr<std::string> ValidationRule(const ValidateOptions& options);
 
 }  // namespace lockstep::cli
