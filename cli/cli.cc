@@ -121,7 +121,7 @@ struct JobError {
 
 // Checks what the command line says about the job before anything is read: an app option given
 // to another app, a flag that does not apply to the graph's format, app parameters that are wrong
-// whatever the graph (the app is made over an empty graph, as the distributed master does).
+// whatever the graph (JobRunner::CheckParams).
 absl::Status CheckJobFlags(const bsp::AppInfo& app, const JobFlags& flags,
                            const bsp::JobDetails& job) {
   for (const auto& [name, value] : flags.params) {
@@ -137,12 +137,7 @@ absl::Status CheckJobFlags(const bsp::AppInfo& app, const JobFlags& flags,
         "--undirected applies to edge lists; a Graphalytics graph says whether it is directed in "
         "its .properties file");
   }
-  bsp::JobDetails dry = job;
-  dry.coordinator = true;
-  std::unique_ptr<bsp::JobRunner> runner = app.make_runner(nullptr);
-  absl::Status status = runner->StartJob(dry, bsp::LocalExecutorFactory()).status();
-  runner->AbortJob(dry);
-  return status;
+  return app.make_runner(nullptr)->CheckParams(job);
 }
 
 // The job an app runs: defaults, then Graphalytics properties, then flags.

@@ -83,6 +83,12 @@ class ProgramRunner final : public JobRunner {
 
   explicit ProgramRunner(std::ostream* report = nullptr) : report_(report) {}
 
+  // The program made over an empty graph, as the distributed master makes it: what Make checks
+  // without a graph.
+  absl::Status CheckParams(const JobDetails& details) const override {
+    return App::Make(details.params, GraphInput{}).status();
+  }
+
   // Running out of memory (std::bad_alloc, from this thread or carried out of a TBB loop) fails the
   // job with a status naming what was being built, instead of terminating the process: `run`
   // prints it and a worker reports it to its master.
