@@ -89,31 +89,38 @@ absl::Status ReplaceAtomically(const std::string& path, std::string_view bytes) 
 
 }  // namespace
 
-absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
-  if (OwnDescriptor(path)) return WriteInPlace(path, bytes);
+absl::StatusOr<std::optional<std::string>> AtomicReplaceTarget(const std::string& path) {
+  if (OwnDescriptor(path)) return std::nullopt;
   struct stat link;
   if (::lstat(path.c_str(), &link) != 0) {
     if (errno != ENOENT) return WriteError(path, errno);
-    return ReplaceAtomically(path, bytes);  // a new file
+    return path;  // a new file
   }
-  if (S_ISREG(link.st_mode)) return ReplaceAtomically(path, bytes);
+  // A directory is left to the rename, which refuses to put a file in its place.
+  if (S_ISREG(link.st_mode) || S_ISDIR(link.st_mode)) return path;
   if (S_ISLNK(link.st_mode)) {
     // Renaming onto a symbolic link would replace the link, not what it points to (and
     // /dev/stdout is one). Replace a regular file it leads to; write into anything else.
     struct stat target;
-    std::error_code ec;
     const bool exists = ::stat(path.c_str(), &target) == 0;
     if (!exists && errno != ENOENT) return WriteError(path, errno);
-    if (!exists || S_ISREG(target.st_mode)) {
+    if (!exists || S_ISREG(target.st_mode) || S_ISDIR(target.st_mode)) {
+      std::error_code ec;
       const std::filesystem::path resolved = std::filesystem::weakly_canonical(path, ec);
       if (ec) return WriteError(path, ec.value());
-      if (OwnDescriptor(resolved.string())) return WriteInPlace(resolved.string(), bytes);
-      return ReplaceAtomically(resolved.string(), bytes);
+      return resolved.string();
     }
   }
-  // A device, a FIFO, a socket, a directory: never replaced (replacing /dev/null with a regular
-  // file breaks every program on the machine). Writing into it is what the user asked for, and a
-  // directory or socket refuses to be opened for writing.
+  // A device, a FIFO, a socket: never replaced (replacing /dev/null with a regular file breaks
+  // every program on the machine). Writing into it is what the user asked for (a socket refuses to
+  // be opened).
+  return std::nullopt;
+}
+
+absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
+  auto target = AtomicReplaceTarget(path);
+  if (!target.ok()) return target.status();
+  if (*target) return ReplaceAtomically(**target, bytes);
   return WriteInPlace(path, bytes);
 }
 

@@ -385,6 +385,12 @@ TEST_F(CliTest, OutputOntoADeviceKeepsTheDevice) {
   EXPECT_TRUE(S_ISCHR(st.st_mode)) << "the device was replaced by a regular file";
   EXPECT_EQ(st.st_rdev, makedev(1, 3));
   EXPECT_EQ(Files(), (std::set<std::string>{"g.el", "null"}));  // no temporary beside it
+  // generate writes its own file the same way.
+  const Process gen = Run({"generate", "uniform", "--scale", "6", "--out", device});
+  EXPECT_EQ(gen.exit_code, 0) << gen.err;
+  ASSERT_EQ(::lstat(device.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "generate replaced the device by a regular file";
+  EXPECT_EQ(Files(), (std::set<std::string>{"g.el", "null"}));
 }
 
 TEST_F(CliTest, OutputOntoAFifoReachesItsReader) {

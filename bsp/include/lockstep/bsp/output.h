@@ -1,9 +1,11 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace lockstep::bsp {
 
@@ -13,6 +15,9 @@ namespace lockstep::bsp {
 // the link kept. Anything else is written into, never replaced: a device (/dev/null), a FIFO, and
 // this process's own descriptors (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N).
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes);
+// The path WriteFileAtomically replaces for `path` (itself, or the regular file a symbolic link
+// leads to), or nullopt if it writes into `path` instead; for writers of their own.
+absl::StatusOr<std::optional<std::string>> AtomicReplaceTarget(const std::string& path);
 
 // Appends a double with 17 significant digits (round-trips exactly); infinities as "Infinity"
 // and "-Infinity".
