@@ -11,7 +11,9 @@ pattern='/(work|home|root)/'
 if git -C "$source_dir" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   found=$(git -C "$source_dir" grep -n -I -E "$pattern" -- . || true)
 else
-  found=$(cd "$source_dir" && grep -rn -I -E "$pattern" --exclude-dir=.git --exclude-dir=build . || true)
+  # Not a git checkout (an unpacked archive): every file but build trees.
+  found=$(cd "$source_dir" && grep -rn -I -E "$pattern" --exclude-dir=.git --exclude-dir='build*' \
+    --exclude-dir=node_modules . || true)
 fi
 if [[ -n "$found" ]]; then
   echo "$found" >&2
