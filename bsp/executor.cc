@@ -1,6 +1,10 @@
 #include "lockstep/bsp/executor.h"
 
+#include <new>
+#include <string>
+
 #include "absl/strings/str_cat.h"
+#include "lockstep/bsp/text.h"
 
 namespace lockstep::bsp {
 
@@ -8,6 +12,19 @@ Executor::Executor(StepEngine& engine, Callbacks callbacks, ExecutorOptions opti
     : engine_(engine), callbacks_(std::move(callbacks)), options_(std::move(options)) {}
 
 absl::StatusOr<bool> Executor::Step() {
+  // oneTBB carries an exception out of a parallel loop to the thread that started it: a
+  // superstep's allocation failing on any worker thread arrives here.
+  try {
+    return StepOrThrow();
+  } catch (const std::bad_alloc&) {
+    return OutOfMemoryError(absl::StrCat("the messages of superstep ", next_superstep_),
+                            engine_.EstimatedPeakBytes());
+  } catch (const std::exception& e) {
+    return FailedWhileBuilding(absl::StrCat("the messages of superstep ", next_superstep_), e);
+  }
+}
+
+absl::StatusOr<bool> Executor::StepOrThrow() {
   if (cancel_.load()) return absl::CancelledError("job was cancelled");
   const uint64_t s = next_superstep_;
   if (callbacks_.pre_step) {
@@ -52,6 +69,20 @@ ExecutorFactory LocalExecutorFactory(ExecutorOptions options) {
                    Callbacks callbacks) -> absl::StatusOr<std::unique_ptr<Executor>> {
     return std::make_unique<Executor>(engine, std::move(callbacks), options);
   };
+}
+
+absl::Status OutOfMemoryError(std::string_view what, uint64_t needed_bytes) {
+  std::string message = absl::StrCat("out of memory while building ", std::string(what));
+  if (needed_bytes > 0) {
+    constexpr uint64_t kMiB = uint64_t{1} << 20;
+    absl::StrAppend(&message, " (needed about ", (needed_bytes + kMiB - 1) / kMiB, " MiB)");
+  }
+  return absl::ResourceExhaustedError(message);
+}
+
+absl::Status FailedWhileBuilding(std::string_view what, const std::exception& e) {
+  return absl::InternalError(absl::StrCat("failed while building ", std::string(what), ": ",
+                                          SanitizeForLog(e.what(), 200)));
 }
 
 }  // namespace lockstep::bsp

@@ -1,5 +1,6 @@
 #include "lockstep/cli/cli.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,11 +12,14 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <set>
 #include <thread>
+#include <variant>
 
 #include "CLI/CLI.hpp"
+#include "lockstep/bsp/text.h"
 #include "lockstep/cli/duration.h"
 #include "lockstep/dbsp/health.h"
 #include "lockstep/dbsp/master.h"
@@ -43,10 +47,26 @@ void InstallSignalHandlers() {
 
 std::string Message(const absl::Status& status) { return std::string(status.message()); }
 
-int Fail(const absl::Status& status) {
+// Exit codes (README, "Exit codes"): 0 success, 1 the job (or the command's work) failed, 2 the
+// command line or its configuration is wrong and nothing was started.
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+int Fail(const absl::Status& status, int code = kExitFailed) {
   spdlog::error("{}", Message(status));
-  return 1;
+  return code;
 }
+int UsageError(const absl::Status& status) { return Fail(status, kExitUsage); }
+
+// A count flag: decimal digits only. CLI11 reads an unsigned option with strtoull, which takes
+// "-1" as the largest value (so `--top -1` printed every vertex) and "010" as octal.
+const CLI::Validator kCount(
+    [](std::string& text) -> std::string {
+      const bool digits = !text.empty() && std::all_of(text.begin(), text.end(),
+                                                       [](char c) { return c >= '0' && c <= '9'; });
+      return digits ? std::string() : "expected a whole number >= 0, got '" + text + "'";
+    },
+    "COUNT");
 
 // Apps name a bad parameter at the start of their errors ("damping: must be in [0, 1]"); on the
 // command line a parameter is a flag, so the message names the flag.
@@ -98,7 +118,8 @@ void AddGraphOptions(CLI::App* sub, JobFlags& flags) {
   sub->add_flag("--undirected", flags.undirected, "add the reverse of every edge");
   sub->add_option("--max-supersteps", flags.max_supersteps,
                   "fail if the job needs more supersteps than this")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kCount);
 }
 
 // App options: every given option's value by name, read after parsing.
@@ -122,15 +143,17 @@ struct AppOptions {
   }
 };
 
-// The job an app runs: defaults, then Graphalytics properties, then flags.
-absl::StatusOr<bsp::JobDetails> MakeJob(const catalogue::AppInfo& app, const JobFlags& flags) {
-  bsp::JobDetails job;
-  job.job_id = "local";
-  job.app = app.name;
-  job.graph = {flags.graph, flags.format, flags.undirected};
-  job.output = flags.out;
-  job.max_supersteps = flags.max_supersteps;
-  for (const catalogue::AppParam& p : app.params) job.params[p.name] = p.default_value;
+// Why a job could not be made: the command line (exit 2) or the input it names (exit 1).
+struct JobError {
+  absl::Status status;
+  int exit_code;
+};
+
+// Checks what the command line says about the job before anything is read: an app option given
+// to another app, a flag that does not apply to the graph's format, app parameters that are wrong
+// whatever the graph (JobRunner::CheckParams).
+absl::Status CheckJobFlags(const catalogue::AppInfo& app, const JobFlags& flags,
+                           const bsp::JobDetails& job) {
   for (const auto& [name, value] : flags.params) {
     const bool known = std::any_of(app.params.begin(), app.params.end(),
                                    [&](const catalogue::AppParam& p) { return p.name == name; });
@@ -139,6 +162,24 @@ absl::StatusOr<bsp::JobDetails> MakeJob(const catalogue::AppInfo& app, const Job
           absl::StrCat("--", name, " is not an option of app ", app.name));
     }
   }
+  if (flags.undirected && bsp::IsGraphalytics(job.graph)) {
+    return absl::InvalidArgumentError(
+        "--undirected applies to edge lists; a Graphalytics graph says whether it is directed in "
+        "its .properties file");
+  }
+  return app.make_runner(nullptr)->CheckParams(job);
+}
+
+// The job an app runs: defaults, then Graphalytics properties, then flags.
+absl::StatusOr<bsp::JobDetails> MakeJobDetails(const catalogue::AppInfo& app,
+                                               const JobFlags& flags) {
+  bsp::JobDetails job;
+  job.job_id = "local";
+  job.app = app.name;
+  job.graph = {flags.graph, flags.format, flags.undirected};
+  job.output = flags.out;
+  job.max_supersteps = flags.max_supersteps;
+  for (const catalogue::AppParam& p : app.params) job.params[p.name] = p.default_value;
   if (bsp::IsGraphalytics(job.graph)) {
     auto props = bsp::ReadGraphalyticsProperties(flags.graph);
     if (!props.ok()) return props.status();
@@ -146,6 +187,16 @@ absl::StatusOr<bsp::JobDetails> MakeJob(const catalogue::AppInfo& app, const Job
   }
   for (const auto& [name, value] : flags.params) job.params[name] = value;
   return job;
+}
+
+// MakeJobDetails, then CheckJobFlags. A .properties file that cannot be read or says something
+// wrong is bad input (1); everything else here is the command line (2).
+std::variant<bsp::JobDetails, JobError> MakeJob(const catalogue::AppInfo& app,
+                                                const JobFlags& flags) {
+  auto job = MakeJobDetails(app, flags);
+  if (!job.ok()) return JobError{job.status(), kExitFailed};
+  if (auto st = CheckJobFlags(app, flags, *job); !st.ok()) return JobError{st, kExitUsage};
+  return *std::move(job);
 }
 
 // Prints the `top` vertices with the largest values of a result file, ties by ID order.
@@ -182,8 +233,17 @@ double SecondsSince(std::chrono::steady_clock::time_point t) {
 }
 
 int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
-  auto job = MakeJob(app, flags);
-  if (!job.ok()) return Fail(job.status());
+  if (top > 0) {
+    // --top reads the result back from --out: a device or FIFO would give nothing back, or block.
+    struct stat info;
+    if (::stat(flags.out.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+      return UsageError(absl::InvalidArgumentError(absl::StrCat(
+          "--top reads the result back from --out, which is not a regular file: ", flags.out)));
+    }
+  }
+  auto made = MakeJob(app, flags);
+  if (const JobError* e = std::get_if<JobError>(&made)) return Fail(e->status, e->exit_code);
+  bsp::JobDetails* job = &std::get<bsp::JobDetails>(made);
   const auto start = std::chrono::steady_clock::now();
   bsp::ExecutorOptions options;
   options.max_supersteps = flags.max_supersteps;
@@ -231,18 +291,20 @@ struct MasterFlags {
 int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags flags) {
   const catalogue::AppInfo* app = apps.Find(m.app);
   if (app == nullptr) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat("--app: no app named '", m.app, "'")));
+    return UsageError(
+        absl::InvalidArgumentError(absl::StrCat("--app: no app named '", m.app, "'")));
   }
   std::error_code ec;
   flags.graph = std::filesystem::absolute(flags.graph, ec).string();  // workers share the path
-  auto job = MakeJob(*app, flags);
-  if (!job.ok()) return Fail(job.status());
+  auto made = MakeJob(*app, flags);
+  if (const JobError* e = std::get_if<JobError>(&made)) return Fail(e->status, e->exit_code);
+  bsp::JobDetails* job = &std::get<bsp::JobDetails>(made);
   for (const catalogue::AppParam& p : app->params) {
     if (p.local_only && flags.params.count(p.name) > 0) {
       // Never ignore a flag: say where it works instead.
-      spdlog::error("--{} is not supported by `lockstep master` (app {}); use `lockstep run`",
-                    p.name, app->name);
-      return 2;
+      return UsageError(absl::InvalidArgumentError(
+          absl::StrCat("--", p.name, " is not supported by `lockstep master` (app ", app->name,
+                       "); use `lockstep run`")));
     }
     std::string& value = job->params[p.name];
     if (p.is_path && !value.empty()) value = std::filesystem::absolute(value, ec).string();
@@ -252,19 +314,19 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   spec.details = *job;
   if (m.max_workers > 0 && m.min_workers > m.max_workers) {
     // The pool would wait for the minimum and then take only the maximum.
-    return Fail(absl::InvalidArgumentError(
+    return UsageError(absl::InvalidArgumentError(
         absl::StrCat("--min-workers ", m.min_workers, " exceeds --max-workers ", m.max_workers)));
   }
   spec.pool.min_workers = m.min_workers;
   spec.pool.max_workers = m.max_workers;
   auto acquire = ParseDuration(m.acquire_timeout, "--acquire-timeout");
-  if (!acquire.ok()) return Fail(acquire.status());
+  if (!acquire.ok()) return UsageError(acquire.status());
   auto last_call = ParseDuration(m.last_call, "--last-call");
-  if (!last_call.ok()) return Fail(last_call.status());
+  if (!last_call.ok()) return UsageError(last_call.status());
   std::optional<std::chrono::milliseconds> every;
   if (!m.every.empty()) {
     auto e = ParseDuration(m.every, "--every");
-    if (!e.ok()) return Fail(e.status());
+    if (!e.ok()) return UsageError(e.status());
     every = *e;
   }
   spec.pool.acquire_timeout = *acquire;
@@ -295,6 +357,7 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
       exit_code = result.ok() ? 0 : Fail(AsFlagError(*app, result.status()));
       break;
     }
+    // A service ended by SIGTERM exits 0, also when the signal aborted a running job.
     if (!result.ok() && !g_stop.load()) {
       spdlog::warn("job failed: {}", Message(AsFlagError(*app, result.status())));
     }
@@ -348,7 +411,8 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
     add_threads(sub);
     sub->add_option("--out", run_flags.out, "the result file: one 'id value' line per vertex")
         ->required();
-    sub->add_option("--top", top, "print the N vertices with the largest values on stdout");
+    sub->add_option("--top", top, "print the N vertices with the largest values on stdout")
+        ->check(kCount);
     per_app.push_back(std::make_unique<AppOptions>());
     AppOptions* options = per_app.back().get();
     for (const catalogue::AppParam& p : app.params) options->Add(sub, p);
@@ -370,9 +434,12 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
       ->add_option("--out", master_job.out,
                    "the result directory: part-NNNNN files and _SUCCESS, replaced atomically")
       ->required();
-  master->add_option("--min-workers", master_flags.min_workers,
-                     "workers to wait for (0: every connected worker, at least one)");
-  master->add_option("--max-workers", master_flags.max_workers, "at most this many (0: no cap)");
+  master
+      ->add_option("--min-workers", master_flags.min_workers,
+                   "workers to wait for (0: every connected worker, at least one)")
+      ->check(kCount);
+  master->add_option("--max-workers", master_flags.max_workers, "at most this many (0: no cap)")
+      ->check(kCount);
   master->add_option("--acquire-timeout", master_flags.acquire_timeout,
                      "give up if the workers are not there within this (0: wait forever)");
   master->add_option("--last-call", master_flags.last_call,
@@ -396,7 +463,8 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   dbsp::WorkerOptions worker_options;
   worker->add_option("--master", worker_options.master, "the master's HOST:PORT")->required();
   add_threads(worker);
-  worker->add_option("--max-jobs", worker_options.max_jobs, "exit after this many jobs (0: never)");
+  worker->add_option("--max-jobs", worker_options.max_jobs, "exit after this many jobs (0: never)")
+      ->check(kCount);
   int health_port = -1;
   worker
       ->add_option("--health-port", health_port,
@@ -423,10 +491,11 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   generate->add_option("kind", gen.kind, "kronecker or uniform")
       ->required()
       ->check(CLI::IsMember({"kronecker", "uniform"}));
-  generate->add_option("--scale", gen.scale, "2^scale vertices")->required();
+  generate->add_option("--scale", gen.scale, "2^scale vertices")->required()->check(kCount);
   generate->add_option("--degree", gen.degree, "edges per vertex on average")
-      ->capture_default_str();
-  generate->add_option("--seed", gen.seed, "random seed")->capture_default_str();
+      ->capture_default_str()
+      ->check(kCount);
+  generate->add_option("--seed", gen.seed, "random seed")->capture_default_str()->check(kCount);
   generate->add_flag("--weights", gen.weights, "add integer weights in [1, 255]");
   generate->add_option("--out", gen.out, "output edge list")->required();
 
@@ -437,7 +506,7 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
     for (const catalogue::AppInfo& app : apps.apps())
       known += (known.empty() ? "" : ", ") + app.name;
     spdlog::error("run: unknown app '{}' (apps: {})", argv[2], known);
-    return 2;
+    return kExitUsage;
   }
   // validate --expected FILE --actual PATH (--rule R | --app A)
   CLI::App* validate =
@@ -456,14 +525,29 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   validate->add_option("--epsilon", check.epsilon, "relative tolerance of the epsilon rule")
       ->capture_default_str();
 
+  // CLI11 reports an unknown command only as "A subcommand is required"; name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* sub : cli.get_subcommands([](const CLI::App*) { return true; })) {
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+      found = found || sub->check_name(argv[1]);
+    }
+    if (!found) {
+      spdlog::error("unknown command '{}' (commands: {})", argv[1], known);
+      return kExitUsage;
+    }
+  }
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ConfigError& e) {
     // CLI11 names the key, not the file it came from.
     spdlog::error("--config {}: {}", config->as<std::string>(), e.what());
-    return 2;
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
-    return cli.exit(e);
+    // Prints the help (exit 0) or the error; CLI11's own codes (105, 109, ...) mean nothing to a
+    // caller, so every error is 2.
+    return cli.exit(e) == 0 ? 0 : kExitUsage;
   }
   std::optional<tbb::global_control> parallelism;
   if (threads > 0) {
@@ -471,46 +555,61 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   }
   InstallSignalHandlers();
 
-  if (run->parsed() && chosen != nullptr) return RunLocal(*chosen, run_flags, top);
-  if (master->parsed()) {
-    master_app_options.Collect(master_job.params);
-    return RunMaster(apps, master_flags, master_job);
-  }
-  if (worker->parsed()) {
-    if (health_port >= 0) {
-      worker_options.health_address = "0.0.0.0:" + std::to_string(health_port);
-      worker_options.health_started = [](int port) {
-        spdlog::info("health service on port {}", port);
-      };
+  auto dispatch = [&]() -> int {
+    if (run->parsed() && chosen != nullptr) return RunLocal(*chosen, run_flags, top);
+    if (master->parsed()) {
+      master_app_options.Collect(master_job.params);
+      return RunMaster(apps, master_flags, master_job);
     }
-    auto st = dbsp::ServeWorker(apps, worker_options, g_stop);
-    return st.ok() ? 0 : Fail(st);
-  }
-  if (validate->parsed()) {
-    if (check_rule.empty() && check_app.empty()) {
-      return Fail(absl::InvalidArgumentError("validate: give --rule or --app"));
+    if (worker->parsed()) {
+      if (health_port >= 0) {
+        worker_options.health_address = "0.0.0.0:" + std::to_string(health_port);
+        worker_options.health_started = [](int port) {
+          spdlog::info("health service on port {}", port);
+        };
+      }
+      auto st = dbsp::ServeWorker(apps, worker_options, g_stop);
+      return st.ok() ? 0 : Fail(st);
     }
-    auto rule_to_validate = RuleToValidate(apps, check_rule, check_app);
-    if (!rule_to_validate.ok()) return Fail(rule_to_validate.status());
-    check.rule = *rule_to_validate;
-    auto report = validate::Validate(check);
-    if (!report.ok()) return Fail(report.status());
-    std::cout << report->text;
-    return report->mismatches == 0 ? 0 : 1;
+    if (validate->parsed()) {
+      if (check_rule.empty() && check_app.empty()) {
+        return UsageError(absl::InvalidArgumentError("validate: give --rule or --app"));
+      }
+      auto rule_to_validate = RuleToValidate(apps, check_rule, check_app);
+      if (!rule_to_validate.ok()) return UsageError(rule_to_validate.status());
+      check.rule = *rule_to_validate;
+      auto report = validate::Validate(check);
+      if (!report.ok()) return Fail(report.status());
+      std::cout << report->text;
+      return report->mismatches == 0 ? 0 : kExitFailed;
+    }
+    if (health->parsed()) {
+      auto timeout = ParseDuration(health_timeout, "--timeout");
+      if (!timeout.ok()) return UsageError(timeout.status());
+      auto status = dbsp::CheckHealth(health_target, health_service, *timeout);
+      if (!status.ok()) return Fail(status.status());
+      std::cout << *status << "\n";
+      return *status == "SERVING" ? 0 : kExitFailed;
+    }
+    if (generate->parsed()) {
+      auto st = generate::Generate(gen);
+      // Generate checks its options first; everything after is the work failing.
+      if (absl::IsInvalidArgument(st)) return UsageError(st);
+      return st.ok() ? 0 : Fail(st);
+    }
+    return kExitUsage;
+  };
+  // A job's steps turn running out of memory into a failed job (ProgramRunner, Executor). This is
+  // for what is left (printing a result, a thread that cannot start), so that no exception ends
+  // the process with an abort and exit code 134.
+  try {
+    return dispatch();
+  } catch (const std::bad_alloc&) {
+    spdlog::error("out of memory");
+  } catch (const std::exception& e) {
+    spdlog::error("{}", bsp::SanitizeForLog(e.what(), 200));
   }
-  if (health->parsed()) {
-    auto timeout = ParseDuration(health_timeout, "--timeout");
-    if (!timeout.ok()) return Fail(timeout.status());
-    auto status = dbsp::CheckHealth(health_target, health_service, *timeout);
-    if (!status.ok()) return Fail(status.status());
-    std::cout << *status << "\n";
-    return *status == "SERVING" ? 0 : 1;
-  }
-  if (generate->parsed()) {
-    auto st = generate::Generate(gen);
-    return st.ok() ? 0 : Fail(st);
-  }
-  return 2;
+  return kExitFailed;
 }
 
 }  // namespace lockstep::cli

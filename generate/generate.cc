@@ -33,6 +33,8 @@
 #include <utility>
 #include <vector>
 
+#include "lockstep/bsp/output.h"
+
 namespace lockstep::generate {
 namespace {
 
@@ -227,11 +229,11 @@ absl::Status OutOfMemory(const GenerateOptions& options) {
 
 // Writes path's contents under a temporary name beside it and renames it into place on Commit.
 // Until then the destructor removes the temporary file, also when an exception unwinds, so a
-// failed run leaves no debris and an existing file at path untouched.
+// failed run leaves no debris and an existing file at path untouched. As WriteFileAtomically, only
+// a regular file (or a new one) is replaced; a device, FIFO or /dev/stdout is written into.
 class AtomicFile {
  public:
-  explicit AtomicFile(std::string path)
-      : path_(std::move(path)), temp_path_(path_ + ".tmp-" + std::to_string(::getpid())) {}
+  explicit AtomicFile(std::string path) : path_(std::move(path)) {}
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
   ~AtomicFile() {
@@ -240,6 +242,17 @@ class AtomicFile {
   }
 
   absl::Status Open() {
+    auto target = bsp::AtomicReplaceTarget(path_);
+    if (!target.ok()) return target.status();
+    if (!*target) {
+      in_place_ = true;
+      temp_path_ = path_;
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+      if (fd_ < 0) return absl::ErrnoToStatus(errno, "cannot write " + path_);
+      return absl::OkStatus();
+    }
+    path_ = **target;
+    temp_path_ = path_ + ".tmp-" + std::to_string(::getpid());
     fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd_ < 0) return absl::ErrnoToStatus(errno, "cannot create " + temp_path_);
     created_ = true;
@@ -259,6 +272,11 @@ class AtomicFile {
   }
 
   absl::Status Commit() {
+    if (in_place_) {
+      const int fd = std::exchange(fd_, -1);
+      if (::close(fd) != 0) return absl::ErrnoToStatus(errno, "cannot write " + path_);
+      return absl::OkStatus();
+    }
     // fsync first: without it a crash soon after the rename can leave an empty file at path on
     // some filesystems, which is exactly what the temporary name is there to prevent.
     if (::fsync(fd_) != 0) return absl::ErrnoToStatus(errno, "cannot write " + temp_path_);
@@ -275,6 +293,7 @@ class AtomicFile {
   std::string path_;
   std::string temp_path_;
   int fd_ = -1;
+  bool in_place_ = false;
   bool created_ = false;
   bool committed_ = false;
 };

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/graph_input.h"
+#include "lockstep/bsp/text.h"
 
 namespace lockstep::validate {
 namespace {
@@ -53,7 +54,8 @@ absl::Status ReadValues(const std::string& path, Values& out) {
       }
       if (!out.emplace(std::string(line.substr(0, sp)), std::string(value)).second) {
         return absl::InvalidArgumentError(absl::StrCat(
-            file, ":", line_no, ": vertex ", std::string(line.substr(0, sp)), " appears twice"));
+            file, ":", line_no, ": vertex ",
+            bsp::SanitizeForLog(line.substr(0, sp), bsp::kQuotedTokenBytes), " appears twice"));
       }
     }
   }

@@ -21,6 +21,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "lockstep/bsp/text.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
 #include "tbb/task_arena.h"
@@ -240,7 +241,8 @@ void ParseChunk(std::string_view text, FileKind kind, IdMode mode, bool keep_wei
       const char* e = b + tok[2].size();
       auto [ptr, ec] = std::from_chars(b, e, w);
       if (ec != std::errc() || ptr != e || std::isnan(w)) {
-        out.Fail(line_no, absl::StrCat("invalid weight '", std::string(tok[2]), "'"));
+        out.Fail(line_no,
+                 absl::StrCat("invalid weight '", SanitizeForLog(tok[2], kQuotedTokenBytes), "'"));
         break;
       }
     }
@@ -269,9 +271,10 @@ struct ParsedFile {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ":", LineOf(chunk, line), ": ", std::string(message)));
   }
-  // The chunk-level line of the `index`-th edge of chunk `chunk`, and its fields: the bad-input
-  // paths find lines again by rescanning rather than keep a line number per edge.
-  uint64_t EdgeLine(size_t chunk, size_t index, std::string_view (&tok)[3]) const {
+  // The chunk-level line of the `index`-th record (edge, or vertex of a vertex file) of chunk
+  // `chunk`, and its fields: the bad-input paths find lines again by rescanning rather than keep a
+  // line number per record.
+  uint64_t RecordLine(size_t chunk, size_t index, std::string_view (&tok)[3]) const {
     const Span s = spans[chunk];
     const std::string_view text = std::string_view(*data).substr(s.begin, s.end - s.begin);
     uint64_t line = 0;
@@ -446,6 +449,53 @@ class Dictionary {
   std::vector<TextKey> text_;
 };
 
+// A vertex file lists each vertex once. The dictionary folds repeats together, so a size short of
+// the number of lines means a repeat; only then is the file walked again to find its line.
+absl::Status CheckDistinct(const ParsedFile& vertices, const Dictionary& dict) {
+  size_t listed = 0;
+  for (const auto& ch : vertices.chunks) listed += ch.num_ids(vertices.mode);
+  if (dict.size() == listed) return absl::OkStatus();
+  auto index_of = [&](const ParsedChunk& ch, size_t i) {
+    switch (vertices.mode) {
+      case IdMode::kNarrow:
+        return dict.Find(uint64_t{ch.narrow[i]});
+      case IdMode::kWide:
+        return dict.Find(ch.wide[i]);
+      case IdMode::kText:
+        break;
+    }
+    return dict.Find(ch.strs[i]);
+  };
+  std::vector<bool> seen(dict.size(), false);
+  for (size_t c = 0; c < vertices.chunks.size(); ++c) {
+    const auto& ch = vertices.chunks[c];
+    for (size_t i = 0; i < ch.num_ids(vertices.mode); ++i) {
+      const uint32_t v = index_of(ch, i);
+      if (!seen[v]) {
+        seen[v] = true;
+        continue;
+      }
+      std::string_view tok[3];
+      const uint64_t line = vertices.RecordLine(c, i, tok);
+      // The first listing of the same vertex, for the message.
+      uint64_t first_line = 0;
+      for (size_t fc = 0; fc <= c && first_line == 0; ++fc) {
+        const auto& fch = vertices.chunks[fc];
+        for (size_t fi = 0; fi < fch.num_ids(vertices.mode); ++fi) {
+          if (index_of(fch, fi) != v) continue;
+          std::string_view ftok[3];
+          first_line = vertices.LineOf(fc, vertices.RecordLine(fc, fi, ftok));
+          break;
+        }
+      }
+      return vertices.ErrorAt(c, line,
+                              absl::StrCat("vertex ", SanitizeForLog(tok[0], kQuotedTokenBytes),
+                                           " is listed twice (first on line ", first_line, ")"));
+    }
+  }
+  return absl::InternalError("the vertex dictionary lost a vertex");
+}
+
 // Resolves the endpoints of an edge file against `dict`. An endpoint missing from the dictionary
 // is an error naming its line and `vertex_file`.
 absl::Status MapEdges(const ParsedFile& edges, const Dictionary& dict,
@@ -487,10 +537,11 @@ absl::Status MapEdges(const ParsedFile& edges, const Dictionary& dict,
     if (bad_edge[c] < 0) continue;
     if (!edges.data) return absl::InternalError("an edge names an unknown vertex");
     std::string_view tok[3];
-    const uint64_t line = edges.EdgeLine(c, static_cast<size_t>(bad_edge[c]), tok);
+    const uint64_t line = edges.RecordLine(c, static_cast<size_t>(bad_edge[c]), tok);
     const std::string_view missing = dict.Find(tok[0]) == kNoIndex ? tok[0] : tok[1];
-    return edges.ErrorAt(
-        c, line, absl::StrCat("vertex ", std::string(missing), " is not listed in ", vertex_file));
+    return edges.ErrorAt(c, line,
+                         absl::StrCat("vertex ", SanitizeForLog(missing, kQuotedTokenBytes),
+                                      " is not listed in ", vertex_file));
   }
   return absl::OkStatus();
 }
@@ -516,11 +567,11 @@ absl::Status CollectWeights(const ParsedFile& edges, WeightUse use, GraphInput& 
     for (size_t i = 0; i < ch.weights.size(); ++i) {
       if (ch.weights[i] < 0 || std::isinf(ch.weights[i])) {
         std::string_view tok[3];
-        const uint64_t line = edges.EdgeLine(c, i, tok);
-        return edges.ErrorAt(
-            c, line,
-            absl::StrCat(ch.weights[i] < 0 ? "negative" : "infinite", " weight ",
-                         std::string(tok[2]), " (the app needs finite weights >= 0)"));
+        const uint64_t line = edges.RecordLine(c, i, tok);
+        return edges.ErrorAt(c, line,
+                             absl::StrCat(ch.weights[i] < 0 ? "negative" : "infinite", " weight ",
+                                          SanitizeForLog(tok[2], kQuotedTokenBytes),
+                                          " (the app needs finite weights >= 0)"));
       }
     }
     out.weights.insert(out.weights.end(), ch.weights.begin(), ch.weights.end());
@@ -566,6 +617,84 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// A property's value and the line that gave it (the last, if the key is repeated).
+struct Property {
+  std::string value;
+  uint64_t line = 0;
+};
+
+// Reads a Java-style properties file: "key = value" or "key : value", '#' and '!' comments.
+absl::StatusOr<std::map<std::string, Property>> ReadPropertyLines(const std::string& path) {
+  auto data = ReadFile(path);
+  if (!data.ok()) return data.status();
+  std::map<std::string, Property> props;
+  std::string_view text = *data;
+  uint64_t line_no = 0;
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && (IsBlank(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && (IsBlank(s.back()))) s.remove_suffix(1);
+    return s;
+  };
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = trim(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line_no;
+    if (line.empty() || line[0] == '#' || line[0] == '!') continue;
+    size_t eq = line.find_first_of("=:");
+    if (eq == std::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", line_no, ": expected 'key = value'"));
+    }
+    props[std::string(trim(line.substr(0, eq)))] = {std::string(trim(line.substr(eq + 1))),
+                                                    line_no};
+  }
+  return props;
+}
+
+// The properties of one Graphalytics graph, "graph.<name>." removed from their keys, checked for
+// what every graph must say: its vertex file and whether it is directed.
+absl::StatusOr<std::map<std::string, Property>> ReadGraphalyticsPropertyLines(
+    const std::string& path) {
+  auto props = ReadPropertyLines(path);
+  if (!props.ok()) return props.status();
+  // Every key is "graph.<name>.<key>"; the graph's name is whatever stands before ".vertex-file".
+  std::string prefix;
+  for (const auto& [key, property] : *props) {
+    if (!key.starts_with("graph.") || !EndsWith(key, ".vertex-file")) continue;
+    const std::string name = key.substr(0, key.size() - std::string_view("vertex-file").size());
+    if (!prefix.empty()) {
+      // Which graph would run would depend on the names' order: say so instead.
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", property.line, ": ", SanitizeForLog(key, 200),
+                       " names a second graph (", SanitizeForLog(prefix, 200),
+                       "vertex-file is the first); a .properties file describes "
+                       "one graph"));
+    }
+    prefix = name;
+  }
+  if (prefix.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": no graph.<name>.vertex-file property"));
+  }
+  std::map<std::string, Property> stripped;
+  for (auto& [key, property] : *props) {
+    if (key.starts_with(prefix)) stripped[key.substr(prefix.size())] = std::move(property);
+  }
+  // Graphalytics spells it "true" or "false"; anything else (a typo, "False", nothing) used to run
+  // the graph as directed, which gives wrong results without a word.
+  auto directed = stripped.find("directed");
+  if (directed == stripped.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": no ", prefix, "directed property (expected true or false)"));
+  }
+  if (directed->second.value != "true" && directed->second.value != "false") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ":", directed->second.line, ": ", prefix, "directed is '",
+        SanitizeForLog(directed->second.value, kQuotedTokenBytes), "', expected true or false"));
+  }
+  return stripped;
+}
+
 absl::StatusOr<GraphInput> LoadEdgeList(const GraphSource& source, WeightUse use) {
   auto edges = ParseFile(source.path, FileKind::kEdges, use != WeightUse::kIgnore, true);
   if (!edges.ok()) return edges.status();
@@ -608,8 +737,7 @@ absl::StatusOr<GraphInput> LoadGraphalytics(const GraphSource& source, WeightUse
   if (!vfile.ok()) return vfile.status();
   auto efile = file_of("edge-file");
   if (!efile.ok()) return efile.status();
-  auto directed = g.properties.find("directed");
-  g.directed = directed == g.properties.end() || directed->second != "false";
+  g.directed = g.properties.at("directed") == "true";  // checked: "true" or "false"
 
   auto vertices = ParseFile(*vfile, FileKind::kVertices, false, true);
   if (!vertices.ok()) return vertices.status();
@@ -629,6 +757,7 @@ absl::StatusOr<GraphInput> LoadGraphalytics(const GraphSource& source, WeightUse
   } else {
     dict.BuildText(vertices->chunks);
   }
+  if (auto st = CheckDistinct(*vertices, dict); !st.ok()) return st;
   if (auto st = MapEdges(*edges, dict, *vfile, g); !st.ok()) return st;
   if (auto st = CollectWeights(*edges, use, g); !st.ok()) return st;
   g.external_ids = dict.Names();
@@ -708,51 +837,20 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 }
 
 absl::StatusOr<std::map<std::string, std::string>> ReadProperties(const std::string& path) {
-  auto data = ReadFile(path);
-  if (!data.ok()) return data.status();
+  auto lines = ReadPropertyLines(path);
+  if (!lines.ok()) return lines.status();
   std::map<std::string, std::string> props;
-  std::string_view text = *data;
-  uint64_t line_no = 0;
-  auto trim = [](std::string_view s) {
-    while (!s.empty() && (IsBlank(s.front()))) s.remove_prefix(1);
-    while (!s.empty() && (IsBlank(s.back()))) s.remove_suffix(1);
-    return s;
-  };
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    std::string_view line = trim(text.substr(0, nl));
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    ++line_no;
-    if (line.empty() || line[0] == '#' || line[0] == '!') continue;
-    size_t eq = line.find_first_of("=:");
-    if (eq == std::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", line_no, ": expected 'key = value'"));
-    }
-    props[std::string(trim(line.substr(0, eq)))] = std::string(trim(line.substr(eq + 1)));
-  }
+  for (auto& [key, property] : *lines) props[key] = std::move(property.value);
   return props;
 }
 
 absl::StatusOr<std::map<std::string, std::string>> ReadGraphalyticsProperties(
     const std::string& path) {
-  auto props = ReadProperties(path);
-  if (!props.ok()) return props.status();
-  // Every key is "graph.<name>.<key>"; the graph's name is whatever stands before ".vertex-file".
-  std::string prefix;
-  for (const auto& [key, value] : *props) {
-    if (key.starts_with("graph.") && EndsWith(key, ".vertex-file")) {
-      prefix = key.substr(0, key.size() - std::string_view("vertex-file").size());
-    }
-  }
-  if (prefix.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": no graph.<name>.vertex-file property"));
-  }
-  std::map<std::string, std::string> stripped;
-  for (const auto& [key, value] : *props) {
-    if (key.starts_with(prefix)) stripped[key.substr(prefix.size())] = value;
-  }
-  return stripped;
+  auto lines = ReadGraphalyticsPropertyLines(path);
+  if (!lines.ok()) return lines.status();
+  std::map<std::string, std::string> props;
+  for (auto& [key, property] : *lines) props[key] = std::move(property.value);
+  return props;
 }
 
 bool IsGraphalytics(const GraphSource& source) {
@@ -768,6 +866,30 @@ absl::StatusOr<GraphInput> LoadGraph(const GraphSource& source, WeightUse weight
   if (format == "graphalytics") return LoadGraphalytics(source, weights);
   return absl::InvalidArgumentError(
       absl::StrCat("--format: unknown format '", format, "' (expected edgelist or graphalytics)"));
+}
+
+uint64_t EstimateLoadBytes(const GraphSource& source) {
+  auto size_of = [](const std::string& path) -> uint64_t {
+    struct stat info;
+    return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode)
+               ? static_cast<uint64_t>(info.st_size)
+               : 0;
+  };
+  uint64_t bytes = 0;
+  if (IsGraphalytics(source)) {
+    auto props = ReadGraphalyticsProperties(source.path);
+    if (!props.ok()) return 0;
+    const std::string dir = Dirname(source.path);
+    for (const char* key : {"vertex-file", "edge-file"}) {
+      auto it = props->find(key);
+      if (it == props->end()) continue;
+      bytes += size_of(it->second.starts_with("/") ? it->second : dir + "/" + it->second);
+    }
+  } else {
+    bytes = size_of(source.path);
+  }
+  // The text, the IDs parsed from it (up to 16 bytes per short line) and the edge arrays.
+  return 3 * bytes;
 }
 
 }  // namespace lockstep::bsp

@@ -6,15 +6,23 @@
 #include <gtest/gtest.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "util/temp_dir.h"
@@ -57,8 +65,17 @@ class CliTest : public ::testing::Test {
   }
 
   // Runs `lockstep args...` in the test's directory; stdout and stderr go to files there.
-  Process Run(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv_storage = {LOCKSTEP_BINARY};
+  Process Run(const std::vector<std::string>& args) const { return Wait(Start(args)); }
+
+  // Runs `bash -c script` (e.g. to set a ulimit before exec'ing lockstep) the same way.
+  Process RunShell(const std::string& script) const {
+    return Wait(Start({"-c", script}, "/bin/bash"));
+  }
+
+  // Starts `program args...` (lockstep by default) without waiting; Wait collects it.
+  pid_t Start(const std::vector<std::string>& args,
+              const std::string& program = LOCKSTEP_BINARY) const {
+    std::vector<std::string> argv_storage = {program};
     argv_storage.insert(argv_storage.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& a : argv_storage) argv.push_back(a.data());
@@ -71,14 +88,31 @@ class CliTest : public ::testing::Test {
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addchdir_np(&actions, dir_.c_str());
-    Process p;
     pid_t pid = 0;
-    const int rc = ::posix_spawn(&pid, LOCKSTEP_BINARY, &actions, nullptr, argv.data(), environ);
+    const int rc = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
-    EXPECT_EQ(rc, 0) << "cannot start " << LOCKSTEP_BINARY;
-    if (rc != 0) return p;
+    EXPECT_EQ(rc, 0) << "cannot start " << program;
+    return rc == 0 ? pid : -1;
+  }
+
+  Process Wait(pid_t pid) const {
+    Process p;
+    if (pid < 0) return p;
+    const std::string out = (dir_ / ".stdout").string(), err = (dir_ / ".stderr").string();
+    // A deadline, so that a regression (a flag accepted, a worker serving for ever) fails the
+    // test instead of hanging it.
     int status = 0;
-    EXPECT_EQ(::waitpid(pid, &status, 0), pid);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    pid_t done = 0;
+    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      ::usleep(10000);
+    }
+    if (done == 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      ADD_FAILURE() << "still running after 120 s: killed";
+    }
     p.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     p.out = ReadFile(out);
     p.err = ReadFile(err);
@@ -217,6 +251,239 @@ TEST_F(CliTest, BadFlagValuesNameTheFlag) {
   // The --threads message should not contradict itself ("0 not in range 0 to ...").
   const Process zero = Run({"run", "pagerank", "--threads", "0", "--graph", graph, "--out", out});
   EXPECT_THAT(zero.err, Not(HasSubstr("range 0")));
+}
+
+// --- Exit codes: 0 success, 1 the job failed, 2 the command line or configuration is wrong. ---
+
+TEST_F(CliTest, UsageErrorsExitTwoNamingWhatIsWrong) {
+  const std::string graph = Write("g.el", "1 2\n2 3\n");
+  const std::string out = Path("out.txt");
+  const std::string config = Write("bad.toml", "[run.pagerank]\niterations = 3\n");
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"run", "pagerank", "--graph", graph, "--out", out, "--bogus"}, "--bogus"},
+      {{"run", "pagerank", "--graph", Path("nope.el"), "--out", out}, "nope.el"},
+      {{"run", "pagerank", "--out", out}, "--graph"},
+      {{"run", "nosuchapp", "--graph", graph, "--out", out}, "nosuchapp"},
+      {{"run", "pagerank", "--graph", graph, "--out", out, "--top", "-1"}, "--top"},
+      {{"run", "pagerank", "--graph", graph, "--out", out, "--top", "x"}, "--top"},
+      {{"run", "pagerank", "--graph", graph, "--out", out, "--max-supersteps", "-1"},
+       "--max-supersteps"},
+      {{"run", "pagerank", "--graph", graph, "--out", out, "--damping", "2"}, "--damping"},
+      {{"run", "pagerank", "--graph", graph, "--out", out, "--damping", "abc"}, "--damping"},
+      {{"run", "sssp", "--graph", graph, "--out", out}, "--source"},
+      {{"--config", config, "run", "pagerank", "--graph", graph, "--out", out}, "iterations"},
+      {{"--config", Path("none.toml"), "run", "pagerank", "--graph", graph, "--out", out},
+       "none.toml"},
+      {{"master", "--listen", "127.0.0.1:0", "--app", "nosuchapp", "--graph", graph, "--out", out},
+       "nosuchapp"},
+      {{"master", "--listen", "127.0.0.1:0", "--app", "pagerank", "--graph", graph, "--out", out,
+        "--every", "soon"},
+       "--every"},
+      {{"master", "--listen", "127.0.0.1:0", "--app", "pagerank", "--graph", graph, "--out", out,
+        "--acquire-timeout", "-5s"},
+       "--acquire-timeout"},
+      {{"master", "--listen", "127.0.0.1:0", "--app", "pagerank", "--graph", graph, "--out", out,
+        "--min-workers", "3", "--max-workers", "2"},
+       "--min-workers"},
+      {{"master", "--listen", "127.0.0.1:0", "--app", "pagerank", "--graph", graph, "--out", out,
+        "--damping", "7"},
+       "--damping"},
+      {{"master", "--listen", "127.0.0.1:0", "--app", "pagerank", "--graph", graph, "--out", out,
+        "--source", "1"},
+       "--source"},
+      {{"worker", "--master", "127.0.0.1:1", "--max-jobs", "-1"}, "--max-jobs"},
+      {{"health", "127.0.0.1:1", "--timeout", "never"}, "--timeout"},
+      {{"generate", "kronecker", "--scale", "0", "--out", Path("k.el")}, "--scale"},
+      {{"generate", "kronecker", "--scale", "-3", "--out", Path("k.el")}, "--scale"},
+      {{"validate", "--expected", graph, "--actual", graph}, "--rule"},
+      {{"validate", "--expected", graph, "--actual", graph, "--rule", "close"}, "--rule"},
+      {{"bogus-command"}, "bogus-command"},
+  };
+  for (const Case& c : cases) {
+    const Process p = Run(c.args);
+    std::string line;
+    for (const std::string& a : c.args) line += a + " ";
+    EXPECT_EQ(p.exit_code, 2) << line << "\n" << p.err;
+    EXPECT_THAT(p.err, HasSubstr(c.says)) << line;
+    EXPECT_FALSE(fs::exists(out)) << line;
+  }
+}
+
+TEST_F(CliTest, HelpExitsZero) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"--help-all"}, {"run", "pagerank", "--help"}, {"master", "--help"}}) {
+    const Process p = Run(args);
+    EXPECT_EQ(p.exit_code, 0) << args[0] << "\n" << p.err;
+    EXPECT_THAT(p.out, HasSubstr("--")) << args[0];
+  }
+}
+
+TEST_F(CliTest, FailedJobsExitOne) {
+  const Process bad =
+      Run({"run", "pagerank", "--graph", Write("bad.el", "1 2\n3\n"), "--out", Path("out.txt")});
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  // A source the graph lacks is known only once the graph is read: the job fails.
+  const Process source = Run({"run", "sssp", "--graph", Write("g.el", "1 2\n"), "--source", "9",
+                              "--out", Path("out.txt")});
+  EXPECT_EQ(source.exit_code, 1) << source.err;
+  EXPECT_THAT(source.err, HasSubstr("--source"));
+  const Process unwritable =
+      Run({"run", "pagerank", "--graph", Path("g.el"), "--out", Path("no-such-dir/out.txt")});
+  EXPECT_EQ(unwritable.exit_code, 1) << unwritable.err;
+  const Process mismatch = Run({"validate", "--expected", Write("a.txt", "1 1\n2 2\n"), "--actual",
+                                Write("b.txt", "1 1\n2 3\n"), "--rule", "exact"});
+  EXPECT_EQ(mismatch.exit_code, 1) << mismatch.err;
+  EXPECT_EQ(Files(), (std::set<std::string>{"bad.el", "g.el", "a.txt", "b.txt"}));
+}
+
+TEST_F(CliTest, MasterServiceEndedBySigtermExitsZero) {
+  const std::string graph = Write("g.el", "1 2\n2 3\n");
+  // No worker ever comes: the service waits in its first job until SIGTERM.
+  const pid_t pid =
+      Start({"master", "--listen", "127.0.0.1:0", "--app", "pagerank", "--graph", graph, "--out",
+             Path("result"), "--every", "1s", "--port-file", Path("port")});
+  ASSERT_GT(pid, 0);
+  for (int i = 0; i < 300 && !fs::exists(Path("port")); ++i) ::usleep(20000);
+  ASSERT_TRUE(fs::exists(Path("port")));
+  ::usleep(200000);  // into the job's wait for workers
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  const Process p = Wait(pid);
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_FALSE(fs::exists(Path("result")));
+}
+
+// --- Output onto what is not a regular file: written into, never replaced. ---
+
+// As root, replacing /dev/null with a regular file breaks every program on the machine. The
+// device here is one made in the test's directory with /dev/null's numbers; the real one is never
+// named.
+TEST_F(CliTest, OutputOntoADeviceKeepsTheDevice) {
+  const std::string device = Path("null");
+  // CI runs the tests as root; without root this fails rather than skip the check.
+  ASSERT_EQ(::mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0)
+      << "mknod " << device << ": " << std::strerror(errno) << " (this test needs root)";
+  const std::string graph = Write("g.el", "1 2\n2 3\n3 1\n");
+  const Process p = Run({"run", "pagerank", "--graph", graph, "--out", device});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  // --top reads the result back from --out, which a device cannot give.
+  const Process top = Run({"run", "pagerank", "--graph", graph, "--out", device, "--top", "2"});
+  EXPECT_EQ(top.exit_code, 2) << top.err;
+  EXPECT_THAT(top.err, HasSubstr("--top"));
+  struct stat st;
+  ASSERT_EQ(::lstat(device.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "the device was replaced by a regular file";
+  EXPECT_EQ(st.st_rdev, makedev(1, 3));
+  EXPECT_EQ(Files(), (std::set<std::string>{"g.el", "null"}));  // no temporary beside it
+  // generate writes its own file the same way.
+  const Process gen = Run({"generate", "uniform", "--scale", "6", "--out", device});
+  EXPECT_EQ(gen.exit_code, 0) << gen.err;
+  ASSERT_EQ(::lstat(device.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "generate replaced the device by a regular file";
+  EXPECT_EQ(Files(), (std::set<std::string>{"g.el", "null"}));
+}
+
+TEST_F(CliTest, OutputOntoAFifoReachesItsReader) {
+  const std::string fifo = Path("results.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  const std::string graph = Write("g.el", "a b\nb c\nc a\n");
+  // Detached: if the FIFO were replaced, its reader would wait for a writer for ever.
+  auto received = std::make_shared<std::promise<std::string>>();
+  std::future<std::string> done = received->get_future();
+  std::thread([fifo, received] { received->set_value(ReadFile(fifo)); }).detach();
+  const Process p = Run({"run", "wcc", "--graph", graph, "--out", fifo});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "the reader got nothing: the FIFO was replaced";
+  const std::vector<std::string> lines = Lines(done.get());
+  EXPECT_EQ(std::set<std::string>(lines.begin(), lines.end()),
+            (std::set<std::string>{"a a", "b a", "c a"}));
+  struct stat st;
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+}
+
+// --- Graphalytics input that used to be accepted silently. ---
+
+TEST_F(CliTest, GraphalyticsDirectedMustBeTrueOrFalse) {
+  Write("t.v", "1\n2\n3\n");
+  Write("t.e", "1 2\n2 3\n");
+  for (const std::string line :
+       {"graph.t.directed = maybe\n", "graph.t.directed = False\n", "graph.t.directed =\n", ""}) {
+    const std::string props =
+        Write("t.properties", "graph.t.vertex-file = t.v\ngraph.t.edge-file = t.e\n" + line);
+    const Process p = Run({"run", "wcc", "--graph", props, "--out", Path("out.txt")});
+    EXPECT_EQ(p.exit_code, 1) << line << p.err;
+    EXPECT_THAT(p.err, AllOf(HasSubstr(props + (line.empty() ? ": " : ":3: ")),
+                             HasSubstr("graph.t.directed"), HasSubstr("true or false")))
+        << line;
+    EXPECT_FALSE(fs::exists(Path("out.txt")));
+  }
+  // --undirected cannot override it: the flag is for edge lists.
+  const std::string props =
+      Write("t.properties",
+            "graph.t.vertex-file = t.v\ngraph.t.edge-file = t.e\ngraph.t.directed = true\n");
+  const Process flag = Run({"run", "wcc", "--graph", props, "--undirected", "--out", Path("o")});
+  EXPECT_EQ(flag.exit_code, 2) << flag.err;
+  EXPECT_THAT(flag.err, HasSubstr("--undirected"));
+}
+
+TEST_F(CliTest, GraphalyticsVertexListedTwiceIsAnError) {
+  Write("t.v", "1\n2\n3\n2\n");
+  Write("t.e", "1 2\n2 3\n");
+  const std::string props =
+      Write("t.properties",
+            "graph.t.vertex-file = t.v\ngraph.t.edge-file = t.e\ngraph.t.directed = true\n");
+  const Process p = Run({"run", "wcc", "--graph", props, "--out", Path("out.txt")});
+  EXPECT_EQ(p.exit_code, 1) << p.err;
+  EXPECT_THAT(p.err, HasSubstr(Path("t.v") + ":4: vertex 2 is listed twice (first on line 2)"));
+  EXPECT_FALSE(fs::exists(Path("out.txt")));
+}
+
+// --- A bad token is quoted short and clean: one line, whatever the input holds. ---
+
+TEST_F(CliTest, HugeOrBinaryTokensGiveAShortCleanError) {
+  const std::string huge = Write("huge.el", "1 2\n2 3 " + std::string(1 << 20, '7') + "x\n");
+  const Process p = Run({"run", "pagerank", "--graph", huge, "--out", Path("out.txt")});
+  EXPECT_EQ(p.exit_code, 1);
+  EXPECT_THAT(
+      p.err, AllOf(HasSubstr(huge + ":2: invalid weight '7777"), HasSubstr("... (1048577 bytes)")));
+  EXPECT_LT(p.err.size(), 400u);
+  EXPECT_EQ(Lines(p.err).size(), 1u) << p.err;
+  const std::string binary = Write("binary.el", std::string("1 2\n2 3 \xff\xfe\x1b[2J\x01\n", 15));
+  const Process b = Run({"run", "pagerank", "--graph", binary, "--out", Path("out.txt")});
+  EXPECT_EQ(b.exit_code, 1);
+  EXPECT_THAT(b.err, HasSubstr(binary + ":2: invalid weight '\\xff\\xfe\\x1b[2J\\x01'"));
+  EXPECT_EQ(Lines(b.err).size(), 1u) << b.err;
+}
+
+// --- Out of memory: a failed job with a message, not an abort. ---
+
+TEST_F(CliTest, OutOfMemoryFailsTheJobWithAMessage) {
+  // The address space an idle run needs here (the binary, its libraries, a thread or two):
+  // the smallest limit, in 16 MiB steps, under which a tiny graph runs.
+  const std::string tiny = Write("tiny.el", "1 2\n");
+  int idle_mib = 0;
+  for (int mib = 32; mib <= 2048 && idle_mib == 0; mib += 16) {
+    const Process p =
+        RunShell("ulimit -v " + std::to_string(mib * 1024) + "; exec " + LOCKSTEP_BINARY +
+                 " run pagerank --threads 1 --graph " + tiny + " --out " + Path("tiny.txt"));
+    if (p.exit_code == 0) idle_mib = mib;
+  }
+  ASSERT_GT(idle_mib, 0) << "no limit up to 2 GiB runs even a tiny graph";
+  // A graph that needs far more: about 4 million edges, a few hundred MiB to load and run.
+  const Process gen = Run({"generate", "kronecker", "--scale", "18", "--out", Path("big.el")});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const Process p = RunShell("ulimit -v " + std::to_string((idle_mib + 48) * 1024) + "; exec " +
+                             LOCKSTEP_BINARY + " run pagerank --threads 1 --undirected --graph " +
+                             Path("big.el") + " --out " + Path("big.txt"));
+  EXPECT_EQ(p.exit_code, 1) << "idle needs " << idle_mib << " MiB\n" << p.err;
+  EXPECT_THAT(p.err, MatchesRegex("(.|\n)*out of memory while building [^\n]+ \\(needed about "
+                                  "[0-9]+ MiB\\)(.|\n)*"));
+  EXPECT_FALSE(fs::exists(Path("big.txt")));
 }
 
 // --- Output shape. ---

@@ -1,21 +1,30 @@
 // Codecs for trivially copyable types, vertex IDs, and the output helpers: WriteFileAtomically
 // and the number formatting results are written with.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <bit>
 #include <boost/uuid/name_generator_sha1.hpp>
 #include <boost/uuid/string_generator.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <future>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -207,6 +216,66 @@ TEST(WriteFileAtomicallyTest, MissingDirectoryIsAnErrorNamingThePath) {
   EXPECT_FALSE(st.ok());
   EXPECT_THAT(std::string(st.message()), HasSubstr(path));
   EXPECT_TRUE(dir.List().empty());
+}
+
+// Atomic replacement is for regular files: renaming a temporary file onto a device replaced
+// /dev/null with a regular file (as root, for every program on the machine). The device here is a
+// copy of /dev/null's (char 1:3) made in a temporary directory; the real one is never touched.
+TEST(WriteFileAtomicallyTest, CharacterDeviceIsWrittenIntoNotReplaced) {
+  test::TempDir dir;
+  const std::string path = (dir.path() / "null").string();
+  // Tests run as root (CI does); without root this fails rather than skip the check.
+  ASSERT_EQ(::mknod(path.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0)
+      << "mknod " << path << ": " << std::strerror(errno) << " (this test needs root)";
+  ASSERT_TRUE(WriteFileAtomically(path, "1 0.5\n2 0.5\n").ok());
+  struct stat st;
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "the device was replaced";
+  EXPECT_EQ(st.st_rdev, makedev(1, 3));
+  EXPECT_THAT(dir.List(), ElementsAre("null"));  // no temporary left beside it
+}
+
+TEST(WriteFileAtomicallyTest, FifoIsWrittenIntoForItsReader) {
+  test::TempDir dir;
+  const std::string path = (dir.path() / "fifo").string();
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+  // The reader is detached: if the FIFO were replaced it would wait for a writer for ever.
+  auto received = std::make_shared<std::promise<std::string>>();
+  std::future<std::string> done = received->get_future();
+  std::thread([path, received] { received->set_value(bsptest::ReadAll(path)); }).detach();
+  const std::string bytes(100000, 'x');  // more than a pipe holds
+  const absl::Status st = WriteFileAtomically(path, bytes);
+  EXPECT_TRUE(st.ok()) << st;
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(30)), std::future_status::ready)
+      << "the FIFO's reader never got the bytes";
+  EXPECT_EQ(done.get(), bytes);
+  struct stat info;
+  ASSERT_EQ(::lstat(path.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISFIFO(info.st_mode));
+  EXPECT_THAT(dir.List(), ElementsAre("fifo"));
+}
+
+TEST(WriteFileAtomicallyTest, SymlinkKeepsTheLinkAndReplacesItsTarget) {
+  test::TempDir dir;
+  const std::string target = dir.Write("target.txt", "old\n");
+  const std::string link = (dir.path() / "link.txt").string();
+  std::filesystem::create_symlink("target.txt", link);
+  ASSERT_TRUE(WriteFileAtomically(link, "new\n").ok());
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_EQ(bsptest::ReadAll(target), "new\n");
+  EXPECT_THAT(dir.List(), ::testing::UnorderedElementsAre("link.txt", "target.txt"));
+}
+
+TEST(WriteFileAtomicallyTest, OwnDescriptorIsWrittenInto) {
+  test::TempDir dir;
+  const std::string path = dir.Write("captured.txt", "");
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(WriteFileAtomically("/dev/fd/" + std::to_string(fd), "via fd\n").ok());
+  ASSERT_TRUE(WriteFileAtomically("/proc/self/fd/" + std::to_string(fd), "again\n").ok());
+  ::close(fd);
+  EXPECT_EQ(bsptest::ReadAll(path), "via fd\nagain\n");
+  EXPECT_THAT(dir.List(), ElementsAre("captured.txt"));
 }
 
 // --- Number formatting ---------------------------------------------------------------------------

@@ -26,10 +26,12 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::Pair;
 using ::testing::StartsWith;
 
-constexpr char kExamples[] = "/work/shared/graphalytics/example-data-sets/graphs/";
+// The shared Graphalytics examples, found from the source tree (CMake gives LOCKSTEP_SHARED_DIR).
+constexpr char kExamples[] = LOCKSTEP_SHARED_DIR "/graphalytics/example-data-sets/graphs/";
 
 // The directed edges of a loaded graph as (src, dst) external IDs, in the input's edge order
 // (a symmetric input's reverses after its stored edges).
@@ -248,6 +250,19 @@ TEST_F(LoaderTest, NegativeWeightNamesFileAndLine) {
   ASSERT_TRUE(g.ok()) << g.status();
 }
 
+// An error quotes a bad token short and clean: one line, valid UTF-8, a few dozen bytes of it.
+TEST_F(LoaderTest, BadTokensAreQuotedShortAndEscaped) {
+  const std::string huge(1 << 20, 'x');
+  const std::string error = ErrorOf("1 2 0.5\n2 3 " + huge + "\n");
+  EXPECT_THAT(error, AllOf(StartsWith(PathOf("bad.el") + ":2: invalid weight 'xxxx"),
+                           HasSubstr("... (1048576 bytes)")));
+  EXPECT_LT(error.size(), PathOf("bad.el").size() + 120) << error.substr(0, 200);
+  // Bytes that are not UTF-8, and control bytes, are escaped.
+  EXPECT_EQ(ErrorOf("1 2 0.5\n2 3 \xff\xfe\x01\x1b[2J\n"),
+            PathOf("bad.el") + ":2: invalid weight '\\xff\\xfe\\x01\\x1b[2J'");
+  EXPECT_THAT(ErrorOf("1 2 -" + huge.substr(0, 100) + "1\n"), Not(HasSubstr(huge.substr(0, 60))));
+}
+
 // A file large enough to be cut into several chunks: line numbers must count across chunks.
 TEST_F(LoaderTest, ErrorLinesCountAcrossChunks) {
   tbb::task_arena arena(4);
@@ -421,6 +436,86 @@ TEST_F(GraphalyticsFilesTest, TextEndpointInIntegerGraphNamesEdgeFileAndLine) {
   EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(g.status().message()),
               AllOf(StartsWith(PathOf("mini.e") + ":3: "), HasSubstr("vertex x")));
+}
+
+// `directed` decides the graph's edges: anything but "true" or "false" is an error, not "directed".
+TEST_F(GraphalyticsFilesTest, DirectedMustBeTrueOrFalse) {
+  dir_.Write("mini.v", "1\n2\n");
+  dir_.Write("mini.e", "1 2\n");
+  const std::string head = "graph.mini.vertex-file = mini.v\ngraph.mini.edge-file = mini.e\n";
+  for (const std::string value : {"", "maybe", "False", "TRUE", "1", "true false"}) {
+    const std::string path = dir_.Write("mini.properties", head + "graph.mini.directed = " + value +
+                                                               "\ngraph.mini.meta.vertices = 2\n");
+    auto g = LoadGraph({.path = path}, WeightUse::kIgnore);
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument) << value;
+    EXPECT_EQ(std::string(g.status().message()),
+              path + ":3: graph.mini.directed is '" + value + "', expected true or false");
+    EXPECT_FALSE(ReadGraphalyticsProperties(path).ok()) << value;
+  }
+  const std::string missing = dir_.Write("mini.properties", head);
+  auto g = LoadGraph({.path = missing}, WeightUse::kIgnore);
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(g.status().message()),
+              AllOf(StartsWith(missing + ": "), HasSubstr("graph.mini.directed"),
+                    HasSubstr("expected true or false")));
+  // A bad value is quoted short and escaped.
+  const std::string odd = dir_.Write(
+      "mini.properties", head + "graph.mini.directed = " + std::string(500, 'y') + "\xff\n");
+  EXPECT_THAT(std::string(LoadGraph({.path = odd}, WeightUse::kIgnore).status().message()),
+              AllOf(HasSubstr("... (501 bytes)"), Not(HasSubstr(std::string(100, 'y')))));
+}
+
+TEST_F(GraphalyticsFilesTest, RepeatedVertexNamesBothLines) {
+  // Integer IDs held in 32 bits (a direct table), 64 bits (a sorted array), and text IDs.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"1\n2\n# c\n3\n2\n3\n", "2"},
+      {"18446744073709551615\n7\n\n18446744073709551615\n", "18446744073709551615"},
+      {"4000000000\n2\n4000000000\n", "4000000000"},
+      {"b\na\nc\na\n", "a"},
+  };
+  const std::vector<std::pair<int, int>> lines = {{5, 2}, {4, 1}, {3, 1}, {4, 2}};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string path = Write(cases[i].first, "", true);
+    auto g = LoadGraph({.path = path}, WeightUse::kIgnore);
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument) << cases[i].first;
+    EXPECT_EQ(std::string(g.status().message()),
+              PathOf("mini.v") + ":" + std::to_string(lines[i].first) + ": vertex " +
+                  cases[i].second + " is listed twice (first on line " +
+                  std::to_string(lines[i].second) + ")");
+  }
+}
+
+TEST_F(GraphalyticsFilesTest, RepeatedVertexAcrossChunks) {
+  tbb::task_arena arena(4);
+  std::string v;
+  for (int i = 0; i < 300000; ++i) v += std::to_string(i * 3) + "\n";  // about 2 MB
+  v += "# c\n42\n";
+  const std::string path = Write(v, "0 3\n", false);
+  arena.execute([&] {
+    auto g = LoadGraph({.path = path}, WeightUse::kIgnore);
+    EXPECT_EQ(std::string(g.status().message()),
+              PathOf("mini.v") + ":300002: vertex 42 is listed twice (first on line 15)");
+  });
+}
+
+TEST_F(GraphalyticsFilesTest, UnlistedVertexIsQuotedEscaped) {
+  const std::string path = Write("a\nb\n", "a b\nb \xc3\x28\n", true);
+  auto g = LoadGraph({.path = path}, WeightUse::kIgnore);
+  EXPECT_THAT(std::string(g.status().message()),
+              AllOf(StartsWith(PathOf("mini.e") + ":2: "), HasSubstr("vertex \\xc3( is not")));
+}
+
+TEST_F(GraphalyticsFilesTest, TwoGraphsInOneFileIsAnError) {
+  Write("1\n", "", true);
+  const std::string path = dir_.Write(
+      "two.properties",
+      "graph.a.vertex-file = mini.v\ngraph.a.edge-file = mini.e\ngraph.a.directed = true\n"
+      "graph.b.vertex-file = mini.v\ngraph.b.edge-file = mini.e\ngraph.b.directed = false\n");
+  auto g = LoadGraph({.path = path}, WeightUse::kIgnore);
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      std::string(g.status().message()),
+      AllOf(StartsWith(path + ":4: "), HasSubstr("graph.b.vertex-file"), HasSubstr("one graph")));
 }
 
 TEST_F(GraphalyticsFilesTest, MissingVertexFileProperty) {

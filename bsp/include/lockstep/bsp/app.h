@@ -3,8 +3,12 @@
 // What runs an app's job: its parameters and a JobRunner over its vertex program. What an app is
 // called, its defaults and help live in the app catalogue (lockstep/catalogue/app.h), above bsp.
 
+#include <algorithm>
+#include <exception>
+#include <functional>
 #include <map>
 #include <memory>
+#include <new>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -46,26 +50,67 @@ class ProgramRunner final : public JobRunner {
 
   explicit ProgramRunner(std::ostream* report = nullptr) : report_(report) {}
 
+  // The program made over an empty graph, as the distributed master makes it: what Make checks
+  // without a graph.
+  absl::Status CheckParams(const JobDetails& details) const override {
+    return App::Make(details.params, GraphInput{}).status();
+  }
+
+  // Running out of memory (std::bad_alloc, from this thread or carried out of a TBB loop) fails the
+  // job with a status naming what was being built, instead of terminating the process: `run`
+  // prints it and a worker reports it to its master.
   absl::StatusOr<std::unique_ptr<Executor>> StartJob(const JobDetails& details,
                                                      const ExecutorFactory& factory) override {
-    absl::StatusOr<GraphInput> input = GraphInput{};
-    if (!details.coordinator) input = LoadGraph(details.graph, App::kWeights);
-    if (!input.ok()) return input.status();
-    auto split = partition::Range::Whole(details.coordinator ? 1 : details.worker_count);
-    if (!split.ok()) return split.status();
-    auto program = App::Make(details.params, *input);
-    if (!program.ok()) return program.status();
-    // The graph takes what the job needs; the input goes as it is used, and entirely before the
-    // engine's state is allocated, which keeps it out of the peak memory of a run.
-    auto graph = Graph<typename Program::EdgeValue>::BuildReleasing(
-        *input, *split, details.worker_index, NeedsInEdges<Program>());
-    if (!graph.ok()) return graph.status();
-    engine_ = std::make_unique<Engine<Program>>(std::move(*program), std::move(*graph));
-    return factory(*engine_, engine_->ProgramCallbacks());
+    std::string building = "the input graph from " + details.graph.path;
+    uint64_t needed = details.coordinator ? 0 : EstimateLoadBytes(details.graph);
+    try {
+      absl::StatusOr<GraphInput> input = GraphInput{};
+      if (!details.coordinator) input = LoadGraph(details.graph, App::kWeights);
+      if (!input.ok()) return input.status();
+      auto split = partition::Range::Whole(details.coordinator ? 1 : details.worker_count);
+      if (!split.ok()) return split.status();
+      auto program = App::Make(details.params, *input);
+      if (!program.ok()) return program.status();
+      building = "the graph and the engine's state";
+      const uint64_t parts = details.coordinator ? 1 : std::max<uint32_t>(1, details.worker_count);
+      needed = InputBytes(*input) + EstimateEngineBytes<Program>(input->num_vertices() / parts,
+                                                                 input->num_edges() / parts);
+      // The graph takes what the job needs; the input goes as it is used, and entirely before the
+      // engine's state is allocated, which keeps it out of the peak memory of a run.
+      auto graph = Graph<typename Program::EdgeValue>::BuildReleasing(
+          *input, *split, details.worker_index, NeedsInEdges<Program>());
+      if (!graph.ok()) return graph.status();
+      engine_ = std::make_unique<Engine<Program>>(std::move(*program), std::move(*graph));
+      return factory(*engine_, engine_->ProgramCallbacks());
+    } catch (const std::bad_alloc&) {
+      engine_.reset();
+      return OutOfMemoryError(building, needed);
+    } catch (const std::exception& e) {
+      // E.g. oneTBB failing to start a thread when the address space is short.
+      engine_.reset();
+      return FailedWhileBuilding(building, e);
+    }
   }
 
   absl::StatusOr<OutputSummary> CompleteJob(const JobDetails& details) override {
     if (!engine_) return absl::FailedPreconditionError("complete_job before start_job");
+    try {
+      return WriteResults(details);
+    } catch (const std::bad_alloc&) {
+      // The text of every line twice (the pieces, then the whole), at a few dozen bytes a line.
+      return OutOfMemoryError("the output " + details.output,
+                              2 * 48 * uint64_t{engine_->topology().num_local()});
+    } catch (const std::exception& e) {
+      return FailedWhileBuilding("the output " + details.output, e);
+    }
+  }
+
+  void AbortJob(const JobDetails&) override { engine_.reset(); }
+
+  const Engine<Program>* engine() const { return engine_.get(); }
+
+ private:
+  absl::StatusOr<OutputSummary> WriteResults(const JobDetails& details) {
     const Topology& topo = engine_->topology();
     const auto values = engine_->values();
     constexpr uint32_t kChunk = 1 << 16;
@@ -93,11 +138,11 @@ class ProgramRunner final : public JobRunner {
     return OutputSummary{n, text.size(), Crc32c(text)};
   }
 
-  void AbortJob(const JobDetails&) override { engine_.reset(); }
+  // What the loaded input holds while the graph is built from it.
+  static uint64_t InputBytes(const GraphInput& input) {
+    return input.num_vertices() * 40 + input.num_stored_edges() * 8 + input.weights.size() * 8;
+  }
 
-  const Engine<Program>* engine() const { return engine_.get(); }
-
- private:
   std::ostream* report_;
   std::unique_ptr<Engine<Program>> engine_;
 };

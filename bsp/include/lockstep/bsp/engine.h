@@ -98,6 +98,33 @@ class Context {
   bool halt_ = false;
 };
 
+// Roughly the bytes an Engine<P> over `vertices` local vertices with `edges` out-edges needs at
+// its peak: the CSR (and in-edges if P needs them), the vertex state, and a superstep in which
+// every edge carries a message. An estimate for out-of-memory errors, not an accounting.
+template <class P>
+uint64_t EstimateEngineBytes(uint64_t vertices, uint64_t edges) {
+  using Message = typename P::Message;
+  using EdgeValue = typename P::EdgeValue;
+  constexpr uint64_t kEdgeValue = std::is_same_v<EdgeValue, NoValue> ? 0 : sizeof(EdgeValue);
+  // UUID, global index, external ID (a short string), CSR offset, value, halted flag.
+  uint64_t per_vertex = 16 + 4 + 32 + 8 + sizeof(typename P::VertexValue) + 1;
+  uint64_t per_edge = 4 + kEdgeValue;
+  if constexpr (NeedsInEdges<P>()) {
+    per_vertex += 8;
+    per_edge += 4 + kEdgeValue;
+  }
+  if constexpr (IsBroadcast<P>()) {
+    per_vertex += 2 * (sizeof(Message) + 1);  // published values and their flags
+  } else if constexpr (HasCombiner<P>) {
+    per_vertex += sizeof(Message) + 1;  // the combined inbox
+    per_edge += sizeof(Message) + 4;    // outgoing buffers (message and slot)
+  } else {
+    per_vertex += 16;                     // inbox offsets and cursors
+    per_edge += 2 * sizeof(Message) + 4;  // outgoing buffers and the inbox
+  }
+  return vertices * per_vertex + edges * per_edge;
+}
+
 // The single-node engine for one vertex program over one partition of a graph (docs/design.md §3).
 //
 // Vertices are processed in fixed blocks of kBlock indexes. Each block has its own outgoing
@@ -171,6 +198,9 @@ class Engine final : public StepEngine {
   AggregatorRegistry& aggregators() override { return aggregators_; }
   void SetRelayer(Relayer* relayer) override { relayer_ = relayer; }
   uint64_t num_local_vertices() const override { return topology().num_local(); }
+  uint64_t EstimatedPeakBytes() const override {
+    return EstimateEngineBytes<P>(topology().num_local(), topology().num_out_edges());
+  }
 
   // The program's own callbacks, for the executor factory.
   Callbacks ProgramCallbacks() {

@@ -2,8 +2,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -41,6 +43,9 @@ class StepEngine {
   // delivered at the start of the next superstep.
   virtual absl::Status AcceptRelayed(RelayBatch batch) = 0;
   virtual uint64_t num_local_vertices() const = 0;
+  // Roughly the bytes this engine needs at its peak (graph, state, a busy superstep's messages),
+  // for out-of-memory errors; 0 if unknown.
+  virtual uint64_t EstimatedPeakBytes() const { return 0; }
 };
 
 // The user's callbacks, all optional, called in this order around every superstep s:
@@ -75,8 +80,10 @@ class Executor {
   StepEngine& engine() { return engine_; }
 
  private:
-  // Runs one superstep with its callbacks; returns whether to keep running.
+  // Runs one superstep with its callbacks; returns whether to keep running. Running out of memory
+  // is an error of the job (OutOfMemoryError), not of the process.
   absl::StatusOr<bool> Step();
+  absl::StatusOr<bool> StepOrThrow();
 
   StepEngine& engine_;
   Callbacks callbacks_;
@@ -92,5 +99,13 @@ using ExecutorFactory =
     std::function<absl::StatusOr<std::unique_ptr<Executor>>(StepEngine&, Callbacks)>;
 
 ExecutorFactory LocalExecutorFactory(ExecutorOptions options = {});
+
+// The error of a job that ran out of memory (std::bad_alloc) while building `what`:
+// "out of memory while building <what> (needed about N MiB)", N from `needed_bytes` (an estimate;
+// left out if 0). The job fails with it; the process lives on to say so (or serve the next job).
+absl::Status OutOfMemoryError(std::string_view what, uint64_t needed_bytes);
+// The error of a job whose step threw some other exception (e.g. a thread that could not start):
+// "failed while building <what>: <the exception's text>".
+absl::Status FailedWhileBuilding(std::string_view what, const std::exception& e);
 
 }  // namespace lockstep::bsp

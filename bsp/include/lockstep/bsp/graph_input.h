@@ -75,8 +75,13 @@ GraphInput WithReverseEdges(const GraphInput& input);
 void MakeSymmetric(GraphInput& input);
 
 absl::StatusOr<GraphInput> LoadGraph(const GraphSource& source, WeightUse weights);
+// Roughly the bytes LoadGraph needs at its peak for `source`, from the sizes of its files (0 if
+// they cannot be read): for out-of-memory errors.
+uint64_t EstimateLoadBytes(const GraphSource& source);
 
-// The properties of a Graphalytics graph with their "graph.<name>." prefix removed.
+// The properties of a Graphalytics graph with their "graph.<name>." prefix removed. The file must
+// describe one graph, with a vertex file and `directed` set to "true" or "false"; otherwise the
+// error names the file (and line).
 absl::StatusOr<std::map<std::string, std::string>> ReadGraphalyticsProperties(
     const std::string& path);
 // True if the source names a Graphalytics .properties file (explicitly or by its suffix).

@@ -52,6 +52,10 @@ uint32_t Crc32c(std::string_view bytes, uint32_t crc = 0);
 class JobRunner {
  public:
   virtual ~JobRunner() = default;
+  // Checks the job's parameters alone, before any graph is read, and changes nothing: a command
+  // line rejects a bad value with it before starting work. The default checks nothing (StartJob
+  // still does).
+  virtual absl::Status CheckParams(const JobDetails&) const { return absl::OkStatus(); }
   // Loads this process's part of the graph and builds the executor with `factory`.
   virtual absl::StatusOr<std::unique_ptr<Executor>> StartJob(const JobDetails& details,
                                                              const ExecutorFactory& factory) = 0;

@@ -1,15 +1,23 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace lockstep::bsp {
 
-// Writes `path` atomically: the bytes go to a temporary file beside it, which is renamed over
-// `path` only when complete. On failure nothing is left behind and an existing file is untouched.
+// Writes `path` atomically when it is a regular file or a new one: the bytes go to a temporary file
+// beside it, which is renamed over `path` only when complete. On failure nothing is left behind
+// and an existing file is untouched. A symbolic link to a regular file has that file replaced,
+// the link kept. Anything else is written into, never replaced: a device (/dev/null), a FIFO, and
+// this process's own descriptors (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N).
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes);
+// The path WriteFileAtomically replaces for `path` (itself, or the regular file a symbolic link
+// leads to), or nullopt if it writes into `path` instead; for writers of their own.
+absl::StatusOr<std::optional<std::string>> AtomicReplaceTarget(const std::string& path);
 
 // Appends a double with 17 significant digits (round-trips exactly); infinities as "Infinity"
 // and "-Infinity".
