@@ -195,7 +195,9 @@ std::variant<bsp::JobDetails, JobError> MakeJob(const catalogue::AppInfo& app,
                                                 const JobFlags& flags) {
   auto job = MakeJobDetails(app, flags);
   if (!job.ok()) return JobError{job.status(), kExitFailed};
-  if (auto st = CheckJobFlags(app, flags, *job); !st.ok()) return JobError{st, kExitUsage};
+  if (auto st = CheckJobFlags(app, flags, *job); !st.ok()) {
+    return JobError{AsFlagError(app, st), kExitUsage};
+  }
   return *std::move(job);
 }
 
