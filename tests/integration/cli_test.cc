@@ -486,6 +486,52 @@ TEST_F(CliTest, OutOfMemoryFailsTheJobWithAMessage) {
   EXPECT_FALSE(fs::exists(Path("big.txt")));
 }
 
+// A worker under an address-space limit below what its part of the graph needs fails the job with
+// its out-of-memory message, which the master shows (it said only "worker disconnected" when the
+// worker died of an uncaught std::bad_alloc); the master serves on and publishes nothing.
+TEST_F(CliTest, AWorkerOutOfMemoryFailsTheJobAndTheMasterShowsWhy) {
+  const Process gen = Run({"generate", "kronecker", "--scale", "18", "--out", Path("big.el")});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const Process started = RunShell(
+      "cd " + Path("") + " || exit 1; " + LOCKSTEP_BINARY +
+      " master --listen 127.0.0.1:0 --port-file port --app pagerank --undirected --graph big.el "
+      "--out res --min-workers 1 --every 100ms > master.log 2>&1 & echo $! > master.pid");
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  std::string port;
+  for (int i = 0; i < 500 && port.empty(); ++i) {
+    ::usleep(10000);
+    port = ReadFile(Path("port"));
+  }
+  ASSERT_FALSE(port.empty()) << ReadFile(Path("master.log"));
+  while (!port.empty() && port.back() == '\n') port.pop_back();
+  const pid_t master = static_cast<pid_t>(std::stol(ReadFile(Path("master.pid"))));
+  // From a limit too small to hold the graph upwards, until a worker connects and takes a job
+  // (below some limit it cannot even start its threads).
+  bool failed = false;
+  int limit_mib = 0;
+  for (int mib = 320; mib <= 1024 && !failed; mib += 32) {
+    const Process w =
+        RunShell("ulimit -v " + std::to_string(mib * 1024) + "; exec " + LOCKSTEP_BINARY +
+                 " worker --threads 1 --max-jobs 1 --master 127.0.0.1:" + port);
+    failed = ReadFile(Path("master.log")).find("out of memory while building") != std::string::npos;
+    if (failed) {
+      limit_mib = mib;
+      EXPECT_EQ(w.exit_code, 1) << w.err;
+      EXPECT_THAT(w.err, HasSubstr("out of memory while building")) << w.err;
+    }
+  }
+  ::kill(master, SIGTERM);
+  for (int i = 0; i < 1000 && ::kill(master, 0) == 0; ++i) ::usleep(10000);
+  const std::string log = ReadFile(Path("master.log"));
+  ASSERT_TRUE(failed) << log;
+  EXPECT_THAT(log, MatchesRegex("(.|\n)*job failed: worker 0 \\(ipv4:127\\.0\\.0\\.1:[0-9]+\\): "
+                                "failed: [^\n]*out of memory while building [^\n]+ \\(needed "
+                                "about [0-9]+ MiB\\)(.|\n)*"))
+      << "limit " << limit_mib << " MiB\n"
+      << log;
+  EXPECT_FALSE(fs::exists(Path("res"))) << "a failed job published something";
+}
+
 // --- Output shape. ---
 
 TEST_F(CliTest, TopPrintsThatManyLinesAndTheOutputHasOneLinePerVertex) {
