@@ -46,7 +46,7 @@ absl::Status Executor::RunToCompletion() {
     if (next_superstep_ >= options_.max_supersteps) {
       return absl::DeadlineExceededError(
           absl::StrCat("the job did not finish within ", options_.max_supersteps,
-                       " supersteps (raise --max-supersteps if it needs more)"));
+                       " supersteps, the job's superstep limit (max_supersteps)"));
     }
     auto keep = Step();
     if (!keep.ok()) return keep.status();

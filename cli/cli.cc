@@ -72,6 +72,11 @@ const CLI::Validator kCount(
 // command line a parameter is a flag, so the message names the flag.
 absl::Status AsFlagError(const catalogue::AppInfo& app, const absl::Status& status) {
   const std::string message(status.message());
+  // The engine says which limit a job hit; the command line says which flag raises it.
+  if (absl::IsDeadlineExceeded(status) && message.ends_with("(max_supersteps)")) {
+    return absl::Status(status.code(), absl::StrCat(message.substr(0, message.size() - 16),
+                                                    "(raise --max-supersteps if it needs more)"));
+  }
   for (const catalogue::AppParam& p : app.params) {
     if (message.starts_with(p.name + ":")) {
       return absl::Status(status.code(), absl::StrCat("--", message));
@@ -260,7 +265,7 @@ int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
   const auto compute_start = std::chrono::steady_clock::now();
   if (auto st = (*executor)->RunToCompletion(); !st.ok()) {
     runner->AbortJob(*job);
-    return Fail(st);
+    return Fail(AsFlagError(app, st));
   }
   const double compute_s = SecondsSince(compute_start);
   if (auto written = runner->CompleteJob(*job); !written.ok()) {
@@ -334,7 +339,7 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   spec.pool.acquire_timeout = *acquire;
   spec.pool.last_call = *last_call;
   auto peer_timeout = ParseDuration(m.peer_timeout, "--peer-timeout");
-  if (!peer_timeout.ok()) return Fail(peer_timeout.status());
+  if (!peer_timeout.ok()) return UsageError(peer_timeout.status());
   spec.peer_timeout = *peer_timeout;
   spec.progress = [](const dbsp::MasterProgress& p) {
     spdlog::info(

@@ -864,8 +864,8 @@ absl::StatusOr<GraphInput> LoadGraph(const GraphSource& source, WeightUse weight
                                                      : source.format;
   if (format == "edgelist") return LoadEdgeList(source, weights);
   if (format == "graphalytics") return LoadGraphalytics(source, weights);
-  return absl::InvalidArgumentError(
-      absl::StrCat("--format: unknown format '", format, "' (expected edgelist or graphalytics)"));
+  return absl::InvalidArgumentError(absl::StrCat("graph format: unknown format '", format,
+                                                 "' (expected edgelist or graphalytics)"));
 }
 
 uint64_t EstimateLoadBytes(const GraphSource& source) {

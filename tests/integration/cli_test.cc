@@ -283,6 +283,13 @@ TEST_F(CliTest, UsageErrorsExitTwoNamingWhatIsWrong) {
       {{"master", "--listen", "127.0.0.1:0", "--app", "pagerank", "--graph", graph, "--out", out,
         "--every", "soon"},
        "--every"},
+      // An option only `run` supports is refused by the master, never ignored (defect 2).
+      {{"master", "--listen", "127.0.0.1:0", "--app", "sssp", "--graph", graph, "--out", out,
+        "--source", "1", "--path-to", "3"},
+       "--path-to is not supported by `lockstep master`"},
+      {{"master", "--listen", "127.0.0.1:0", "--app", "pagerank", "--graph", graph, "--out", out,
+        "--peer-timeout", "soon"},
+       "--peer-timeout"},
       {{"master", "--listen", "127.0.0.1:0", "--app", "pagerank", "--graph", graph, "--out", out,
         "--acquire-timeout", "-5s"},
        "--acquire-timeout"},
