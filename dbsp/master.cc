@@ -132,6 +132,16 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     return final;
   };
   for (uint32_t i = 0; i < n; ++i) workers[i]->Attach(&job, i);
+  // Whatever leaves this function (an exception included), no stream may still point at `job`.
+  struct Unbind {
+    std::vector<std::shared_ptr<transport::WorkerSession>>& workers;
+    ~Unbind() {
+      for (auto& w : workers) {
+        if (!w->hung_up()) w->ForceClose();
+        w->Detach();
+      }
+    }
+  } unbind{workers};
 
   auto prepared = job::PrepareOutput(details.output, job_id, lease);
   if (!prepared.ok()) return fail(prepared.status());
@@ -217,6 +227,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   double persist_s = 0;
   auto persist_start = Clock::now();
   std::vector<protocol::Step> parts;
+  bool committed = false;
   for (protocol::Position at = job.position(); at.barrier != Barrier::kDone; at = job.position()) {
     auto entries = job.WaitAll(at);
     if (!entries.ok()) return fail(entries.status());
@@ -272,12 +283,20 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
         result.output = output->final;
         output.reset();  // published: nothing to discard any more
         lease->Release();
+        // Publishing is the commit point: a worker that fails or hangs up from here on cannot
+        // undo a complete, published result.
+        if (auto st = job.ReleaseAll(protocol::Step{}); !st.ok()) {
+          spdlog::warn("{}published, but not every worker heard so: {}", log_prefix,
+                       std::string(st.message()));
+        }
+        committed = true;
         break;
       }
       default:
         return fail(absl::InternalError(
             absl::StrCat("the job is at ", protocol::Describe(at), " after its supersteps")));
     }
+    if (committed) break;
     if (auto st = job.ReleaseAll(protocol::Step{}); !st.ok()) return fail(st);
   }
   CloseStreams(workers, grpc::Status::OK);

@@ -87,6 +87,11 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
     std::string split;
     {
       job::WorkerJob job(link, assignment.ok() ? *assignment : transport::Assignment{});
+      // However this block is left, the stream ends before `job`, its handler, goes away.
+      struct EndFirst {
+        transport::MasterLink& link;
+        ~EndFirst() { link.Finish(std::chrono::milliseconds(0)); }
+      } end_first{link};
       link.SetHandler(&job);
       {
         std::lock_guard<std::mutex> lock(mu);
@@ -102,7 +107,12 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
                                                 "'"));
         } else {
           std::unique_ptr<bsp::JobRunner> runner = app->make_runner(nullptr);
-          st = job::RunWorkerJob(*runner, assignment->details, job, tag);
+          try {
+            st = job::RunWorkerJob(*runner, assignment->details, job, tag);
+          } catch (const std::exception& e) {
+            // The engine turns running out of memory into a status; this is what is left.
+            st = absl::InternalError(absl::StrCat("the job failed: ", e.what()));
+          }
         }
       } else {
         st = assignment.status();

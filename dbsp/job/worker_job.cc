@@ -136,9 +136,10 @@ absl::StatusOr<Step> WorkerJob::Enter(Step entry) {
   if (!link_.Send(std::move(payload))) return FailureOr(absl::AbortedError("job was aborted"));
   std::unique_lock<std::mutex> lock(mu_);
   auto ready = [&] { return !status_.ok() || released_.has_value(); };
-  if (peer_timeout_.count() > 0) {
+  if (peer_timeout_.count() > 0 && protocol::IsPerSuperstep(at.barrier)) {
     // The master waits up to the peer timeout for the slowest worker; it is not alive if its
-    // release takes twice that.
+    // release takes twice that. After the supersteps the master's own work (checking every part,
+    // publishing) has no such bound: keepalive alone tells whether it is there.
     if (!changed_.wait_for(lock, 2 * peer_timeout_, ready)) {
       FailLocked(absl::DeadlineExceededError(
                      absl::StrCat("the master did not release ", protocol::Describe(at), " within ",

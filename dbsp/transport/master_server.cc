@@ -103,7 +103,12 @@ void WorkerSession::OnReadDone(bool ok) {
     if (--calls_in_handler_ == 0) changed_.notify_all();
   }
   in_.Clear();
-  StartRead(&in_);  // inside a reaction: the call is alive whatever Finish did meanwhile
+  {
+    // The stream is being finished: read no more (OnDone still reports the hang-up).
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finish_called_) return;
+  }
+  StartRead(&in_);  // inside a reaction: the call is alive even if Finish comes meanwhile
 }
 
 void WorkerSession::HangUp(std::string_view why) {
@@ -234,6 +239,7 @@ void WorkerPool::Add(std::shared_ptr<WorkerSession> session) {
     }
   }
   session->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE, "master is shutting down"));
+  session->ForceClose();
 }
 
 std::shared_ptr<WorkerSession> WorkerPool::TakeLocked(uint32_t id) {
