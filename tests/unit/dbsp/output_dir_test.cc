@@ -261,17 +261,6 @@ TEST_F(OutputDirTest, APartMustHoldWhatItsWorkerReported) {
   EXPECT_THAT(std::string(VerifyPart(part.string(), written).message()), HasSubstr("CRC-32C"));
 }
 
-TEST(Crc32cTest, KnownValueAndChunking) {
-  EXPECT_EQ(bsp::Crc32c("123456789"), 0xE3069283u);  // the CRC-32C check value
-  EXPECT_EQ(bsp::Crc32c(""), 0u);
-  const std::string text(100000, 'x');
-  uint32_t crc = 0;
-  for (size_t i = 0; i < text.size(); i += 777) {
-    crc = bsp::Crc32c(std::string_view(text).substr(i, 777), crc);
-  }
-  EXPECT_EQ(crc, bsp::Crc32c(text));
-}
-
 // --- staging liveness: a lease beside each staging directory
 
 TEST_F(OutputDirTest, AStagingDirectoryCarriesALiveLeaseUntilReleased) {
