@@ -175,7 +175,8 @@ TEST(StopTest, MaxSuperstepsExceededIsAnError) {
   Executor exec(*engine, engine->ProgramCallbacks(), ExecutorOptions{.max_supersteps = 5});
   const absl::Status st = exec.RunToCompletion();
   EXPECT_EQ(st.code(), absl::StatusCode::kDeadlineExceeded);
-  EXPECT_THAT(st.message(), AllOf(HasSubstr("5 supersteps"), HasSubstr("superstep limit (max_supersteps)")));
+  EXPECT_THAT(st.message(),
+              AllOf(HasSubstr("5 supersteps"), HasSubstr("superstep limit (max_supersteps)")));
   EXPECT_EQ(exec.supersteps(), 5u);
   EXPECT_THAT(engine->values(), ElementsAre(5, 5));
 }
