@@ -217,13 +217,6 @@ uint64_t MasterJob::relayed_bytes() const {
 
 namespace {
 
-void SetStats(const bsp::StepStats& s, Step& step) {
-  step.superstep = s.superstep;
-  step.active = s.active;
-  step.messages = s.messages;
-  step.unhalted = s.unhalted;
-}
-
 bsp::StepStats Sum(const std::vector<Step>& entries, uint64_t superstep) {
   bsp::StepStats g;
   g.superstep = superstep;
@@ -277,13 +270,13 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
           }
         }
       }
-      Step release;
-      SetStats(Sum(*entries, own.superstep), release);
+      const bsp::StepStats global = Sum(*entries, own.superstep);
+      Step release = protocol::StepWithCounts(Barrier::kPost, global);
       engine.aggregators().ForEach([&](const bsp::AggregatorBase& agg) {
         agg.EncodeValue(release.aggregators[agg.name()]);
       });
       if (auto st = job.ReleaseAll(release); !st.ok()) return st;
-      return user.post_step ? user.post_step(Sum(*entries, own.superstep)) : absl::OkStatus();
+      return user.post_step ? user.post_step(global) : absl::OkStatus();
     };
     wrapped.keep_running = [&job, user, progress,
                             clock](const bsp::StepStats& own) -> absl::StatusOr<bool> {
@@ -299,8 +292,7 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
         }
         keep = *decision;
       }
-      Step release;
-      SetStats(global, release);
+      Step release = protocol::StepWithCounts(Barrier::kPostKeepRunning, global);
       release.stop = !keep;
       if (auto st = job.ReleaseAll(release); !st.ok()) return st;
       if (progress) {

@@ -229,29 +229,6 @@ std::string WorkerJob::TimeSplit() const {
 
 // --- the executor factory and the phases
 
-namespace {
-
-Step Entry(Barrier barrier, const bsp::StepStats& s) {
-  Step step;
-  step.barrier = barrier;
-  step.superstep = s.superstep;
-  step.active = s.active;
-  step.messages = s.messages;
-  step.unhalted = s.unhalted;
-  return step;
-}
-
-bsp::StepStats StatsOf(const Step& step) {
-  bsp::StepStats s;
-  s.superstep = step.superstep;
-  s.active = step.active;
-  s.messages = step.messages;
-  s.unhalted = step.unhalted;
-  return s;
-}
-
-}  // namespace
-
 bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions options) {
   return [&job, options](bsp::StepEngine& engine,
                          bsp::Callbacks user) -> absl::StatusOr<std::unique_ptr<bsp::Executor>> {
@@ -268,7 +245,7 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
       return user.pre_step ? user.pre_step(s) : absl::OkStatus();
     };
     wrapped.post_step = [&job, &engine, user](const bsp::StepStats& local) -> absl::Status {
-      Step entry = Entry(Barrier::kPost, local);
+      Step entry = protocol::StepWithCounts(Barrier::kPost, local);
       engine.aggregators().ForEach(
           [&](const bsp::AggregatorBase& agg) { agg.EncodeDelta(entry.aggregators[agg.name()]); });
       auto release = job.Enter(std::move(entry));
@@ -282,15 +259,15 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
         }
         if (auto st = agg->SetEncodedValue(bytes); !st.ok()) return st;
       }
-      return user.post_step ? user.post_step(StatsOf(*release)) : absl::OkStatus();
+      return user.post_step ? user.post_step(protocol::CountsOf(*release)) : absl::OkStatus();
     };
     wrapped.keep_running = [&job, user](const bsp::StepStats& local) -> absl::StatusOr<bool> {
-      auto release = job.Enter(Entry(Barrier::kPostKeepRunning, local));
+      auto release = job.Enter(protocol::StepWithCounts(Barrier::kPostKeepRunning, local));
       if (!release.ok()) return release.status();
       // Run the user's callback for its side effects; the master's decision is binding, so a
       // callback that is not deterministic cannot split the job.
       if (user.keep_running) {
-        auto mine = user.keep_running(StatsOf(*release));
+        auto mine = user.keep_running(protocol::CountsOf(*release));
         if (!mine.ok()) return mine.status();
       }
       return !release->stop;

@@ -86,6 +86,25 @@ std::string Shown(const Step& s) {
 
 }  // namespace
 
+Step StepWithCounts(Barrier barrier, const bsp::StepStats& counts) {
+  Step step;
+  step.barrier = barrier;
+  step.superstep = counts.superstep;
+  step.active = counts.active;
+  step.messages = counts.messages;
+  step.unhalted = counts.unhalted;
+  return step;
+}
+
+bsp::StepStats CountsOf(const Step& step) {
+  bsp::StepStats s;
+  s.superstep = step.superstep;
+  s.active = step.active;
+  s.messages = step.messages;
+  s.unhalted = step.unhalted;
+  return s;
+}
+
 // --- MasterProtocol
 
 MasterProtocol::MasterProtocol(uint32_t workers) : entered_(workers, false), entries_(workers) {}

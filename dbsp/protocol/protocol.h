@@ -102,6 +102,11 @@ struct Step {
   Position position() const { return {barrier, superstep}; }
 };
 
+// A superstep's counts in a step and back: a worker's own in its POST and POST_KEEP_RUNNING
+// entries, the global sums in their releases.
+Step StepWithCounts(Barrier barrier, const bsp::StepStats& counts);
+bsp::StepStats CountsOf(const Step& step);
+
 // The master's side of one job over `workers` workers. Created at AWAITING_JOB; Assign() once the
 // job details are on their way; then per barrier: Enter() for each worker's entry, Release() once
 // complete(). Any violation returns an error naming what went wrong (the caller adds which worker

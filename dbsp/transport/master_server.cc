@@ -89,19 +89,7 @@ void WorkerSession::OnReadDone(bool ok) {
     if (finish) Finish();
     return;
   }
-  WorkerStreamHandler* handler;
-  uint32_t index;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    handler = handler_;
-    index = index_;
-    if (handler != nullptr) ++calls_in_handler_;
-  }
-  if (handler != nullptr) {
-    handler->OnPayload(index, in_);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--calls_in_handler_ == 0) changed_.notify_all();
-  }
+  CallHandler([&](WorkerStreamHandler& h, uint32_t index) { h.OnPayload(index, in_); });
   in_.Clear();
   {
     // The stream is being finished: read no more (OnDone still reports the hang-up).
@@ -111,23 +99,30 @@ void WorkerSession::OnReadDone(bool ok) {
   StartRead(&in_);  // inside a reaction: the call is alive even if Finish comes meanwhile
 }
 
-void WorkerSession::HangUp(std::string_view why) {
+template <class F>
+void WorkerSession::CallHandler(F call) {
   WorkerStreamHandler* handler;
   uint32_t index;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    handler = handler_;
+    index = index_;
+    if (handler == nullptr) return;
+    ++calls_in_handler_;  // Detach waits for this to drop back to 0
+  }
+  call(*handler, index);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (--calls_in_handler_ == 0) changed_.notify_all();
+}
+
+void WorkerSession::HangUp(std::string_view why) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (hung_up_) return;
     hung_up_ = true;
     changed_.notify_all();
-    handler = handler_;
-    index = index_;
-    if (handler != nullptr) ++calls_in_handler_;
   }
-  if (handler != nullptr) {
-    handler->OnHangUp(index, why);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--calls_in_handler_ == 0) changed_.notify_all();
-  }
+  CallHandler([&](WorkerStreamHandler& h, uint32_t index) { h.OnHangUp(index, why); });
 }
 
 void WorkerSession::OnCancel() {

@@ -68,6 +68,9 @@ class WorkerSession final : public grpc::ServerBidiReactor<v1::WorkerPayload, v1
   // Under mu_: whether to call Finish now (and marks it called).
   bool ShouldFinishLocked();
   void HangUp(std::string_view why);
+  // Calls `call(handler, index)` on the current handler, if any, outside mu_.
+  template <class F>
+  void CallHandler(F call);
   void Finish();
 
   const std::string peer_;
