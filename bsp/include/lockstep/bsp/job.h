@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lockstep/bsp/exchange.h"
 #include "lockstep/bsp/executor.h"
 #include "lockstep/bsp/graph_input.h"
 #include "lockstep/bsp/vertex_id.h"
@@ -35,6 +36,10 @@ struct JobDetails {
   // The inclusive UUID range of this worker (worker_index of worker_count over the whole space).
   VertexId range_first{};
   VertexId range_last{};
+  // The process's link to the other workers of its job (not on the wire: the distributed layer
+  // sets it on every worker). Null in local mode and on the master, which load the graph whole
+  // and nothing respectively; a worker with one loads its share of the input (docs/design.md §4).
+  Exchange* exchange = nullptr;
 };
 
 // What a process wrote to its output: the distributed master checks every part against it before
