@@ -293,6 +293,8 @@ struct MasterFlags {
   std::string last_call = "0";
   std::string every;
   std::string peer_timeout = "120s";
+  std::string relay = "direct";
+  uint64_t max_batch_bytes = 4 << 20;
 };
 
 int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags flags) {
@@ -341,6 +343,8 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   auto peer_timeout = ParseDuration(m.peer_timeout, "--peer-timeout");
   if (!peer_timeout.ok()) return UsageError(peer_timeout.status());
   spec.peer_timeout = *peer_timeout;
+  spec.relay_direct = m.relay == "direct";
+  spec.max_batch_bytes = m.max_batch_bytes;
   spec.progress = [](const dbsp::MasterProgress& p) {
     spdlog::info(
         "superstep {} | active {} | messages {} | relayed {} batches, {} bytes | {:.1f} ms",
@@ -456,6 +460,17 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
                    "fail the job when a worker has not entered a barrier this long after it "
                    "opened (the first one includes loading; 0: never)")
       ->capture_default_str();
+  master
+      ->add_option("--relay", master_flags.relay,
+                   "how supersteps' messages travel: direct (worker to worker) or master "
+                   "(through the master's streams)")
+      ->check(CLI::IsMember({"direct", "master"}))
+      ->capture_default_str();
+  master
+      ->add_option("--max-batch-bytes", master_flags.max_batch_bytes,
+                   "the largest batch a worker sends another worker")
+      ->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 30))
+      ->capture_default_str();
   master->add_option("--every", master_flags.every,
                      "run a job every DURATION until SIGTERM (the periodic refresh)");
   master->add_option("--port-file", master_flags.port_file,
@@ -472,6 +487,13 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   add_threads(worker);
   worker->add_option("--max-jobs", worker_options.max_jobs, "exit after this many jobs (0: never)")
       ->check(kCount);
+  worker
+      ->add_option("--peer-listen", worker_options.peer_listen,
+                   "serve the other workers of a job on HOST:PORT (port 0: any free port)")
+      ->capture_default_str();
+  worker->add_option("--advertise", worker_options.advertise,
+                     "the HOST:PORT other workers use to reach this one (default: this host as "
+                     "the master sees it, with the --peer-listen port)");
   int health_port = -1;
   worker
       ->add_option("--health-port", health_port,

@@ -14,6 +14,7 @@
 #include "lockstep/dbsp/health.h"
 #include "spdlog/spdlog.h"
 #include "transport/master_server.h"
+#include "transport/peer.h"
 #include "transport/wire.h"
 
 namespace lockstep::dbsp {
@@ -24,6 +25,16 @@ using protocol::Barrier;
 
 // How long a finished stream waits for its worker to hang up before cutting it off.
 constexpr auto kHangUpGrace = std::chrono::seconds(5);
+
+// A job's key: random bytes that admit a peer's batch to this job and no other.
+std::string NewJobKey() {
+  static std::mutex mu;
+  static boost::uuids::random_generator gen;
+  std::lock_guard<std::mutex> lock(mu);
+  const boost::uuids::uuid u = gen();
+  static_assert(sizeof(u.data) == transport::kJobKeyBytes);
+  return std::string(reinterpret_cast<const char*>(u.data), sizeof(u.data));
+}
 
 std::string NewJobId() {
   static std::mutex mu;
@@ -169,6 +180,18 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
 
   auto split = partition::Range::Whole(n);
   if (!split.ok()) return fail(split.status());
+  // The data plane: every worker must say where its peers reach it.
+  std::vector<std::string> peer_addresses;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (workers[i]->peer_address().empty()) {
+      return fail(absl::FailedPreconditionError(
+          absl::StrCat(names[i], " did not say where the other workers reach it (",
+                       transport::kPeerAddressKey, "): a worker of another version?")));
+    }
+    peer_addresses.push_back(workers[i]->peer_address());
+  }
+  const std::string job_key = NewJobKey();
+  job.SetRelayDirect(spec.relay_direct);
 
   // The master runs the same program on an empty graph: callbacks and global aggregators.
   std::unique_ptr<bsp::JobRunner> runner = spec.app->make_runner(nullptr);
@@ -192,6 +215,11 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     a.details.range_last = extents->second;
     a.details.output = output->staging + "/" + job::PartName(i);
     a.peer_timeout = spec.peer_timeout;
+    a.peer_addresses = peer_addresses;
+    a.job_key = job_key;
+    a.relay_direct = spec.relay_direct;
+    a.max_batch_bytes =
+        spec.max_batch_bytes > 0 ? spec.max_batch_bytes : transport::kDefaultMaxBatchBytes;
     assignments.push_back(transport::ToWire(a));
   }
   if (auto st = job.Assign(std::move(assignments)); !st.ok()) return fail(st);

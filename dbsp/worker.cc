@@ -6,12 +6,14 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "job/peer_collective.h"
 #include "job/worker_job.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/dbsp/health.h"
 #include "spdlog/spdlog.h"
 #include "transport/grpc_options.h"
 #include "transport/master_link.h"
+#include "transport/peer.h"
 #include "transport/wire.h"
 
 namespace lockstep::dbsp {
@@ -21,6 +23,18 @@ namespace {
 constexpr size_t kOutboxBytes = 64 << 20;
 // How long a worker whose job is over waits for the master to end its stream.
 constexpr auto kEndGrace = std::chrono::seconds(5);
+// Back-pressure on the data plane: at most this many bytes of batches unanswered by peers.
+constexpr size_t kPeerInflightBytes = 64 << 20;
+
+// The peer server on `address`; the default, every interface over IPv6, falls back to IPv4 on a
+// host without IPv6.
+absl::StatusOr<std::unique_ptr<transport::PeerServer>> StartPeerServer(const std::string& address) {
+  auto server = transport::PeerServer::Start(address);
+  if (!server.ok() && address == WorkerOptions().peer_listen) {
+    server = transport::PeerServer::Start("0.0.0.0:0");
+  }
+  return server;
+}
 
 }  // namespace
 
@@ -33,6 +47,12 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
     health = std::move(*started);
     if (options.health_started) options.health_started(health->port());
   }
+  auto peer_server = StartPeerServer(options.peer_listen);
+  if (!peer_server.ok()) return peer_server.status();
+  const std::string advertised =
+      options.advertise.empty() ? absl::StrCat(":", (*peer_server)->port()) : options.advertise;
+  spdlog::info("serving peers on port {} (advertised as {})", (*peer_server)->port(), advertised);
+  transport::PeerChannels peer_channels;
   auto channel = grpc::CreateCustomChannel(options.master, grpc::InsecureChannelCredentials(),
                                            transport::ClientChannelArguments());
   auto stub = v1::JobQueue::NewStub(channel);
@@ -61,7 +81,7 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
   absl::Status result;
   while (!stop.load() && (options.max_jobs == 0 || jobs < options.max_jobs)) {
     transport::MasterLink link(*stub, kOutboxBytes);
-    link.Start();
+    link.Start(advertised);
     std::optional<v1::MasterPayload> first = link.AwaitFirst(stop);
     if (!first || !first->has_job_details()) {
       const grpc::Status st = link.Finish(std::chrono::milliseconds(stop.load() ? 0 : 1000));
@@ -86,7 +106,32 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
     absl::Status st;
     std::string split;
     {
+      // The data plane of the job, which outlives the job's handler.
+      std::optional<transport::PeerLinks> links;
+      std::optional<job::PeerCollective> collective;
+      if (assignment.ok()) {
+        const auto& a = *assignment;
+        peer_channels.Retain(a.peer_addresses);
+        links.emplace(peer_channels, a.peer_addresses, a.details.worker_index, a.job_key,
+                      kPeerInflightBytes, a.peer_timeout);
+        collective.emplace(*links, a.max_batch_bytes, 2 * a.peer_timeout);
+        assignment->details.exchange = &*collective;
+      }
       job::WorkerJob job(link, assignment.ok() ? *assignment : transport::Assignment{});
+      if (assignment.ok()) {
+        job.AttachPeers(&*links, &*collective, assignment->relay_direct);
+        links->SetFailureListener([&job](const absl::Status& why) { job.Fail(why); });
+        (*peer_server)->Register(assignment->job_key, &job);
+      }
+      // No peer's batch reaches the job's handler once the job is over here.
+      struct Unregister {
+        transport::PeerServer& server;
+        std::optional<transport::PeerLinks>& links;
+        ~Unregister() {
+          server.Unregister();
+          if (links) links->SetFailureListener(nullptr);
+        }
+      } unregister{**peer_server, links};
       // However this block is left, the stream ends before `job`, its handler, goes away.
       struct EndFirst {
         transport::MasterLink& link;

@@ -75,6 +75,9 @@ void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
     case v1::WorkerPayload::kRelay: {
       PhaseTime::Scope timed(forwarding_);
       const v1::RelayBatch& relay = payload.relay();
+      if (relay_direct_) {
+        return Violation(worker, "sent a relay batch to the master in direct relay mode");
+      }
       if (relay.ids().size() % 16 != 0) {
         return Violation(worker, "sent a relay batch whose IDs are not 16 bytes each");
       }

@@ -31,6 +31,9 @@ class MasterJob final : public transport::WorkerStreamHandler {
             std::chrono::milliseconds peer_timeout);
 
   uint32_t num_workers() const { return static_cast<uint32_t>(streams_.size()); }
+  // In direct mode (the default) workers send supersteps' messages to each other, and a batch sent
+  // to the master is a protocol violation. Set before Assign.
+  void SetRelayDirect(bool direct) { relay_direct_ = direct; }
 
   // --- the transport's threads
   void OnPayload(uint32_t worker, v1::WorkerPayload& payload) override;
@@ -76,6 +79,7 @@ class MasterJob final : public transport::WorkerStreamHandler {
   absl::Status status_;
   Clock::time_point opened_at_;  // when the open barrier opened
   std::vector<uint32_t> late_;
+  bool relay_direct_ = true;
   uint64_t relayed_batches_ = 0;
   uint64_t relayed_bytes_ = 0;
   PhaseTime start_wait_;

@@ -37,6 +37,8 @@ void WorkerJob::FailLocked(absl::Status reason, bool by_master) {
   }
   protocol_.Abort();
   if (executor_ != nullptr) executor_->Cancel();
+  if (links_ != nullptr) links_->Cancel(status_);
+  if (collective_ != nullptr) collective_->Fail(status_);
   changed_.notify_all();
 }
 
@@ -64,32 +66,10 @@ void WorkerJob::OnPayload(v1::MasterPayload& payload) {
       return;
     }
     case v1::MasterPayload::kRelay: {
-      const v1::RelayBatch& wire = payload.relay();
-      {
+      if (auto st = AcceptRelay(*payload.mutable_relay(), false); !st.ok()) {
         std::lock_guard<std::mutex> lock(mu_);
-        if (!status_.ok() || engine_ended_) return;  // the job is over here: a late batch is moot
-        if (auto st =
-                protocol_.CheckRelay(wire.superstep(), wire.from_partition(), wire.to_partition());
-            !st.ok()) {
-          return FailLocked(st, false);
-        }
+        FailLocked(st, false);
       }
-      absl::StatusOr<bsp::RelayBatch> batch;
-      {
-        PhaseTime::Scope timed(decode_);
-        batch = transport::FromWire(std::move(*payload.mutable_relay()));
-      }
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!status_.ok() || engine_ended_) return;
-      absl::Status st = batch.status();
-      if (st.ok() && engine_ == nullptr) {
-        st = absl::FailedPreconditionError("a relay batch arrived before the job started");
-      }
-      if (st.ok()) {
-        PhaseTime::Scope timed(accept_);
-        st = engine_->AcceptRelayed(std::move(*batch));
-      }
-      if (!st.ok()) FailLocked(st, false);
       return;
     }
     case v1::MasterPayload::kAbort: {
@@ -111,6 +91,85 @@ void WorkerJob::OnPayload(v1::MasterPayload& payload) {
       FailLocked(absl::FailedPreconditionError("unexpected payload from the master"), false);
     }
   }
+}
+
+absl::Status WorkerJob::AcceptRelay(v1::RelayBatch& wire, bool direct) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!status_.ok() || engine_ended_) return absl::OkStatus();  // over here: a late batch is moot
+    if (direct != relay_direct_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("a relay batch came ", direct ? "from a peer" : "through the master", " in ",
+                       relay_direct_ ? "direct" : "master", " relay mode"));
+    }
+    if (auto st = protocol_.CheckRelay(wire.superstep(), wire.from_partition(), wire.to_partition(),
+                                       direct);
+        !st.ok()) {
+      return st;
+    }
+  }
+  absl::StatusOr<bsp::RelayBatch> batch;
+  {
+    PhaseTime::Scope timed(decode_);
+    batch = transport::FromWire(std::move(wire));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!status_.ok() || engine_ended_) return absl::OkStatus();
+  if (!batch.ok()) return batch.status();
+  if (engine_ == nullptr) {
+    return absl::FailedPreconditionError("a relay batch arrived before the job started");
+  }
+  PhaseTime::Scope timed(accept_);
+  return engine_->AcceptRelayed(std::move(*batch));
+}
+
+void WorkerJob::AttachPeers(transport::PeerLinks* links, PeerCollective* collective,
+                            bool relay_direct) {
+  std::lock_guard<std::mutex> lock(mu_);
+  links_ = links;
+  collective_ = collective;
+  relay_direct_ = relay_direct;
+  if (!status_.ok()) {
+    if (links_ != nullptr) links_->Cancel(status_);
+    if (collective_ != nullptr) collective_->Fail(status_);
+  }
+}
+
+grpc::Status WorkerJob::OnPeerBatch(v1::PeerBatch& batch, const std::string& peer) {
+  absl::Status st;
+  if (batch.to() != index_) {
+    st = absl::InvalidArgumentError(
+        absl::StrCat("a batch for worker ", batch.to(), " reached worker ", index_));
+  } else if (batch.has_relay()) {
+    if (batch.relay().from_partition() != batch.from()) {
+      st = absl::InvalidArgumentError(absl::StrCat("worker ", batch.from(),
+                                                   " sent a relay batch as partition ",
+                                                   batch.relay().from_partition()));
+    } else {
+      st = AcceptRelay(*batch.mutable_relay(), true);
+    }
+  } else if (batch.has_chunk()) {
+    PeerCollective* collective;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      collective = collective_;
+    }
+    st = collective == nullptr
+             ? absl::FailedPreconditionError("an exchange piece arrived before the job started")
+             : collective->OnChunk(batch.from(), *batch.mutable_chunk());
+  } else {
+    st = absl::InvalidArgumentError("an empty batch");
+  }
+  if (st.ok()) return grpc::Status::OK;
+  const std::string reason =
+      absl::StrCat("peer ", bsp::SanitizeForLog(peer, 128), " (worker ", batch.from(),
+                   "): ", bsp::SanitizeForLog(std::string(st.message()), kShownBytes));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // An error the job already had (it failed here first) is not this peer's doing.
+    if (status_.ok()) FailLocked(absl::Status(st.code(), reason), false);
+  }
+  return grpc::Status(grpc::StatusCode::ABORTED, reason);
 }
 
 void WorkerJob::OnHangUp(std::string_view why) {
@@ -156,6 +215,20 @@ absl::StatusOr<Step> WorkerJob::Enter(Step entry) {
 }
 
 absl::Status WorkerJob::Relay(bsp::RelayBatch batch) {
+  if (relay_direct_) {
+    const uint32_t to = batch.to_partition;
+    v1::PeerBatch peer;
+    {
+      PhaseTime::Scope timed(encode_);
+      *peer.mutable_relay() = transport::ToWire(std::move(batch));
+    }
+    PhaseTime::Scope timed(enqueue_);  // blocks while too much is unanswered (back-pressure)
+    if (auto st = links_->Send(to, std::move(peer)); !st.ok()) {
+      Fail(st);
+      return FailureOr(st);
+    }
+    return absl::OkStatus();
+  }
   v1::WorkerPayload payload;
   {
     PhaseTime::Scope timed(encode_);
@@ -163,6 +236,16 @@ absl::Status WorkerJob::Relay(bsp::RelayBatch batch) {
   }
   PhaseTime::Scope timed(enqueue_);  // blocks while the outbox is full (back-pressure)
   if (!link_.Send(std::move(payload))) return FailureOr(absl::AbortedError("job was aborted"));
+  return absl::OkStatus();
+}
+
+absl::Status WorkerJob::DrainRelays() {
+  if (!relay_direct_) return absl::OkStatus();
+  PhaseTime::Scope timed(enqueue_);
+  if (auto st = links_->Drain(); !st.ok()) {
+    Fail(st);
+    return FailureOr(st);
+  }
   return absl::OkStatus();
 }
 
@@ -245,6 +328,7 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
       return user.pre_step ? user.pre_step(s) : absl::OkStatus();
     };
     wrapped.post_step = [&job, &engine, user](const bsp::StepStats& local) -> absl::Status {
+      if (auto st = job.DrainRelays(); !st.ok()) return st;
       Step entry = protocol::StepWithCounts(Barrier::kPost, local);
       engine.aggregators().ForEach(
           [&](const bsp::AggregatorBase& agg) { agg.EncodeDelta(entry.aggregators[agg.name()]); });

@@ -15,30 +15,42 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "job/peer_collective.h"
 #include "job/phase_time.h"
 #include "lockstep/bsp/executor.h"
 #include "lockstep/bsp/job.h"
 #include "lockstep/bsp/relayer.h"
 #include "protocol/protocol.h"
+#include "transport/peer.h"
 #include "transport/streams.h"
 #include "transport/wire.h"
 
 namespace lockstep::dbsp::job {
 
-class WorkerJob final : public transport::MasterStreamHandler, public bsp::Relayer {
+class WorkerJob final : public transport::MasterStreamHandler,
+                        public transport::PeerBatchHandler,
+                        public bsp::Relayer {
  public:
   // `assignment` came with the first payload of `link`.
   WorkerJob(transport::MasterStream& link, const transport::Assignment& assignment);
 
+  // The data plane (before the job runs): batches to the other workers go through `links`, the
+  // load's exchanges through `collective`; with `relay_direct` so do the supersteps' messages.
+  void AttachPeers(transport::PeerLinks* links, PeerCollective* collective, bool relay_direct);
+
   // --- the transport's threads
   void OnPayload(v1::MasterPayload& payload) override;
   void OnHangUp(std::string_view why) override;
+  grpc::Status OnPeerBatch(v1::PeerBatch& batch, const std::string& peer) override;
 
   // --- the job's thread
   protocol::Position position() const;
   // Enters the open barrier and waits for its release (bounded by twice the peer timeout).
   absl::StatusOr<protocol::Step> Enter(protocol::Step entry);
   absl::Status Relay(bsp::RelayBatch batch) override;
+  // Direct mode: waits until the other workers hold every batch this one sent (before it enters
+  // POST(s): the ordering invariant, docs/design.md §5.5).
+  absl::Status DrainRelays();
   void SetEngine(bsp::StepEngine* engine);
   // Before the engine goes away: relay batches that still arrive are dropped.
   void DetachEngine();
@@ -60,6 +72,8 @@ class WorkerJob final : public transport::MasterStreamHandler, public bsp::Relay
 
  private:
   void FailLocked(absl::Status reason, bool by_master);
+  // Checks and hands a relayed batch to the engine (from the master's stream or a peer).
+  absl::Status AcceptRelay(v1::RelayBatch& wire, bool direct);
 
   transport::MasterStream& link_;
   const uint32_t index_;
@@ -73,6 +87,9 @@ class WorkerJob final : public transport::MasterStreamHandler, public bsp::Relay
   bsp::StepEngine* engine_ = nullptr;
   bool engine_ended_ = false;
   bsp::Executor* executor_ = nullptr;
+  transport::PeerLinks* links_ = nullptr;
+  PeerCollective* collective_ = nullptr;
+  bool relay_direct_ = false;
   // Job thread: barrier_, encode_, enqueue_; transport threads: decode_, accept_.
   PhaseTime barrier_, encode_, enqueue_, decode_, accept_;
   double steps_seconds_ = 0, engine_encode_seconds_ = 0, engine_decode_seconds_ = 0;

@@ -216,12 +216,14 @@ absl::Status WorkerProtocol::OnRelease(const Step& release) {
   return absl::OkStatus();
 }
 
-absl::Status WorkerProtocol::CheckRelay(uint64_t superstep, uint32_t from, uint32_t to) const {
+absl::Status WorkerProtocol::CheckRelay(uint64_t superstep, uint32_t from, uint32_t to,
+                                        bool direct) const {
   if (to != index_ || from >= count_ || from == index_) {
     return Refuse(absl::StrCat("a relay batch from partition ", from, " to partition ", to,
                                " reached worker ", index_, " of ", count_));
   }
-  if (at_.barrier != Barrier::kPost || superstep != at_.superstep) {
+  const bool early = direct && at_.barrier == Barrier::kPre && entered_;
+  if ((at_.barrier != Barrier::kPost && !early) || superstep != at_.superstep) {
     return Refuse(
         absl::StrCat("a relay batch of superstep ", superstep, " arrived at ", Describe(at_)));
   }

@@ -158,8 +158,11 @@ class WorkerProtocol {
   // The master's release: it must be of the barrier this worker entered. Advances.
   absl::Status OnRelease(const Step& release);
   // A relay batch reaching this worker: for its own partition, from another worker's, of the
-  // superstep it is in (after PRE(s)'s release and before POST(s)'s).
-  absl::Status CheckRelay(uint64_t superstep, uint32_t from, uint32_t to) const;
+  // superstep it is in (after PRE(s)'s release and before POST(s)'s). A batch that comes
+  // `direct`ly from its sender, not behind the master's release on one stream, may also arrive
+  // once this worker has entered PRE(s) and before it has read that release.
+  absl::Status CheckRelay(uint64_t superstep, uint32_t from, uint32_t to,
+                          bool direct = false) const;
   void Abort();
 
  private:

@@ -1,5 +1,7 @@
 #include "transport/master_link.h"
 
+#include "transport/peer.h"
+
 namespace lockstep::dbsp::transport {
 
 using Clock = std::chrono::steady_clock;
@@ -20,7 +22,8 @@ MasterLink::~MasterLink() {
   if (!done) Finish(std::chrono::milliseconds(0));
 }
 
-void MasterLink::Start() {
+void MasterLink::Start(const std::string& peer_address) {
+  if (!peer_address.empty()) context_.AddMetadata(kPeerAddressKey, peer_address);
   stub_.async()->JobStream(&context_, this);
   AddHold();
   StartRead(&in_);

@@ -27,7 +27,8 @@ class MasterLink final : public grpc::ClientBidiReactor<v1::WorkerPayload, v1::M
   MasterLink(v1::JobQueue::Stub& stub, size_t outbox_bytes);
   ~MasterLink() override;
 
-  void Start();
+  // Opens the stream, saying where this worker's peers reach it (peer.h, kPeerAddressKey).
+  void Start(const std::string& peer_address);
   // The first payload; nullopt if the stream ended first or `stop` was set (then it is cancelled).
   std::optional<v1::MasterPayload> AwaitFirst(const std::atomic<bool>& stop);
   // Hands every further payload to `handler` (set once, before the job runs).

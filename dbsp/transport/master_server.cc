@@ -6,6 +6,7 @@
 #include "lockstep/bsp/text.h"
 #include "spdlog/spdlog.h"
 #include "transport/grpc_options.h"
+#include "transport/peer.h"
 
 namespace lockstep::dbsp::transport {
 
@@ -18,8 +19,8 @@ using Clock = std::chrono::steady_clock;
 // a reaction may run inline in the caller's thread. Finish is called only with no write in
 // flight, and Flush starts none once Finish was called, so no operation follows Finish.
 
-WorkerSession::WorkerSession(std::string peer, WorkerPool& pool)
-    : peer_(std::move(peer)), pool_(pool) {}
+WorkerSession::WorkerSession(std::string peer, std::string peer_address, WorkerPool& pool)
+    : peer_(std::move(peer)), peer_address_(std::move(peer_address)), pool_(pool) {}
 
 void WorkerSession::Start() {
   self_ = shared_from_this();
@@ -334,7 +335,13 @@ class MasterServer::Service final : public v1::JobQueue::CallbackService {
 
   grpc::ServerBidiReactor<v1::WorkerPayload, v1::MasterPayload>* JobStream(
       grpc::CallbackServerContext* context) override {
-    auto session = std::make_shared<WorkerSession>(context->peer(), pool_);
+    std::string advertised;
+    const auto& metadata = context->client_metadata();
+    if (auto it = metadata.find(kPeerAddressKey); it != metadata.end()) {
+      advertised.assign(it->second.data(), std::min<size_t>(it->second.size(), 256));
+    }
+    auto session = std::make_shared<WorkerSession>(
+        context->peer(), PeerAddressFor(advertised, context->peer()), pool_);
     session->Start();
     return session.get();
   }

@@ -35,12 +35,14 @@ class WorkerSession final : public grpc::ServerBidiReactor<v1::WorkerPayload, v1
                             public WorkerStream,
                             public std::enable_shared_from_this<WorkerSession> {
  public:
-  WorkerSession(std::string peer, WorkerPool& pool);
+  // `peer_address`: where the worker's peers reach it (empty if it did not say).
+  WorkerSession(std::string peer, std::string peer_address, WorkerPool& pool);
 
   // Starts reading and joins the pool; the session keeps itself alive until OnDone.
   void Start();
 
   const std::string& peer() const override { return peer_; }
+  const std::string& peer_address() const { return peer_address_; }
   void Enqueue(v1::MasterPayload payload, bool urgent = false) override;
   void Flush() override;
 
@@ -74,6 +76,7 @@ class WorkerSession final : public grpc::ServerBidiReactor<v1::WorkerPayload, v1
   void Finish();
 
   const std::string peer_;
+  const std::string peer_address_;
   WorkerPool& pool_;
   mutable std::mutex mu_;
   std::condition_variable changed_;

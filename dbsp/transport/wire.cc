@@ -36,6 +36,10 @@ v1::JobDetails ToWire(const Assignment& a) {
   w.set_worker_count(d.worker_count);
   w.set_max_supersteps(d.max_supersteps);
   w.set_peer_timeout_ms(static_cast<uint64_t>(a.peer_timeout.count()));
+  for (const std::string& address : a.peer_addresses) w.add_peer_addresses(address);
+  w.set_job_key(a.job_key);
+  w.set_relay(a.relay_direct ? v1::JobDetails::RELAY_DIRECT : v1::JobDetails::RELAY_MASTER);
+  w.set_max_batch_bytes(a.max_batch_bytes);
   return w;
 }
 
@@ -63,6 +67,25 @@ absl::StatusOr<Assignment> FromWire(const v1::JobDetails& w) {
   }
   d.max_supersteps = w.max_supersteps();
   a.peer_timeout = std::chrono::milliseconds(w.peer_timeout_ms());
+  if (static_cast<uint32_t>(w.peer_addresses_size()) != w.worker_count()) {
+    return absl::InvalidArgumentError(absl::StrCat("job details: ", w.peer_addresses_size(),
+                                                   " peer addresses for ", w.worker_count(),
+                                                   " workers"));
+  }
+  a.peer_addresses.assign(w.peer_addresses().begin(), w.peer_addresses().end());
+  if (w.job_key().size() != kJobKeyBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job details: the job key is not ", kJobKeyBytes, " bytes"));
+  }
+  a.job_key = w.job_key();
+  if (w.relay() != v1::JobDetails::RELAY_DIRECT && w.relay() != v1::JobDetails::RELAY_MASTER) {
+    return absl::InvalidArgumentError("job details: unknown relay mode");
+  }
+  a.relay_direct = w.relay() == v1::JobDetails::RELAY_DIRECT;
+  if (w.max_batch_bytes() == 0) {
+    return absl::InvalidArgumentError("job details: no batch size bound (max_batch_bytes is 0)");
+  }
+  a.max_batch_bytes = w.max_batch_bytes();
   return a;
 }
 

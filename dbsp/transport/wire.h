@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/job.h"
@@ -14,7 +16,18 @@ namespace lockstep::dbsp::transport {
 struct Assignment {
   bsp::JobDetails details;
   std::chrono::milliseconds peer_timeout{0};  // 0: no bound
+  // The data plane (docs/design.md §5.7): where each worker's peers reach it, the job's key, and
+  // whether supersteps' messages go worker to worker (direct) or through the master.
+  std::vector<std::string> peer_addresses;
+  std::string job_key;
+  bool relay_direct = true;
+  uint64_t max_batch_bytes = 0;
 };
+
+// The default byte bound of a batch between two workers (--max-batch-bytes).
+inline constexpr uint64_t kDefaultMaxBatchBytes = 4 << 20;
+// A job key is this many random bytes.
+inline constexpr size_t kJobKeyBytes = 16;
 
 // Conversions between the plain types of the engine and protocol and the wire.
 v1::JobDetails ToWire(const Assignment& assignment);

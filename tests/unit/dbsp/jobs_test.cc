@@ -211,6 +211,7 @@ class InProcessJob {
   // Builds every process's engine and executor, as start_job does, and assigns the job.
   absl::Status Start(const P& program, const bsp::GraphInput& input) {
     const uint32_t n = num_workers();
+    master_job_.SetRelayDirect(false);
     auto master = MakeEngine(program, bsp::GraphInput{}, 1, 0);
     if (!master.ok()) return master.status();
     master_ = std::move(*master);
@@ -225,6 +226,11 @@ class InProcessJob {
       a.details.job_id = "in-process";
       a.details.worker_index = w;
       a.details.worker_count = n;
+      // Relayed through the master: these fake streams are the whole transport.
+      a.peer_addresses.assign(n, "in-process");
+      a.job_key.assign(transport::kJobKeyBytes, 'k');
+      a.relay_direct = false;
+      a.max_batch_bytes = transport::kDefaultMaxBatchBytes;
       details.push_back(transport::ToWire(a));
     }
     if (auto st = master_job_.Assign(std::move(details)); !st.ok()) return st;

@@ -300,6 +300,24 @@ TEST(WorkerProtocolTest, RelayBatchesOnlyInsideTheirWindow) {
   EXPECT_FALSE(w.CheckRelay(0, 0, 1).ok());  // after POST(0)'s release: too late
 }
 
+TEST(WorkerProtocolTest, DirectBatchesMayOvertakeTheRelease) {
+  WorkerProtocol w;
+  ASSERT_TRUE(w.Assign(1, 3).ok());
+  // A peer released from PRE(0) sends before this worker has read the same release, but never
+  // before this worker entered PRE(0) (the master releases only once all have).
+  EXPECT_FALSE(w.CheckRelay(0, 0, 1, true).ok());
+  ASSERT_TRUE(w.Enter(At(Barrier::kPre)).ok());
+  EXPECT_TRUE(w.CheckRelay(0, 0, 1, true).ok());
+  EXPECT_FALSE(w.CheckRelay(0, 0, 1, false).ok());
+  EXPECT_FALSE(w.CheckRelay(1, 0, 1, true).ok());
+  ASSERT_TRUE(w.OnRelease(At(Barrier::kPre)).ok());
+  EXPECT_TRUE(w.CheckRelay(0, 0, 1, true).ok());
+  ASSERT_TRUE(w.Enter(At(Barrier::kPost)).ok());
+  EXPECT_TRUE(w.CheckRelay(0, 2, 1, true).ok());
+  ASSERT_TRUE(w.OnRelease(At(Barrier::kPost)).ok());
+  EXPECT_FALSE(w.CheckRelay(0, 0, 1, true).ok());
+}
+
 TEST(WorkerProtocolTest, AbortInEveryState) {
   const Barrier order[] = {Barrier::kAwaitingJob,   Barrier::kPre,
                            Barrier::kPost,          Barrier::kPostKeepRunning,

@@ -12,6 +12,7 @@
 
 #include "lockstep/bsp/vertex_id.h"
 #include "lockstep/partition/range.h"
+#include "transport/peer.h"
 
 namespace lockstep::dbsp {
 namespace {
@@ -37,6 +38,10 @@ transport::Assignment SampleDetails() {
   auto extents = split->Extents(2);
   d.range_first = extents->first;
   d.range_last = extents->second;
+  a.peer_addresses = {"10.0.0.1:7000", "10.0.0.2:7000", "[::1]:7001", "w3.example:7000"};
+  a.job_key = std::string("0123456789abcdef", 16);
+  a.relay_direct = false;
+  a.max_batch_bytes = 1 << 20;
   return a;
 }
 
@@ -67,6 +72,29 @@ TEST(WireTest, JobDetailsRoundTrip) {
   // Every job option a worker needs travels (defect: --max-supersteps stayed on the master).
   EXPECT_EQ(back->details.max_supersteps, 20000u);
   EXPECT_EQ(back->peer_timeout, std::chrono::milliseconds(45000));
+  // The data plane.
+  EXPECT_EQ(back->peer_addresses, a.peer_addresses);
+  EXPECT_EQ(back->job_key, a.job_key);
+  EXPECT_FALSE(back->relay_direct);
+  EXPECT_EQ(back->max_batch_bytes, uint64_t{1} << 20);
+}
+
+TEST(WireTest, JobDetailsWithoutTheDataPlaneAreAnError) {
+  for (int broken = 0; broken < 3; ++broken) {
+    transport::Assignment a = SampleDetails();
+    if (broken == 0) a.peer_addresses.pop_back();
+    if (broken == 1) a.job_key = "short";
+    if (broken == 2) a.max_batch_bytes = 0;
+    EXPECT_FALSE(FromWire(ToWire(a)).ok()) << broken;
+  }
+}
+
+TEST(WireTest, APeerAddressComesFromTheAdvertisedPortAndTheStreamsHost) {
+  EXPECT_EQ(transport::PeerAddressFor("w1:7000", "ipv4:10.0.0.3:5123"), "w1:7000");
+  EXPECT_EQ(transport::PeerAddressFor(":7000", "ipv4:10.0.0.3:5123"), "10.0.0.3:7000");
+  EXPECT_EQ(transport::PeerAddressFor(":7000", "ipv6:[::1]:5123"), "[::1]:7000");
+  EXPECT_EQ(transport::PeerAddressFor(":7000", "unix:/tmp/s"), "");
+  EXPECT_EQ(transport::PeerAddressFor("", "ipv4:10.0.0.3:5123"), "");
 }
 
 TEST(WireTest, JobDetailsRangeBytesAreBigEndianUuids) {
@@ -104,6 +132,7 @@ TEST(WireTest, JobDetailsWithABadWorkerIndexIsAnError) {
   EXPECT_EQ(FromWire(w).status().code(), absl::StatusCode::kInvalidArgument);
 
   w.set_worker_count(1);
+  w.mutable_peer_addresses()->DeleteSubrange(1, 3);  // one worker, one address
   EXPECT_TRUE(FromWire(w).ok());
 
   w.set_max_supersteps(0);

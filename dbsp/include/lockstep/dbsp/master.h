@@ -41,6 +41,11 @@ struct JobSpec {
   // How long a worker may take to enter a barrier once it opened (the first one includes loading
   // the graph) before the job fails naming it; 0: no bound (docs/design.md §7).
   std::chrono::milliseconds peer_timeout = kDefaultPeerTimeout;
+  // How supersteps' messages travel: worker to worker (direct), or through the master's streams.
+  // The load's exchanges always go worker to worker (docs/design.md §5.7).
+  bool relay_direct = true;
+  // The largest batch a worker sends another (0: the default, 4 MiB).
+  uint64_t max_batch_bytes = 0;
   std::function<void(const MasterProgress&)> progress;
 };
 

@@ -11,6 +11,11 @@ namespace lockstep::dbsp {
 
 struct WorkerOptions {
   std::string master;  // HOST:PORT
+  // Where the worker serves the other workers of its jobs (HOST:PORT; port 0 picks a free one),
+  // and the address it asks them to use: HOST:PORT, or empty for the host its connection to the
+  // master comes from with the port it listens on (docs/design.md §5.7).
+  std::string peer_listen = "[::]:0";
+  std::string advertise;
   // Stop after this many jobs (0: serve until stopped); for tests.
   uint64_t max_jobs = 0;
   // HOST:PORT of the health service for probes (empty: none; port 0: any free port). Its

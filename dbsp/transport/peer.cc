@@ -1,0 +1,317 @@
+#include "transport/peer.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "lockstep/bsp/text.h"
+#include "spdlog/spdlog.h"
+#include "transport/grpc_options.h"
+
+namespace lockstep::dbsp::transport {
+
+using Clock = std::chrono::steady_clock;
+
+std::string PeerAddressFor(std::string_view advertised, std::string_view stream_peer) {
+  if (advertised.empty()) return "";
+  if (advertised.front() != ':') return std::string(advertised);
+  // gRPC names a TCP peer "ipv4:HOST:PORT" or "ipv6:[HOST]:PORT".
+  std::string_view host;
+  if (stream_peer.starts_with("ipv4:") || stream_peer.starts_with("ipv6:")) {
+    host = stream_peer.substr(5);
+    const size_t colon = host.rfind(':');
+    if (colon == std::string_view::npos) return "";
+    host = host.substr(0, colon);
+  }
+  if (host.empty()) return "";
+  return absl::StrCat(std::string(host), std::string(advertised));
+}
+
+// --- PeerServer
+
+class PeerServer::Service final : public v1::PeerExchange::CallbackService {
+ public:
+  explicit Service(PeerServer& server) : server_(server) {}
+
+  grpc::ServerUnaryReactor* Deliver(grpc::CallbackServerContext* context,
+                                    const v1::PeerBatch* request, v1::PeerAck*) override {
+    // The request is ours until Finish: the handler moves its bytes out rather than copying them.
+    grpc::Status status = server_.Dispatch(*const_cast<v1::PeerBatch*>(request), context->peer());
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(status);
+    return reactor;
+  }
+
+ private:
+  PeerServer& server_;
+};
+
+PeerServer::PeerServer() : service_(std::make_unique<Service>(*this)) {}
+
+PeerServer::~PeerServer() {
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+}
+
+absl::StatusOr<std::unique_ptr<PeerServer>> PeerServer::Start(const std::string& address) {
+  std::unique_ptr<PeerServer> s(new PeerServer());
+  grpc::ServerBuilder builder;
+  ConfigureServer(builder);
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &s->port_);
+  builder.RegisterService(s->service_.get());
+  s->server_ = builder.BuildAndStart();
+  if (s->server_ == nullptr || s->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("--peer-listen: cannot listen on ", address));
+  }
+  return s;
+}
+
+void PeerServer::Register(const std::string& key, PeerBatchHandler* handler) {
+  std::lock_guard<std::mutex> lock(mu_);
+  key_ = key;
+  handler_ = handler;
+}
+
+void PeerServer::Unregister() {
+  std::unique_lock<std::mutex> lock(mu_);
+  key_.clear();
+  handler_ = nullptr;
+  idle_.wait(lock, [&] { return calls_in_handler_ == 0; });
+}
+
+grpc::Status PeerServer::Dispatch(v1::PeerBatch& batch, const std::string& peer) {
+  PeerBatchHandler* handler;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (handler_ == nullptr || batch.job_key() != key_) {
+      if (batch.job_key() != last_refused_key_) {
+        last_refused_key_ = batch.job_key();
+        spdlog::warn("refused a batch from {} for a job that is not running here",
+                     bsp::SanitizeForLog(peer, 128));
+      }
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "no job with this key runs on this worker");
+    }
+    handler = handler_;
+    ++calls_in_handler_;
+  }
+  grpc::Status status = handler->OnPeerBatch(batch, peer);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (--calls_in_handler_ == 0) idle_.notify_all();
+  return status;
+}
+
+// --- PeerChannels
+
+std::shared_ptr<grpc::Channel> PeerChannels::Get(const std::string& address) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& channel = channels_[address];
+  if (!channel) {
+    channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                        ClientChannelArguments());
+  }
+  return channel;
+}
+
+void PeerChannels::Retain(const std::vector<std::string>& keep) {
+  const std::set<std::string> wanted(keep.begin(), keep.end());
+  std::lock_guard<std::mutex> lock(mu_);
+  std::erase_if(channels_, [&](const auto& entry) { return !wanted.contains(entry.first); });
+}
+
+// --- PeerLinks
+
+struct PeerLinks::Call {
+  uint32_t to = 0;
+  size_t bytes = 0;
+  Clock::time_point first_try;
+  Clock::time_point next_try;
+  std::chrono::milliseconds backoff{5};
+  std::unique_ptr<grpc::ClientContext> context;
+  v1::PeerBatch request;
+  v1::PeerAck response;
+};
+
+PeerLinks::PeerLinks(PeerChannels& channels, std::vector<std::string> addresses, uint32_t self,
+                     std::string job_key, size_t inflight_bytes, std::chrono::milliseconds timeout)
+    : addresses_(std::move(addresses)),
+      self_(self),
+      key_(std::move(job_key)),
+      inflight_limit_(inflight_bytes),
+      timeout_(timeout) {
+  stubs_.resize(addresses_.size());
+  for (uint32_t w = 0; w < addresses_.size(); ++w) {
+    if (w != self_) stubs_[w] = v1::PeerExchange::NewStub(channels.Get(addresses_[w]));
+  }
+  retry_thread_ = std::thread([this] { RetryLoop(); });
+}
+
+PeerLinks::~PeerLinks() {
+  Cancel(absl::CancelledError("the job is over"));
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    stopping_ = true;
+    changed_.notify_all();
+  }
+  retry_thread_.join();
+  std::unique_lock<std::mutex> lock(mu_);
+  for (Call* call : retries_) {
+    --inflight_calls_;
+    delete call;
+  }
+  retries_.clear();
+  changed_.wait(lock, [&] { return inflight_calls_ == 0; });
+}
+
+std::string PeerLinks::Name(uint32_t worker) const {
+  return absl::StrCat("worker ", worker, " (", addresses_[worker], ")");
+}
+
+absl::Status PeerLinks::Send(uint32_t to, v1::PeerBatch batch) {
+  if (to >= addresses_.size() || to == self_) {
+    return absl::InternalError(absl::StrCat("no peer ", to, " to send a batch to"));
+  }
+  batch.set_job_key(key_);
+  batch.set_from(self_);
+  batch.set_to(to);
+  auto call = std::make_unique<Call>();
+  call->to = to;
+  call->bytes = batch.ByteSizeLong();
+  call->request = std::move(batch);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    // Back-pressure by bytes; one batch always goes, however large.
+    changed_.wait(lock, [&] {
+      return !status_.ok() || inflight_bytes_ == 0 ||
+             inflight_bytes_ + call->bytes <= inflight_limit_;
+    });
+    if (!status_.ok()) return status_;
+    inflight_bytes_ += call->bytes;
+    ++inflight_calls_;
+    sent_bytes_ += call->bytes;
+    ++sent_batches_;
+  }
+  call->first_try = Clock::now();
+  Start(call.release());
+  return absl::OkStatus();
+}
+
+void PeerLinks::Start(Call* call) {
+  call->context = std::make_unique<grpc::ClientContext>();
+  if (timeout_.count() > 0) {
+    // gRPC takes a system-clock deadline.
+    const auto left = std::chrono::duration_cast<std::chrono::system_clock::duration>(
+        call->first_try + timeout_ - Clock::now());
+    call->context->set_deadline(std::chrono::system_clock::now() + left);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!status_.ok()) {
+      // Cancelled meanwhile: the call ends here.
+      inflight_bytes_ -= call->bytes;
+      --inflight_calls_;
+      delete call;
+      changed_.notify_all();
+      return;
+    }
+    calls_.push_back(call);
+  }
+  stubs_[call->to]->async()->Deliver(call->context.get(), &call->request, &call->response,
+                                     [this, call](grpc::Status status) { OnDone(call, status); });
+}
+
+void PeerLinks::SetFailureListener(std::function<void(const absl::Status&)> listener) {
+  // Under listener_mu_: once this returns, the old listener is not running and never will.
+  std::lock_guard<std::mutex> lock(listener_mu_);
+  on_failure_ = std::move(listener);
+}
+
+void PeerLinks::OnDone(Call* call, const grpc::Status& status) {
+  bool failed;
+  absl::Status failure;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed = OnDoneLocked(call, status);
+    failure = status_;
+  }
+  if (!failed) return;
+  std::lock_guard<std::mutex> lock(listener_mu_);
+  if (on_failure_) on_failure_(failure);
+}
+
+bool PeerLinks::OnDoneLocked(Call* call, const grpc::Status& status) {
+  std::erase(calls_, call);
+  const bool not_yet = status.error_code() == grpc::StatusCode::FAILED_PRECONDITION;
+  if (status_.ok() && not_yet &&
+      (timeout_.count() == 0 || Clock::now() + call->backoff < call->first_try + timeout_)) {
+    // The receiver does not run this job yet (it is still reading its assignment): ask again.
+    call->next_try = Clock::now() + call->backoff;
+    call->backoff = std::min(call->backoff * 2, std::chrono::milliseconds(200));
+    retries_.push_back(call);
+    changed_.notify_all();
+    return false;
+  }
+  bool failed = false;
+  if (!status.ok() && status_.ok()) {
+    failed = true;
+    status_ = absl::UnavailableError(absl::StrCat(
+        Name(call->to), " did not take a batch: ", bsp::SanitizeForLog(status.error_message(), 512),
+        status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? " (deadline: --peer-timeout)"
+                                                                   : ""));
+    for (Call* other : calls_) other->context->TryCancel();
+  }
+  inflight_bytes_ -= call->bytes;
+  --inflight_calls_;
+  delete call;
+  changed_.notify_all();
+  return failed;
+}
+
+void PeerLinks::RetryLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    if (retries_.empty() || !status_.ok()) {
+      changed_.wait(lock);
+      continue;
+    }
+    Call* call = retries_.front();
+    if (Clock::now() < call->next_try) {
+      changed_.wait_until(lock, call->next_try);
+      continue;
+    }
+    retries_.pop_front();
+    lock.unlock();
+    Start(call);
+    lock.lock();
+  }
+}
+
+absl::Status PeerLinks::Drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return !status_.ok() || inflight_calls_ == 0; });
+  return status_;
+}
+
+void PeerLinks::Cancel(absl::Status reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (status_.ok()) status_ = std::move(reason);
+  for (Call* call : calls_) call->context->TryCancel();
+  for (Call* call : retries_) {
+    inflight_bytes_ -= call->bytes;
+    --inflight_calls_;
+    delete call;
+  }
+  retries_.clear();
+  changed_.notify_all();
+}
+
+uint64_t PeerLinks::sent_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sent_bytes_;
+}
+
+uint64_t PeerLinks::sent_batches() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sent_batches_;
+}
+
+}  // namespace lockstep::dbsp::transport
