@@ -101,10 +101,19 @@ void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
       streams_[to]->Flush();
       return;
     }
-    case v1::WorkerPayload::kFailure:
+    case v1::WorkerPayload::kFailure: {
+      const uint32_t peer = payload.failure().unreachable_peer();
+      if (peer > 0 && peer <= num_workers() && peer - 1 != worker) {
+        // A worker could not reach a peer: the peer is the one that is gone, as if its own stream
+        // had broken (which the master may learn only later, from keepalive).
+        return Abort(absl::UnavailableError(absl::StrCat(
+            names_[peer - 1], " disconnected: ", names_[worker], " could not reach it: ",
+            bsp::SanitizeForLog(payload.failure().reason(), kReasonBytes))));
+      }
       return Violation(
           worker,
           absl::StrCat("failed: ", bsp::SanitizeForLog(payload.failure().reason(), kReasonBytes)));
+    }
     default:
       return Violation(worker, "sent an empty or unknown payload");
   }
@@ -206,6 +215,12 @@ std::vector<uint32_t> MasterJob::late() const {
   return late_;
 }
 
+void MasterJob::AddRelayed(uint64_t batches, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  relayed_batches_ += batches;
+  relayed_bytes_ += bytes;
+}
+
 uint64_t MasterJob::relayed_batches() const {
   std::lock_guard<std::mutex> lock(mu_);
   return relayed_batches_;
@@ -259,6 +274,7 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
       auto entries = job.WaitAll({Barrier::kPost, own.superstep});
       if (!entries.ok()) return entries.status();
       for (uint32_t w = 0; w < entries->size(); ++w) {
+        job.AddRelayed((*entries)[w].relayed_batches, (*entries)[w].relayed_bytes);
         for (const auto& [name, bytes] : (*entries)[w].aggregators) {
           bsp::AggregatorBase* agg = engine.aggregators().Find(name);
           absl::Status st =

@@ -56,6 +56,8 @@ class MasterJob final : public transport::WorkerStreamHandler {
   // The workers that had not entered a barrier when the peer timeout ended the job.
   std::vector<uint32_t> late() const;
 
+  // Direct mode: what the workers say they sent each other (their POST entries).
+  void AddRelayed(uint64_t batches, uint64_t bytes);
   uint64_t relayed_batches() const;
   uint64_t relayed_bytes() const;
   // Time waiting in WaitAll (the first barrier apart: it waits for the workers to load), and

@@ -1,5 +1,7 @@
 #include "job/worker_job.h"
 
+#include <tuple>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lockstep/bsp/text.h"
@@ -249,6 +251,15 @@ absl::Status WorkerJob::DrainRelays() {
   return absl::OkStatus();
 }
 
+std::pair<uint64_t, uint64_t> WorkerJob::TakeRelayedCounts() {
+  if (!relay_direct_ || links_ == nullptr) return {0, 0};
+  const uint64_t batches = links_->sent_batches(), bytes = links_->sent_bytes();
+  const std::pair<uint64_t, uint64_t> since{batches - counted_batches_, bytes - counted_bytes_};
+  counted_batches_ = batches;
+  counted_bytes_ = bytes;
+  return since;
+}
+
 void WorkerJob::SetEngine(bsp::StepEngine* engine) {
   std::lock_guard<std::mutex> lock(mu_);
   engine_ = engine;
@@ -268,6 +279,7 @@ void WorkerJob::SetExecutor(bsp::Executor* executor) {
 
 void WorkerJob::Finish(const absl::Status& local_error) {
   std::optional<std::string> report;
+  uint32_t unreachable = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!local_error.ok()) {
@@ -276,11 +288,16 @@ void WorkerJob::Finish(const absl::Status& local_error) {
         failed_by_master_ = false;
       }
       if (!failed_by_master_) report = std::string(status_.message().substr(0, kReportBytes));
+      // The job failed because a peer could not be reached: say which, for the master to blame.
+      if (links_ != nullptr && links_->unreachable() && status_ == links_->Drain()) {
+        unreachable = *links_->unreachable() + 1;
+      }
     }
   }
   if (report) {
     v1::WorkerPayload failure;
     failure.mutable_failure()->set_reason(*report);
+    failure.mutable_failure()->set_unreachable_peer(unreachable);
     (void)link_.Send(std::move(failure));
   }
 }
@@ -330,6 +347,7 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
     wrapped.post_step = [&job, &engine, user](const bsp::StepStats& local) -> absl::Status {
       if (auto st = job.DrainRelays(); !st.ok()) return st;
       Step entry = protocol::StepWithCounts(Barrier::kPost, local);
+      std::tie(entry.relayed_batches, entry.relayed_bytes) = job.TakeRelayedCounts();
       engine.aggregators().ForEach(
           [&](const bsp::AggregatorBase& agg) { agg.EncodeDelta(entry.aggregators[agg.name()]); });
       auto release = job.Enter(std::move(entry));

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -51,6 +52,8 @@ class WorkerJob final : public transport::MasterStreamHandler,
   // Direct mode: waits until the other workers hold every batch this one sent (before it enters
   // POST(s): the ordering invariant, docs/design.md §5.5).
   absl::Status DrainRelays();
+  // Direct mode: the batches and bytes sent to peers since the last call (for the POST entry).
+  std::pair<uint64_t, uint64_t> TakeRelayedCounts();
   void SetEngine(bsp::StepEngine* engine);
   // Before the engine goes away: relay batches that still arrive are dropped.
   void DetachEngine();
@@ -90,6 +93,7 @@ class WorkerJob final : public transport::MasterStreamHandler,
   transport::PeerLinks* links_ = nullptr;
   PeerCollective* collective_ = nullptr;
   bool relay_direct_ = false;
+  uint64_t counted_batches_ = 0, counted_bytes_ = 0;  // job thread
   // Job thread: barrier_, encode_, enqueue_; transport threads: decode_, accept_.
   PhaseTime barrier_, encode_, enqueue_, decode_, accept_;
   double steps_seconds_ = 0, engine_encode_seconds_ = 0, engine_decode_seconds_ = 0;

@@ -98,6 +98,10 @@ struct Step {
   uint64_t vertices = 0;
   // Entering PERSISTED_RESULTS: what the worker wrote to its part.
   bsp::OutputSummary part;
+  // Entering POST in direct relay mode: the batches and bytes the worker sent its peers in the
+  // superstep (the master's progress line shows their sums).
+  uint64_t relayed_batches = 0;
+  uint64_t relayed_bytes = 0;
 
   Position position() const { return {barrier, superstep}; }
 };

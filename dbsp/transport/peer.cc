@@ -253,6 +253,10 @@ bool PeerLinks::OnDoneLocked(Call* call, const grpc::Status& status) {
   bool failed = false;
   if (!status.ok() && status_.ok()) {
     failed = true;
+    if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+        status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      unreachable_ = call->to;
+    }
     status_ = absl::UnavailableError(absl::StrCat(
         Name(call->to), " did not take a batch: ", bsp::SanitizeForLog(status.error_message(), 512),
         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? " (deadline: --peer-timeout)"
@@ -302,6 +306,11 @@ void PeerLinks::Cancel(absl::Status reason) {
   }
   retries_.clear();
   changed_.notify_all();
+}
+
+std::optional<uint32_t> PeerLinks::unreachable() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return unreachable_;
 }
 
 uint64_t PeerLinks::sent_bytes() const {

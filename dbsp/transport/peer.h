@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -109,6 +110,9 @@ class PeerLinks {
   absl::Status Drain();
   // The job is over: what is in flight is cancelled and Send and Drain fail with `reason`.
   void Cancel(absl::Status reason);
+  // The peer whose call failed for want of a connection or an answer in time (not a refusal), if
+  // that is why the links failed.
+  std::optional<uint32_t> unreachable() const;
   // Bytes and batches sent so far.
   uint64_t sent_bytes() const;
   uint64_t sent_batches() const;
@@ -135,6 +139,7 @@ class PeerLinks {
   uint64_t sent_bytes_ = 0;
   uint64_t sent_batches_ = 0;
   absl::Status status_;
+  std::optional<uint32_t> unreachable_;
   std::vector<Call*> calls_;   // in flight, for Cancel
   std::deque<Call*> retries_;  // refused as not yet known: asked again by the retry thread
   std::thread retry_thread_;

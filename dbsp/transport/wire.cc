@@ -122,6 +122,8 @@ v1::Step ToWire(const protocol::Step& s) {
   w.set_part_vertices(s.part.vertices);
   w.set_part_bytes(s.part.bytes);
   w.set_part_crc32c(s.part.crc32c);
+  w.set_relayed_batches(s.relayed_batches);
+  w.set_relayed_bytes(s.relayed_bytes);
   return w;
 }
 
@@ -143,6 +145,8 @@ absl::StatusOr<protocol::Step> FromWire(const v1::Step& w) {
   s.stop = w.stop();
   s.vertices = w.vertices();
   s.part = {w.part_vertices(), w.part_bytes(), w.part_crc32c()};
+  s.relayed_batches = w.relayed_batches();
+  s.relayed_bytes = w.relayed_bytes();
   return s;
 }
 

@@ -229,15 +229,17 @@ std::vector<std::string> RunLocal(const std::string& binary, const std::string& 
 std::optional<Published> RunDistributed(const std::string& binary, const std::string& app,
                                         const std::vector<std::string>& args, int workers,
                                         const TempDir& dir,
-                                        const std::vector<std::string>& worker_args = {}) {
-  const fs::path run_dir = dir / ("w" + std::to_string(workers));
+                                        const std::vector<std::string>& worker_args = {},
+                                        const std::string& relay = "direct") {
+  const fs::path run_dir = dir / ("w" + std::to_string(workers) + "-" + relay);
   fs::create_directories(run_dir / "res");
   const fs::path out = run_dir / "res" / "out";
   Cluster cluster(binary, run_dir);
   std::vector<std::string> margs = {"--app",         app,
                                     "--out",         out.string(),
                                     "--min-workers", std::to_string(workers),
-                                    "--max-workers", std::to_string(workers)};
+                                    "--max-workers", std::to_string(workers),
+                                    "--relay",       relay};
   margs.insert(margs.end(), args.begin(), args.end());
   Process& master = cluster.StartMaster(margs);
   if (cluster.port() == 0) return std::nullopt;
@@ -264,9 +266,23 @@ std::optional<Published> RunDistributed(const std::string& binary, const std::st
   return published;
 }
 
+// The clusters each case runs on: in the suite, direct relay at 1, 2 and 3 workers and the master's
+// relay at 2; with LOCKSTEP_CONFORMANCE_FULL=1 (ctest -L matrix), 1 to 4 workers in both modes.
+std::vector<std::pair<int, std::string>> Clusters() {
+  const char* full = std::getenv("LOCKSTEP_CONFORMANCE_FULL");
+  if (full != nullptr && std::string(full) == "1") {
+    std::vector<std::pair<int, std::string>> all;
+    for (const char* relay : {"direct", "master"}) {
+      for (int workers = 1; workers <= 4; ++workers) all.emplace_back(workers, relay);
+    }
+    return all;
+  }
+  return {{1, "direct"}, {2, "direct"}, {3, "direct"}, {2, "master"}};
+}
+
 class ConformanceTest : public ::testing::TestWithParam<Case> {};
 
-TEST_P(ConformanceTest, OneTwoAndFourWorkersGiveTheLocalAnswer) {
+TEST_P(ConformanceTest, EveryClusterGivesTheLocalAnswer) {
   const Case& c = GetParam();
   const Graph& g = Graphs::Get()[c.graph];
   TempDir dir("lockstep-conformance");
@@ -276,12 +292,12 @@ TEST_P(ConformanceTest, OneTwoAndFourWorkersGiveTheLocalAnswer) {
   const std::vector<std::string> local = RunLocal(LOCKSTEP_BINARY, c.app, args, dir);
   ASSERT_FALSE(HasFailure());
   EXPECT_EQ(local.empty(), c.graph == "empty");
-  for (int workers : {1, 2, 4}) {
-    SCOPED_TRACE(::testing::Message() << workers << " workers");
-    auto published = RunDistributed(LOCKSTEP_BINARY, c.app, args, workers, dir);
+  for (const auto& [workers, relay] : Clusters()) {
+    SCOPED_TRACE(::testing::Message() << workers << " workers, " << relay << " relay");
+    auto published = RunDistributed(LOCKSTEP_BINARY, c.app, args, workers, dir, {}, relay);
     ASSERT_TRUE(published.has_value());
-    const std::string what =
-        c.app + " on " + c.graph + " at " + std::to_string(workers) + " workers";
+    const std::string what = c.app + " on " + c.graph + " at " + std::to_string(workers) +
+                             " workers, " + relay + " relay";
     ExpectSameLines(local, published->lines, what);
   }
 }
@@ -548,9 +564,11 @@ TEST_P(PageRankBitsTest, OneToFourWorkersWriteTheLocalLinesByteForByte) {
   if (c.tolerance) {
     EXPECT_TRUE(supersteps == 7 || supersteps == 8) << supersteps << " supersteps";
   }
-  for (int workers : {1, 2, 3, 4}) {
-    SCOPED_TRACE(::testing::Message() << workers << " workers");
-    auto published = RunDistributed(LOCKSTEP_BINARY, "pagerank", args, workers, dir);
+  const std::pair<int, std::string> clusters[] = {
+      {1, "direct"}, {2, "direct"}, {3, "direct"}, {4, "direct"}, {2, "master"}};
+  for (const auto& [workers, relay] : clusters) {
+    SCOPED_TRACE(::testing::Message() << workers << " workers, " << relay << " relay");
+    auto published = RunDistributed(LOCKSTEP_BINARY, "pagerank", args, workers, dir, {}, relay);
     ASSERT_TRUE(published.has_value());
     EXPECT_EQ(published->supersteps, supersteps);
     ExpectSameLines(local, published->lines,
