@@ -316,8 +316,7 @@ TEST_P(BroadcastRelayTest, PartitionedPullEqualsWholeGraphPull) {
     EXPECT_EQ(split_all.Values(), whole_all.Values());
 
     Cluster<PullProgram<false>> whole_some(PullProgram<false>{.position = position}, *input, 1);
-    Cluster<PullProgram<false>> split_some(PullProgram<false>{.position = position}, *input,
-                                           parts);
+    Cluster<PullProgram<false>> split_some(PullProgram<false>{.position = position}, *input, parts);
     ASSERT_TRUE(whole_some.RunToCompletion().ok());
     ASSERT_TRUE(split_some.RunToCompletion().ok());
     EXPECT_EQ(split_some.Values(), whole_some.Values());
