@@ -21,6 +21,9 @@ Measurements:
     for it (ru_maxrss: the process's peak resident set; its floor is this script's own RSS,
     about 10 MB, since the child starts as a copy of it). For mpirun, CPU is summed over the
     ranks it reaps and the RSS is the largest rank's.
+  - the compute's CPU time: the process's CPU time (/proc/PID/stat) is read when its log shows
+    superstep 0's progress line (the workers log at debug level), and taken from the total; so
+    the per-iteration CPU does not carry the loading's run-to-run noise.
   - the median superstep time of the progress lines (`superstep N | ... | T ms`) of the local
     run or the master, supersteps 1 to K-1; and each worker's own superstep time (its engine's
     deliver + compute + relay encode, barrier waits excluded), from its debug log.
@@ -40,6 +43,8 @@ import sys
 import time
 
 STEP_RE = re.compile(r"superstep (\d+) \|.*\| ([0-9.]+) ms")
+FIRST_STEP = b"superstep 0 |"
+TICK = os.sysconf("SC_CLK_TCK")
 SPLIT_RE = re.compile(r"time split: .*")
 
 
@@ -58,16 +63,43 @@ class Proc:
         self.pid = self.popen.pid
         self.status = None
         self.rusage = None
+        self.cpu_at_first_step = None  # CPU seconds when superstep 0's progress line appeared
 
     def poll(self):
         if self.status is not None:
             return True
+        if self.cpu_at_first_step is None:
+            self._watch_first_step()
         pid, status, ru = os.wait4(self.pid, os.WNOHANG)
         if pid == 0:
             return False
         self.status, self.rusage = status, ru
         self.popen.returncode = os.waitstatus_to_exitcode(status)
         return True
+
+    def _watch_first_step(self):
+        # Loading ends where superstep 0's progress line is logged: the CPU time spent from there
+        # on is the compute's (and the output's). The log is read again only while it grows.
+        try:
+            size = os.path.getsize(self.stderr_path)
+            if size == getattr(self, "_seen", -1):
+                return
+            self._seen = size
+            with open(self.stderr_path, "rb") as f:
+                if FIRST_STEP not in f.read():
+                    return
+            with open(f"/proc/{self.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            self.cpu_at_first_step = (int(fields[11]) + int(fields[12])) / TICK
+        except (OSError, ValueError, IndexError):
+            pass
+
+    @property
+    def compute_cpu(self):
+        """CPU seconds after superstep 0's progress line (NaN if it was not seen)."""
+        if self.cpu_at_first_step is None:
+            return float("nan")
+        return self.cpu - self.cpu_at_first_step
 
     def kill(self):
         if self.status is None:
@@ -99,7 +131,7 @@ def wait_all(procs, timeout):
                 while not p.poll():
                     time.sleep(0.01)
             raise RuntimeError("timed out: " + " ".join(procs[0].argv[:3]))
-        time.sleep(0.005)
+        time.sleep(0.003)
     for p in procs:
         if p.exit_code != 0:
             tail = open(p.stderr_path, errors="replace").read()[-2000:]
@@ -146,7 +178,7 @@ class Lockstep:
                   "--out", out], err)
         wait_all([p], self.timeout)
         return {"step_ms": median(step_times(err, iters - 1)), "cpu": p.cpu, "rss": p.rss_mb,
-                "out": out, "workers": [], "master": None}
+                "compute_cpu": p.compute_cpu, "out": out}
 
     def distributed(self, workers, relay, iters, tag):
         out = os.path.join(self.data, f"out-{tag}")
@@ -179,6 +211,7 @@ class Lockstep:
         return {"step_ms": median(step_times(master_log, iters - 1)),
                 "worker_step_ms": [median(step_times(w.stderr_path, iters - 1)) for w in ws],
                 "cpu": sum(w.cpu for w in ws), "rss": sum(w.rss_mb for w in ws),
+                "compute_cpu": sum(w.compute_cpu for w in ws),
                 "worker_rss": [w.rss_mb for w in ws], "master_rss": master.rss_mb,
                 "master_cpu": master.cpu, "out": out, "logs": [master_log] +
                 [w.stderr_path for w in ws]}
@@ -344,7 +377,7 @@ def main():
     ref_rows = results[ref]
 
     def per_it_cpu(row):
-        return (row[K]["cpu"] - row[1]["cpu"]) / (K - 1) * 1e3
+        return (row[K]["compute_cpu"] - row[1]["compute_cpu"]) / (K - 1) * 1e3
 
     def per_it_ms(c, row):
         if c[0] == "grape":
@@ -355,8 +388,9 @@ def main():
     log(f"min/median/max over {args.trials} rounds; ratios are to {name(ref)} of the same round.")
     log("  ms/it.: median superstep (grape: (t(K) - t(1)) / (K - 1) of its query phase)")
     log("  worker step: each worker's own superstep (deliver + compute + relay encode)")
-    log("  CPU/it.: all workers' (or the local process's) user + system CPU, "
-        "(cpu(K) - cpu(1)) / (K - 1)")
+    log("  CPU/it.: all workers' (or the local process's) user + system CPU from superstep 0's "
+        "progress line on, (cpu(K) - cpu(1)) / (K - 1)")
+    log("  CPU job s: the same, whole K-iteration job (loading included)")
     log("  RSS: peak RSS of the K-iteration job, all workers together (largest rank for grape)")
     hdr = (f"{'':18} {'ms/it.':>17} {'x local':>14} {'worker step ms':>17} {'CPU/it. ms':>17} "
            f"{'x local':>14} {'CPU job s':>14} {'RSS MB':>12} {'x local':>14} {'per worker MB':>14} "
