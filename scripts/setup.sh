@@ -4,12 +4,17 @@
 set -euo pipefail
 
 # With --build-only, only what building lockstep needs (the container image's build stage).
+# With --grape, also what building libgrape-lite for bench/scale.py --grape needs (MPI, glog,
+# gflags; bench/README.md), and perf for profiling.
 packages=(
   g++ cmake ninja-build pkg-config ccache
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libtbb-dev libspdlog-dev libfmt-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libabsl-dev libssl-dev
 )
+if [ "${1:-}" = "--grape" ]; then
+  packages+=(libopenmpi-dev openmpi-bin libgoogle-glog-dev libgflags-dev linux-perf)
+fi
 if [ "${1:-}" != "--build-only" ]; then
   packages+=(
     clang-format time bc

@@ -161,10 +161,10 @@ class Engine final : public StepEngine {
     }
     if constexpr (IsBroadcast<P>()) {
       static_assert(HasCombiner<P>, "a broadcast program needs a combiner");
-      published_.resize(n);
-      has_published_.assign(n, 0);
-      remote_published_.resize(topology().num_remote());
-      remote_has_published_.assign(topology().num_remote(), 0);
+      // Indexed by slot: local vertices first, then the remote ones relayed values are decoded
+      // into, so the gather reads one array with no branch on the slot's kind (see Deliver).
+      published_.resize(uint64_t{n} + topology().num_remote());
+      has_published_.assign(uint64_t{n} + topology().num_remote(), 0);
       // For each other partition, the local vertices with an out-neighbour there: they send
       // their published value to it.
       const uint32_t parts = static_cast<uint32_t>(topology().split().size());
@@ -389,8 +389,12 @@ class Engine final : public StepEngine {
     if constexpr (IsBroadcast<P>()) {
       // The pull: each vertex combines what its in-neighbours published, in in-edge order. When
       // every vertex published (PageRank), the flags need not be read: the loop is the gather
-      // of a sparse matrix-vector product.
+      // of a sparse matrix-vector product. Values are indexed by slot, local and remote alike: a
+      // branch on the slot's kind was taken at random for about half the edges of a partition of
+      // two, and its mispredictions made a worker's superstep 2-3x slower (bench/README.md).
       const bool all = published_count_ == n && remote_published_count_ == topology().num_remote();
+      const Message* published = published_.data();
+      const uint8_t* has_published = has_published_.data();
       if (all) {
         tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
           const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
@@ -398,11 +402,8 @@ class Engine final : public StepEngine {
             const auto in = topology().in_slots(v);
             has_message_[v] = in.empty() ? 0 : 1;
             if (in.empty()) continue;
-            auto value = [&](uint32_t slot) -> const Message& {
-              return slot < n ? published_[slot] : remote_published_[slot - n];
-            };
-            Message combined = value(in[0]);
-            for (size_t i = 1; i < in.size(); ++i) P::Combine(combined, value(in[i]));
+            Message combined = published[in[0]];
+            for (size_t i = 1; i < in.size(); ++i) P::Combine(combined, published[in[i]]);
             inbox_[v] = combined;
           }
         });
@@ -414,9 +415,8 @@ class Engine final : public StepEngine {
             bool has = false;
             Message combined{};
             for (uint32_t slot : topology().in_slots(v)) {
-              const bool local = slot < n;
-              if (!(local ? has_published_[slot] : remote_has_published_[slot - n])) continue;
-              const Message& m = local ? published_[slot] : remote_published_[slot - n];
+              if (!has_published[slot]) continue;
+              const Message& m = published[slot];
               if (has) {
                 P::Combine(combined, m);
               } else {
@@ -429,7 +429,6 @@ class Engine final : public StepEngine {
           }
         });
       std::fill(has_published_.begin(), has_published_.end(), 0);
-      std::fill(remote_has_published_.begin(), remote_has_published_.end(), 0);
       published_count_ = remote_published_count_ = 0;
     } else if constexpr (HasCombiner<P>) {
       tbb::parallel_for(uint32_t{0}, num_bins_, [&](uint32_t bin) {
@@ -519,9 +518,10 @@ class Engine final : public StepEngine {
                 "partition ", batch.from_partition, " relayed a value of vertex ", ToString(id),
                 ", which has no out-edge into partition ", topology().part()));
           }
-          remote_published_[r] = std::move(m);
-          remote_published_count_ += 1 - remote_has_published_[r];
-          remote_has_published_[r] = 1;
+          const uint64_t slot = uint64_t{topology().num_local()} + r;
+          published_[slot] = std::move(m);
+          remote_published_count_ += 1 - has_published_[slot];
+          has_published_[slot] = 1;
         }
         if (!bytes.empty()) {
           return absl::DataLossError(absl::StrCat(
@@ -658,12 +658,11 @@ class Engine final : public StepEngine {
   std::vector<BlockBuffers> blocks_;
   std::vector<Message> remote_combined_;
   std::vector<uint8_t> remote_has_;
-  // Broadcast programs: this superstep's published values, local and relayed, and per other
-  // partition the local vertices with out-neighbours there.
+  // Broadcast programs: this superstep's published values by slot (local vertices, then the
+  // relayed values of remote ones), and per other partition the local vertices with
+  // out-neighbours there.
   std::vector<Message> published_;
   std::vector<uint8_t> has_published_;
-  std::vector<Message> remote_published_;
-  std::vector<uint8_t> remote_has_published_;
   std::vector<std::vector<uint32_t>> boundary_;
   uint64_t published_count_ = 0;
   uint64_t remote_published_count_ = 0;
