@@ -126,7 +126,7 @@ struct PeerLinks::Call {
   Clock::time_point first_try;
   Clock::time_point next_try;
   std::chrono::milliseconds backoff{5};
-  std::unique_ptr<grpc::ClientContext> context;
+  std::shared_ptr<grpc::ClientContext> context;  // shared with a cancellation under way
   v1::PeerBatch request;
   v1::PeerAck response;
 };
@@ -196,7 +196,7 @@ absl::Status PeerLinks::Send(uint32_t to, v1::PeerBatch batch) {
 }
 
 void PeerLinks::Start(Call* call) {
-  call->context = std::make_unique<grpc::ClientContext>();
+  call->context = std::make_shared<grpc::ClientContext>();
   if (timeout_.count() > 0) {
     // gRPC takes a system-clock deadline.
     const auto left = std::chrono::duration_cast<std::chrono::system_clock::duration>(
@@ -228,12 +228,15 @@ void PeerLinks::SetFailureListener(std::function<void(const absl::Status&)> list
 void PeerLinks::OnDone(Call* call, const grpc::Status& status) {
   bool failed;
   absl::Status failure;
+  std::vector<std::shared_ptr<grpc::ClientContext>> others;
   {
     std::lock_guard<std::mutex> lock(mu_);
     failed = OnDoneLocked(call, status);
     failure = status_;
+    if (failed) others = InFlightLocked();
   }
   if (!failed) return;
+  for (auto& context : others) context->TryCancel();
   std::lock_guard<std::mutex> lock(listener_mu_);
   if (on_failure_) on_failure_(failure);
 }
@@ -261,7 +264,6 @@ bool PeerLinks::OnDoneLocked(Call* call, const grpc::Status& status) {
         Name(call->to), " did not take a batch: ", bsp::SanitizeForLog(status.error_message(), 512),
         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? " (deadline: --peer-timeout)"
                                                                    : ""));
-    for (Call* other : calls_) other->context->TryCancel();
   }
   inflight_bytes_ -= call->bytes;
   --inflight_calls_;
@@ -295,17 +297,27 @@ absl::Status PeerLinks::Drain() {
   return status_;
 }
 
+std::vector<std::shared_ptr<grpc::ClientContext>> PeerLinks::InFlightLocked() const {
+  std::vector<std::shared_ptr<grpc::ClientContext>> contexts;
+  for (const Call* call : calls_) contexts.push_back(call->context);
+  return contexts;
+}
+
 void PeerLinks::Cancel(absl::Status reason) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (status_.ok()) status_ = std::move(reason);
-  for (Call* call : calls_) call->context->TryCancel();
-  for (Call* call : retries_) {
-    inflight_bytes_ -= call->bytes;
-    --inflight_calls_;
-    delete call;
+  std::vector<std::shared_ptr<grpc::ClientContext>> in_flight;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status_.ok()) status_ = std::move(reason);
+    in_flight = InFlightLocked();
+    for (Call* call : retries_) {
+      inflight_bytes_ -= call->bytes;
+      --inflight_calls_;
+      delete call;
+    }
+    retries_.clear();
+    changed_.notify_all();
   }
-  retries_.clear();
-  changed_.notify_all();
+  for (auto& context : in_flight) context->TryCancel();
 }
 
 std::optional<uint32_t> PeerLinks::unreachable() const {

@@ -123,6 +123,9 @@ class PeerLinks {
   void OnDone(Call* call, const grpc::Status& status);
   // Under mu_: ends or retries the call; true if it is the links' first failure.
   bool OnDoneLocked(Call* call, const grpc::Status& status);
+  // Under mu_: the contexts of the calls in flight, to cancel once mu_ is released (a
+  // cancellation may run a call's completion on the cancelling thread).
+  std::vector<std::shared_ptr<grpc::ClientContext>> InFlightLocked() const;
   void RetryLoop();
   std::string Name(uint32_t worker) const;
 
