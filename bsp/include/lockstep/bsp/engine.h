@@ -278,11 +278,14 @@ class Engine final : public StepEngine {
         std::memcpy(id.data, bytes.data() + i, 16);
         if constexpr (IsBroadcast<P>()) {
           const uint32_t r = topo.FindRemote(id);
-          if (r == kNoVertex || !remote_source_[r] || topo.remote_partition(r) != p || seen[r]) {
+          if (r == kNoVertex || !remote_source_[r] || topo.remote_partition(r) != p) {
             return absl::NotFoundError(absl::StrCat(
                 "cannot set up the relay: partition ", p, " would send the value of vertex ",
-                ToString(id), ", which has no out-edge into partition ", self,
-                r != kNoVertex && seen[r] ? " (named twice)" : ""));
+                ToString(id), ", which has no out-edge into partition ", self));
+          }
+          if (seen[r]) {
+            return absl::DataLossError(absl::StrCat("cannot set up the relay: partition ", p,
+                                                    " named vertex ", ToString(id), " twice"));
           }
           seen[r] = 1;
           ++sources;
