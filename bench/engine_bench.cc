@@ -3,13 +3,16 @@
 // the reference kernel runs in the same process on the same graph so that the ratio printed last
 // compares like with like on a noisy machine.
 //
-//   lockstep_bench --graph g.el [--undirected] [--trials 3] [--threads 1,2]
-//                  [--kernels load,pagerank,reference,sssp,coloring,bfs,wcc,cdlp,lcc]
+//   lockstep_bench --graph g.el [--undirected] [--trials 3] [--threads 1,2] [--parts 4]
+//                  [--kernels load,pagerank,reference,sssp,coloring,bfs,wcc,cdlp,lcc,relay]
 //
 // Figures: load rate (text edge list, edges/s), per-kernel processing time and EVPS
 // ((V + E) / processing time, as LDBC Graphalytics reports), PageRank per iteration
 // (--tolerance 0, 20 iterations) against a hand-written pull-based CSR PageRank (the Jacobi loop
-// of GAP's pr_spmv: 32-bit sources, doubles).
+// of GAP's pr_spmv: 32-bit sources, doubles). "relay" runs PageRank and SSSP over --parts engines
+// in one process, as the workers of a distributed job, once relaying by UUID (engines that did not
+// set up) and once by position (connected through an in-process Exchange), and prints the bytes
+// per relayed message and the time spent decoding the batches.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -29,6 +32,7 @@
 #include "lockstep/bsp/app.h"
 #include "tbb/global_control.h"
 #include "tbb/parallel_for.h"
+#include "util/engine_cluster.h"
 
 namespace lockstep::bench {
 namespace {
@@ -118,6 +122,29 @@ struct Reference {
   }
 };
 
+struct RelayFigures {
+  uint64_t messages = 0;
+  uint64_t bytes = 0;
+  double decode_seconds = 0;  // summed over the engines and supersteps
+  double seconds = 0;         // the whole run, all engines stepped by one thread
+};
+
+// Runs one app over `parts` engines in this process, relaying by position if `connect`.
+template <class App>
+absl::StatusOr<RelayFigures> RunRelay(const bsp::GraphInput& input, const bsp::Params& params,
+                                      uint32_t parts, bool connect) {
+  auto program = App::Make(params, input);
+  if (!program.ok()) return program.status();
+  test::EngineCluster<typename App::Program> cluster(*program, input, parts, false);
+  if (connect) {
+    if (auto st = cluster.Connect(); !st.ok()) return st;
+  }
+  const auto start = Clock::now();
+  if (auto st = cluster.RunToCompletion(100000); !st.ok()) return st;
+  return RelayFigures{cluster.relayed_messages(), cluster.relayed_bytes(), cluster.decode_seconds(),
+                      Seconds(start)};
+}
+
 std::vector<int> ParseList(const std::string& text) {
   std::vector<int> out;
   size_t start = 0;
@@ -136,11 +163,13 @@ int Main(int argc, char** argv) {
   std::string path, threads_text = "1,2", kernels_text = "load,pagerank,reference,sssp,coloring";
   bool undirected = false;
   int trials = 3;
+  uint32_t parts = 4;
   cli.add_option("--graph", path, "edge list")->required();
   cli.add_flag("--undirected", undirected, "add reverse edges");
   cli.add_option("--trials", trials, "trials per figure")->capture_default_str();
   cli.add_option("--threads", threads_text, "thread counts")->capture_default_str();
   cli.add_option("--kernels", kernels_text, "kernels to time")->capture_default_str();
+  cli.add_option("--parts", parts, "engines of the relay figures")->capture_default_str();
   CLI11_PARSE(cli, argc, argv);
   std::vector<std::string> kernels;
   for (size_t s = 0; s <= kernels_text.size();) {
@@ -253,6 +282,41 @@ int Main(int argc, char** argv) {
     time_kernel("lcc", [&](uint64_t* s) {
       return RunKernel<apps::lcc::App>(*input, {{"phases", "8"}}, s);
     });
+    // Bytes per relayed message by UUID and by position, and the receivers' decode time; the
+    // minimum over the trials of each.
+    auto relay = [&](const std::string& name, auto run) {
+      RelayFigures by[2];
+      for (int connect = 0; connect < 2; ++connect) {
+        for (int t = 0; t < trials; ++t) {
+          absl::StatusOr<RelayFigures> f = run(connect == 1);
+          if (!f.ok()) {
+            std::fprintf(stderr, "relay %s: %s\n", name.c_str(),
+                         std::string(f.status().message()).c_str());
+            std::exit(1);
+          }
+          if (t == 0 || f->decode_seconds < by[connect].decode_seconds) by[connect] = *f;
+        }
+      }
+      auto per = [](const RelayFigures& f) {
+        return static_cast<double>(f.bytes) /
+               static_cast<double>(std::max<uint64_t>(1, f.messages));
+      };
+      std::printf(
+          "  %-10s %-8s %u parts  %llu messages  bytes/message: by UUID %.2f, by position %.2f"
+          "  decode: %.4f s, %.4f s (ratio %.2f)  run: %.3f s, %.3f s\n",
+          "relay", name.c_str(), parts, static_cast<unsigned long long>(by[1].messages), per(by[0]),
+          per(by[1]), by[0].decode_seconds, by[1].decode_seconds,
+          by[1].decode_seconds / std::max(1e-9, by[0].decode_seconds), by[0].seconds,
+          by[1].seconds);
+    };
+    if (wants("relay")) {
+      relay("pagerank", [&](bool connect) {
+        return RunRelay<apps::pagerank::App>(*input, pr, parts, connect);
+      });
+      relay("sssp", [&](bool connect) {
+        return RunRelay<apps::sssp::App>(*input, {{"source", source_id}}, parts, connect);
+      });
+    }
   }
   for (const auto& [threads, engine] : engine_pr) {
     if (reference_pr.contains(threads) && reference_pr[threads] > 0) {

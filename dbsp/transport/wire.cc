@@ -150,12 +150,20 @@ absl::StatusOr<protocol::Step> FromWire(const v1::Step& w) {
   return s;
 }
 
+// The wire's position codings are bsp's, value for value.
+static_assert(static_cast<int>(bsp::PositionCoding::kNone) == v1::RelayBatch::CODING_NONE &&
+              static_cast<int>(bsp::PositionCoding::kDeltas) == v1::RelayBatch::CODING_DELTAS &&
+              static_cast<int>(bsp::PositionCoding::kBitmap) == v1::RelayBatch::CODING_BITMAP &&
+              static_cast<int>(bsp::PositionCoding::kAll) == v1::RelayBatch::CODING_ALL);
+
 v1::RelayBatch ToWire(bsp::RelayBatch&& b) {
   v1::RelayBatch w;
   w.set_superstep(b.superstep);
   w.set_published(b.published);
   w.set_from_partition(b.from_partition);
   w.set_to_partition(b.to_partition);
+  w.set_coding(static_cast<v1::RelayBatch::Coding>(b.coding));
+  *w.mutable_positions() = std::move(b.positions);
   std::string* ids = w.mutable_ids();
   ids->resize(b.ids.size() * 16);
   for (size_t i = 0; i < b.ids.size(); ++i) std::memcpy(ids->data() + 16 * i, b.ids[i].data, 16);
@@ -169,10 +177,17 @@ absl::StatusOr<bsp::RelayBatch> FromWire(v1::RelayBatch&& w) {
         "relay batch from partition ", w.from_partition(), ": IDs are not 16 bytes each"));
   }
   bsp::RelayBatch b;
+  if (!v1::RelayBatch::Coding_IsValid(w.coding())) {
+    return absl::InvalidArgumentError(absl::StrCat("relay batch from partition ",
+                                                   w.from_partition(), ": unknown position coding ",
+                                                   static_cast<int>(w.coding())));
+  }
+  b.coding = static_cast<bsp::PositionCoding>(w.coding());
   b.superstep = w.superstep();
   b.published = w.published();
   b.from_partition = w.from_partition();
   b.to_partition = w.to_partition();
+  b.positions = std::move(*w.mutable_positions());
   b.ids.resize(w.ids().size() / 16);
   for (size_t i = 0; i < b.ids.size(); ++i) std::memcpy(b.ids[i].data, w.ids().data() + 16 * i, 16);
   b.payload = std::move(*w.mutable_payload());

@@ -1,27 +1,37 @@
 // The relayer hook: engines over the parts of a split, joined by test relayers and a barrier, as
-// the distributed layer joins workers. Checks the batches (one per destination partition per
-// superstep, combined when the program has a combiner) and that a partitioned run equals a
-// whole-graph run.
+// the distributed layer joins workers, connected through an in-process Exchange (batches address
+// by position) or not (by UUID). Checks the batches (one per destination partition per superstep,
+// combined when the program has a combiner, the smallest coding of positions), that a partitioned
+// run equals a whole-graph run, that a malformed batch or set-up fails naming the partitions, and
+// what a message costs on the wire.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
 #include <set>
 #include <span>
+#include <stdexcept>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "lockstep/bsp/codec.h"
 #include "lockstep/bsp/engine.h"
 #include "lockstep/bsp/executor.h"
+#include "lockstep/bsp/relay_positions.h"
 #include "test_graphs.h"
+#include "util/engine_cluster.h"
+#include "util/thread_exchange.h"
 
 namespace lockstep::bsp {
 namespace {
@@ -34,76 +44,44 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// Engines over every part of a split, stepped in lockstep: each superstep runs on every engine,
-// then the barrier hands every relayed batch to its destination engine.
+// Engines over every part of a split, stepped in lockstep as the distributed layer steps them;
+// connected through a ThreadExchange (batches by position) or not (batches by UUID).
 template <class P>
-class Cluster {
+class Cluster : public test::EngineCluster<P> {
  public:
-  Cluster(const P& program, const GraphInput& input, uint64_t parts)
-      : split_(bsptest::Split(parts)) {
-    for (uint64_t p = 0; p < parts; ++p) {
-      engines_.push_back(MakeEngine(program, input, split_, p));
-      if (engines_.back() == nullptr) throw std::runtime_error("cannot build the engine");
-      relayers_.push_back(std::make_unique<QueueingRelayer>());
-      engines_.back()->SetRelayer(relayers_.back().get());
+  Cluster(const P& program, const GraphInput& input, uint64_t parts, bool connect)
+      : test::EngineCluster<P>(program, input, static_cast<uint32_t>(parts)) {
+    if (connect) {
+      const absl::Status st = this->Connect();
+      if (!st.ok()) throw std::runtime_error(st.ToString());
     }
   }
-
-  // One superstep everywhere; the stats are summed as the distributed layer sums them.
-  absl::StatusOr<StepStats> Step() {
-    StepStats total;
-    total.superstep = superstep_;
-    for (auto& engine : engines_) {
-      auto stats = engine->RunSuperstep(superstep_, cancel_);
-      if (!stats.ok()) return stats.status();
-      total.active += stats->active;
-      total.messages += stats->messages;
-      total.unhalted += stats->unhalted;
-    }
-    for (auto& relayer : relayers_) {
-      for (RelayBatch& batch : relayer->TakePending()) {
-        EXPECT_EQ(batch.superstep, superstep_);
-        if (auto st = engines_.at(batch.to_partition)->AcceptRelayed(std::move(batch)); !st.ok()) {
-          return st;
-        }
-      }
-    }
-    ++superstep_;
-    return total;
+  // One superstep; the test fails if it fails.
+  bool StepOk() {
+    auto go_on = this->Step();
+    EXPECT_TRUE(go_on.ok()) << go_on.status();
+    return go_on.ok();
   }
-
-  absl::Status RunToCompletion(uint64_t max_supersteps = 1000) {
-    while (superstep_ < max_supersteps) {
-      auto stats = Step();
-      if (!stats.ok()) return stats.status();
-      if (!DefaultKeepRunning(*stats)) return absl::OkStatus();
-    }
-    return absl::DeadlineExceededError("too many supersteps");
-  }
-
-  // Every vertex's value by external ID, from whichever engine holds it.
-  std::map<std::string, typename P::VertexValue> Values() const {
-    std::map<std::string, typename P::VertexValue> values;
-    for (const auto& engine : engines_) {
-      for (uint32_t v = 0; v < engine->topology().num_local(); ++v) {
-        values[engine->topology().external_id(v)] = engine->values()[v];
-      }
-    }
-    return values;
-  }
-
-  const partition::Range& split() const { return split_; }
-  Engine<P>& engine(size_t p) { return *engines_[p]; }
-  QueueingRelayer& relayer(size_t p) { return *relayers_[p]; }
-  uint64_t superstep() const { return superstep_; }
-
- private:
-  partition::Range split_;
-  std::vector<std::unique_ptr<Engine<P>>> engines_;
-  std::vector<std::unique_ptr<QueueingRelayer>> relayers_;
-  std::atomic<bool> cancel_{false};
-  uint64_t superstep_ = 0;
 };
+
+// The destination UUIDs of a batch in payload order: its positions resolved through the sender's
+// lists (its remote table's slice, or its boundary for published values), then its IDs.
+template <class P>
+std::vector<VertexId> Destinations(const Engine<P>& sender, const RelayBatch& batch) {
+  const Topology& topo = sender.topology();
+  const uint32_t q = batch.to_partition;
+  const uint32_t first = topo.remote_partition_begin()[q];
+  const uint32_t size = topo.remote_partition_begin()[q + 1] - first;
+  std::vector<VertexId> out;
+  const absl::Status st = ForEachPosition(batch.coding, batch.positions, size, batch.from_partition,
+                                          [&](uint32_t position) {
+                                            out.push_back(topo.remote_id(first + position));
+                                            return absl::OkStatus();
+                                          });
+  EXPECT_TRUE(st.ok()) << st;
+  out.insert(out.end(), batch.ids.begin(), batch.ids.end());
+  return out;
+}
 
 // A random graph over "v0" .. "v59" with parallel edges and self-loops, spread over the parts.
 GraphInput RandomGraph(uint32_t n, uint32_t m, uint64_t seed) {
@@ -129,11 +107,13 @@ struct SumProgram {
   using Message = uint64_t;
 
   std::shared_ptr<const std::map<VertexId, uint64_t>> position;
+  uint64_t every = 1;  // in superstep 0 only the vertices at a multiple of `every` send
 
   static void Combine(uint64_t& into, const uint64_t& m) requires kCombine { into += m; }
   void Compute(Context<SumProgram>& ctx, std::span<const uint64_t> messages) const {
     ctx.VoteToHalt();
     if (ctx.superstep() == 0) {
+      if (position->at(ctx.id()) % every != 0) return;
       const auto slots = ctx.out_slots();
       for (size_t i = 0; i < slots.size(); ++i) {
         ctx.Send(slots[i], (position->at(ctx.id()) + 1) * 1000 + i);
@@ -181,14 +161,16 @@ std::vector<uint64_t> Payload(const RelayBatch& batch) {
   return values;
 }
 
-class RelayerBatchTest : public ::testing::TestWithParam<uint64_t> {};
+// Parts, and whether the engines are connected (positions) or not (UUIDs).
+class RelayerBatchTest : public ::testing::TestWithParam<std::tuple<uint64_t, bool>> {};
 
 TEST_P(RelayerBatchTest, OneCombinedBatchPerDestinationPartition) {
-  const uint64_t parts = GetParam();
+  const auto [parts, connect] = GetParam();
   const GraphInput input = RandomGraph(60, 200, 7);
-  Cluster<SumProgram<true>> cluster(SumProgram<true>{.position = Positions(input)}, input, parts);
-  ASSERT_TRUE(cluster.Step().ok());
-  for (uint64_t p = 0; p < parts; ++p) {
+  Cluster<SumProgram<true>> cluster(SumProgram<true>{.position = Positions(input)}, input, parts,
+                                    connect);
+  ASSERT_TRUE(cluster.StepOk());
+  for (uint32_t p = 0; p < parts; ++p) {
     SCOPED_TRACE(p);
     const auto expected = ExpectedRemote(input, cluster.split(), p);
     ASSERT_FALSE(expected.empty()) << "the graph should have edges between all parts";
@@ -200,66 +182,74 @@ TEST_P(RelayerBatchTest, OneCombinedBatchPerDestinationPartition) {
       EXPECT_EQ(batch.from_partition, p);
       EXPECT_NE(batch.to_partition, p);
       EXPECT_TRUE(destinations.insert(batch.to_partition).second) << "two batches for one part";
+      // Connected, messages along edges never carry a UUID.
+      EXPECT_EQ(batch.ids.empty(), connect);
+      EXPECT_EQ(batch.coding == PositionCoding::kNone, !connect);
       const auto& want = expected.at(batch.to_partition);
+      const std::vector<VertexId> ids = Destinations(cluster.engine(p), batch);
       const std::vector<uint64_t> payload = Payload(batch);
-      ASSERT_EQ(payload.size(), batch.ids.size());
-      ASSERT_EQ(batch.ids.size(), want.size()) << "one combined message per destination vertex";
-      for (size_t i = 0; i < batch.ids.size(); ++i) {
-        ASSERT_TRUE(want.contains(batch.ids[i]));
+      ASSERT_EQ(payload.size(), ids.size());
+      ASSERT_EQ(ids.size(), want.size()) << "one combined message per destination vertex";
+      for (size_t i = 0; i < ids.size(); ++i) {
+        ASSERT_TRUE(want.contains(ids[i]));
         uint64_t sum = 0;
-        for (uint64_t x : want.at(batch.ids[i])) sum += x;
-        EXPECT_EQ(payload[i], sum) << ToString(batch.ids[i]);
-        EXPECT_EQ(bsptest::OwnerOf(cluster.split(), ToString(batch.ids[i])), batch.to_partition);
+        for (uint64_t x : want.at(ids[i])) sum += x;
+        EXPECT_EQ(payload[i], sum) << ToString(ids[i]);
+        EXPECT_EQ(bsptest::OwnerOf(cluster.split(), ToString(ids[i])), batch.to_partition);
       }
     }
   }
 }
 
 TEST_P(RelayerBatchTest, NonCombinerBatchCarriesEveryMessage) {
-  const uint64_t parts = GetParam();
+  const auto [parts, connect] = GetParam();
   const GraphInput input = RandomGraph(60, 200, 7);
-  Cluster<SumProgram<false>> cluster(SumProgram<false>{.position = Positions(input)}, input, parts);
-  ASSERT_TRUE(cluster.Step().ok());
-  for (uint64_t p = 0; p < parts; ++p) {
+  Cluster<SumProgram<false>> cluster(SumProgram<false>{.position = Positions(input)}, input, parts,
+                                     connect);
+  ASSERT_TRUE(cluster.StepOk());
+  for (uint32_t p = 0; p < parts; ++p) {
     SCOPED_TRACE(p);
     const auto expected = ExpectedRemote(input, cluster.split(), p);
     const auto& sent = cluster.relayer(p).sent();
     ASSERT_EQ(sent.size(), expected.size());
     for (const RelayBatch& batch : sent) {
       EXPECT_EQ(batch.from_partition, p);
+      EXPECT_EQ(batch.ids.empty(), connect);
+      EXPECT_EQ(batch.coding == PositionCoding::kNone, !connect);
       std::map<VertexId, std::multiset<uint64_t>> got;
+      const std::vector<VertexId> ids = Destinations(cluster.engine(p), batch);
       const std::vector<uint64_t> payload = Payload(batch);
-      ASSERT_EQ(payload.size(), batch.ids.size());
-      for (size_t i = 0; i < batch.ids.size(); ++i) got[batch.ids[i]].insert(payload[i]);
+      ASSERT_EQ(payload.size(), ids.size());
+      for (size_t i = 0; i < ids.size(); ++i) got[ids[i]].insert(payload[i]);
       EXPECT_EQ(got, expected.at(batch.to_partition));
     }
   }
 }
 
 TEST_P(RelayerBatchTest, PartitionedRunEqualsWholeGraphRun) {
-  const uint64_t parts = GetParam();
+  const auto [parts, connect] = GetParam();
   const GraphInput input = RandomGraph(60, 200, 11);
   auto position = Positions(input);
-  Cluster<SumProgram<true>> whole(SumProgram<true>{.position = position}, input, 1);
+  Cluster<SumProgram<true>> whole(SumProgram<true>{.position = position}, input, 1, connect);
   ASSERT_TRUE(whole.RunToCompletion().ok());
   EXPECT_EQ(whole.superstep(), 5u);  // supersteps 0..3 send, 4 receives the last
   EXPECT_THAT(whole.relayer(0).sent(), IsEmpty());
 
-  Cluster<SumProgram<true>> combined(SumProgram<true>{.position = position}, input, parts);
+  Cluster<SumProgram<true>> combined(SumProgram<true>{.position = position}, input, parts, connect);
   ASSERT_TRUE(combined.RunToCompletion().ok());
   EXPECT_EQ(combined.superstep(), 5u);
   EXPECT_EQ(combined.Values(), whole.Values());
   // At most one batch per destination partition per superstep, over the whole run.
-  for (uint64_t p = 0; p < parts; ++p) {
+  for (uint32_t p = 0; p < parts; ++p) {
     std::set<std::pair<uint64_t, uint32_t>> seen;
     for (const RelayBatch& batch : combined.relayer(p).sent()) {
       EXPECT_TRUE(seen.insert({batch.superstep, batch.to_partition}).second);
-      EXPECT_FALSE(batch.ids.empty());
+      EXPECT_FALSE(Destinations(combined.engine(p), batch).empty());
     }
     EXPECT_GE(seen.size(), 4u * (parts - 1) - 1);  // supersteps 0..3 send to the other parts
   }
 
-  Cluster<SumProgram<false>> plain(SumProgram<false>{.position = position}, input, parts);
+  Cluster<SumProgram<false>> plain(SumProgram<false>{.position = position}, input, parts, connect);
   ASSERT_TRUE(plain.RunToCompletion().ok());
   EXPECT_EQ(plain.Values(), whole.Values());
   uint64_t nonzero = 0;
@@ -267,7 +257,10 @@ TEST_P(RelayerBatchTest, PartitionedRunEqualsWholeGraphRun) {
   EXPECT_GT(nonzero, 30u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Parts, RelayerBatchTest, ::testing::Values(2, 3));
+INSTANTIATE_TEST_SUITE_P(Parts, RelayerBatchTest,
+                         ::testing::Combine(::testing::Values(uint64_t{2}, uint64_t{3},
+                                                              uint64_t{4}),
+                                            ::testing::Bool()));
 
 // A broadcast program (the pull) whose values depend on the order its in-neighbours' values are
 // combined in: float sums. With kAll every vertex publishes every superstep, so a symmetric graph
@@ -330,8 +323,107 @@ TEST_P(BroadcastRelayTest, PartitionedPullEqualsWholeGraphPull) {
 
 INSTANTIATE_TEST_SUITE_P(Parts, BroadcastRelayTest, ::testing::Values(2, 3, 4));
 
-// Every vertex sends its value + 1 by ID to the vertex named next in `ring` (no edges at all), so
-// the messages of other partitions go through the relayer's by-ID path.
+// A broadcast program: in supersteps 0..3 the vertices whose (input position + superstep) is a
+// multiple of `every` publish their position + 1 + their value; every vertex adds what it gets.
+// With every = 1 all publish (as in PageRank); otherwise the batches say who did.
+struct PublishProgram {
+  using VertexValue = uint64_t;
+  using EdgeValue = NoValue;
+  using Message = uint64_t;
+  static constexpr bool kBroadcast = true;
+  static void Combine(uint64_t& into, const uint64_t& m) { into += m; }
+
+  std::shared_ptr<const std::map<VertexId, uint64_t>> position;
+  uint64_t every = 1;
+
+  void Compute(Context<PublishProgram>& ctx, std::span<const uint64_t> messages) const {
+    for (uint64_t m : messages) ctx.value() += m;
+    if (ctx.superstep() >= 4) {
+      ctx.VoteToHalt();
+      return;
+    }
+    const uint64_t me = position->at(ctx.id());
+    if ((me + ctx.superstep()) % every == 0) ctx.SendToAllNeighbors(me + 1 + ctx.value());
+  }
+};
+
+class BroadcastRelayTest : public ::testing::TestWithParam<std::tuple<uint64_t, uint64_t, bool>> {};
+
+TEST_P(BroadcastRelayTest, PartitionedRunEqualsWholeGraphRun) {
+  const auto [parts, every, connect] = GetParam();
+  const GraphInput input = RandomGraph(300, 900, 5);
+  const PublishProgram program{.position = Positions(input), .every = every};
+  Cluster<PublishProgram> whole(program, input, 1, false);
+  ASSERT_TRUE(whole.RunToCompletion().ok());
+  Cluster<PublishProgram> cluster(program, input, parts, connect);
+  ASSERT_TRUE(cluster.RunToCompletion().ok());
+  EXPECT_EQ(cluster.superstep(), whole.superstep());
+  EXPECT_EQ(cluster.Values(), whole.Values());
+  std::set<PositionCoding> codings;
+  for (uint32_t p = 0; p < parts; ++p) {
+    for (const RelayBatch& batch : cluster.relayer(p).sent()) {
+      EXPECT_TRUE(batch.published);
+      EXPECT_EQ(batch.ids.empty(), connect);
+      codings.insert(batch.coding);
+    }
+  }
+  if (!connect) {
+    EXPECT_THAT(codings, ElementsAre(PositionCoding::kNone));
+  } else if (every == 1) {
+    // Everybody published: the batch is the values and nothing else.
+    EXPECT_THAT(codings, ElementsAre(PositionCoding::kAll));
+    EXPECT_EQ(cluster.relayed_bytes(), 8 * cluster.relayed_messages());
+  } else {
+    EXPECT_FALSE(codings.contains(PositionCoding::kNone));
+    EXPECT_FALSE(codings.contains(PositionCoding::kAll));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(PartsEveryConnect, BroadcastRelayTest,
+                         ::testing::Combine(::testing::Values(uint64_t{2}, uint64_t{4}),
+                                            ::testing::Values(uint64_t{1}, uint64_t{3},
+                                                              uint64_t{40}),
+                                            ::testing::Bool()));
+
+// Connected, a message along an edge costs its payload and at most a byte or two of position (none
+// when every remote vertex gets one, an eighth of a byte a slot for a bitmap); by UUID it costs 16
+// bytes more.
+TEST(RelayBytesTest, AboutOnePositionByteOrTwoPerMessage) {
+  const GraphInput input = RandomGraph(4000, 16000, 3);
+  auto position = Positions(input);
+  struct Case {
+    uint64_t every;
+    bool connect;
+    PositionCoding coding;
+    double low, high;  // bytes per message
+  };
+  for (const Case& c :
+       {Case{1, false, PositionCoding::kNone, 24, 24},
+        Case{50, false, PositionCoding::kNone, 24, 24}, Case{1, true, PositionCoding::kAll, 8, 8},
+        Case{3, true, PositionCoding::kBitmap, 8.05, 8.5},
+        Case{50, true, PositionCoding::kDeltas, 9, 10}}) {
+    SCOPED_TRACE(::testing::Message() << "every " << c.every << (c.connect ? ", connected" : ""));
+    Cluster<SumProgram<true>> cluster(SumProgram<true>{.position = position, .every = c.every},
+                                      input, 3, c.connect);
+    ASSERT_TRUE(cluster.StepOk());
+    ASSERT_GT(cluster.relayed_messages(), 150u);
+    uint64_t bytes = 0;
+    for (uint32_t p = 0; p < 3; ++p) {
+      for (const RelayBatch& batch : cluster.relayer(p).sent()) {
+        EXPECT_EQ(batch.coding, c.coding);
+        bytes += batch.content_bytes();
+      }
+    }
+    EXPECT_EQ(bytes, cluster.relayed_bytes());
+    const double per_message =
+        static_cast<double>(bytes) / static_cast<double>(cluster.relayed_messages());
+    EXPECT_GE(per_message, c.low);
+    EXPECT_LE(per_message, c.high);
+  }
+}
+
+// Every vertex sends its value + 1 by ID to the vertex named next in `ring`, and with
+// `along_edges` also along its out-edges, so that a batch has both sections.
 struct RingProgram {
   using VertexValue = uint64_t;
   using EdgeValue = NoValue;
@@ -339,28 +431,61 @@ struct RingProgram {
   static void Combine(uint64_t& into, const uint64_t& m) { into += m; }
 
   std::shared_ptr<const std::map<VertexId, VertexId>> next;
+  bool along_edges = false;
 
   void Compute(Context<RingProgram>& ctx, std::span<const uint64_t> messages) const {
     ctx.VoteToHalt();
     for (uint64_t m : messages) ctx.value() += m;
-    if (ctx.superstep() < 3) ctx.SendTo(next->at(ctx.id()), ctx.value() + 1);
+    if (ctx.superstep() >= 3) return;
+    ctx.SendTo(next->at(ctx.id()), ctx.value() + 1);
+    if (along_edges) {
+      for (uint32_t slot : ctx.out_slots()) ctx.Send(slot, ctx.value() + 1);
+    }
   }
 };
 
-TEST(RelayerTest, SendToIdAcrossPartitions) {
-  const std::vector<std::string> names = bsptest::Numbered(12);
+std::shared_ptr<const std::map<VertexId, VertexId>> Ring(const std::vector<std::string>& names) {
   auto next = std::make_shared<std::map<VertexId, VertexId>>();
   for (size_t i = 0; i < names.size(); ++i) {
     (*next)[VertexIdFromExternal(names[i])] = VertexIdFromExternal(names[(i + 1) % names.size()]);
   }
+  return next;
+}
+
+TEST(RelayerTest, SendToIdAcrossPartitions) {
+  const std::vector<std::string> names = bsptest::Numbered(12);
   const GraphInput input = MakeInput({}, names);
-  Cluster<RingProgram> cluster(RingProgram{.next = next}, input, 3);
+  for (bool connect : {false, true}) {
+    Cluster<RingProgram> cluster(RingProgram{.next = Ring(names)}, input, 3, connect);
+    ASSERT_TRUE(cluster.RunToCompletion().ok());
+    uint64_t remote = 0;
+    for (uint32_t p = 0; p < 3; ++p) {
+      for (const RelayBatch& batch : cluster.relayer(p).sent()) {
+        EXPECT_EQ(batch.coding, PositionCoding::kNone);  // no edges: by ID only
+        remote += batch.ids.size();
+      }
+    }
+    EXPECT_GT(remote, 0u);
+    // Each vertex gets 1, 2 and 4 in supersteps 1, 2 and 3 (its predecessor's value + 1).
+    for (const auto& [name, value] : cluster.Values()) EXPECT_EQ(value, 7u) << name;
+  }
+}
+
+TEST(RelayerTest, BatchWithPositionsAndIdsEqualsWholeGraphRun) {
+  GraphInput input = RandomGraph(60, 200, 13);
+  const RingProgram program{.next = Ring(input.external_ids), .along_edges = true};
+  Cluster<RingProgram> whole(program, input, 1, false);
+  ASSERT_TRUE(whole.RunToCompletion().ok());
+  Cluster<RingProgram> cluster(program, input, 3, true);
   ASSERT_TRUE(cluster.RunToCompletion().ok());
-  uint64_t remote = 0;
-  for (size_t p = 0; p < 3; ++p) remote += cluster.relayer(p).sent().size();
-  EXPECT_GT(remote, 0u);
-  // Each vertex gets 1, 2 and 4 in supersteps 1, 2 and 3 (its predecessor's value + 1).
-  for (const auto& [name, value] : cluster.Values()) EXPECT_EQ(value, 7u) << name;
+  EXPECT_EQ(cluster.Values(), whole.Values());
+  bool both = false;
+  for (uint32_t p = 0; p < 3; ++p) {
+    for (const RelayBatch& batch : cluster.relayer(p).sent()) {
+      both = both || (batch.coding != PositionCoding::kNone && !batch.ids.empty());
+    }
+  }
+  EXPECT_TRUE(both);
 }
 
 TEST(RelayerTest, RemoteMessageWithoutRelayerFails) {
@@ -511,6 +636,316 @@ TEST(AcceptRelayedTest, BatchFromAFasterPeerWaitsForTheNextSuperstep) {
   EXPECT_THAT(inbox[1], ElementsAre(1, 10));
   EXPECT_THAT(inbox[2], ElementsAre(11));
   EXPECT_THAT(inbox[3], ElementsAre(12));
+}
+
+// --- Batches by position: malformed ones, and the set-up -----------------------------------------
+
+// A malformed batch from partition 0 to a connected partition 1 fails partition 1's next
+// superstep with `code` and a message naming partition 0 and containing `words`.
+struct BadBatch {
+  std::string name;
+  std::function<void(RelayBatch&, uint32_t size)> make;  // size: partition 0's list for 1
+  absl::StatusCode code;
+  std::string words;
+};
+
+TEST(MalformedBatchTest, EveryMalformedBatchFailsNamingTheSender) {
+  auto message = [](RelayBatch& b, uint64_t x) { Codec<uint64_t>::Encode(x, b.payload); };
+  const std::vector<BadBatch> cases = {
+      {"position beyond the list",
+       [&](RelayBatch& b, uint32_t size) {
+         b.coding = PositionCoding::kDeltas;
+         AppendVarint(size, b.positions);
+         message(b, 1);
+       },
+       absl::StatusCode::kDataLoss, "beyond the list"},
+      {"a delta that runs past the list",
+       [&](RelayBatch& b, uint32_t size) {
+         b.coding = PositionCoding::kDeltas;
+         AppendVarint(size - 1, b.positions);
+         AppendVarint(1, b.positions);
+         message(b, 1);
+         message(b, 2);
+       },
+       absl::StatusCode::kDataLoss, "beyond the list"},
+      {"a cut varint",
+       [&](RelayBatch& b, uint32_t) {
+         b.coding = PositionCoding::kDeltas;
+         b.positions = "\x80";
+         message(b, 1);
+       },
+       absl::StatusCode::kDataLoss, "varint"},
+      {"a bitmap of the wrong size",
+       [&](RelayBatch& b, uint32_t size) {
+         b.coding = PositionCoding::kBitmap;
+         b.positions.assign((size + 7) / 8 + 1, '\0');
+       },
+       absl::StatusCode::kDataLoss, "bitmap"},
+      {"bytes after all",
+       [&](RelayBatch& b, uint32_t size) {
+         b.coding = PositionCoding::kAll;
+         b.positions = "x";
+         for (uint32_t i = 0; i < size; ++i) message(b, 1);
+       },
+       absl::StatusCode::kDataLoss, "after 'all'"},
+      {"positions without a coding",
+       [&](RelayBatch& b, uint32_t) {
+         b.positions = "\x01";
+         message(b, 1);
+       },
+       absl::StatusCode::kDataLoss, "without a coding"},
+      {"an unknown coding",
+       [&](RelayBatch& b, uint32_t) {
+         b.coding = static_cast<PositionCoding>(9);
+         message(b, 1);
+       },
+       absl::StatusCode::kDataLoss, "unknown coding 9"},
+      {"fewer messages than positions",
+       [&](RelayBatch& b, uint32_t size) {
+         b.coding = PositionCoding::kAll;
+         for (uint32_t i = 0; i + 1 < size; ++i) message(b, 1);
+       },
+       absl::StatusCode::kDataLoss, "cannot decode a message relayed from partition 0"},
+      {"trailing bytes",
+       [&](RelayBatch& b, uint32_t size) {
+         b.coding = PositionCoding::kAll;
+         for (uint32_t i = 0; i < size; ++i) message(b, 1);
+         b.payload += "x";
+       },
+       absl::StatusCode::kDataLoss, "trailing bytes in a batch relayed from partition 0"},
+      {"published values for a program of messages",
+       [&](RelayBatch& b, uint32_t size) {
+         b.published = true;
+         b.coding = PositionCoding::kAll;
+         for (uint32_t i = 0; i < size; ++i) message(b, 1);
+       },
+       absl::StatusCode::kInvalidArgument, "wrong kind"},
+  };
+  const GraphInput input = RandomGraph(60, 200, 7);
+  for (const BadBatch& c : cases) {
+    SCOPED_TRACE(c.name);
+    Cluster<SumProgram<true>> cluster(SumProgram<true>{.position = Positions(input)}, input, 2,
+                                      true);
+    const auto& begin = cluster.engine(0).topology().remote_partition_begin();
+    const uint32_t size = begin[2] - begin[1];
+    ASSERT_GT(size, 1u);
+    RelayBatch batch{.superstep = 0, .from_partition = 0, .to_partition = 1};
+    c.make(batch, size);
+    ASSERT_TRUE(cluster.engine(1).AcceptRelayed(std::move(batch)).ok());
+    std::atomic<bool> cancel{false};
+    const absl::Status st = cluster.engine(1).RunSuperstep(1, cancel).status();
+    EXPECT_EQ(st.code(), c.code) << st;
+    EXPECT_THAT(st.message(), AllOf(HasSubstr("partition 0"), HasSubstr(c.words)));
+  }
+}
+
+TEST(MalformedBatchTest, BitmapBitBeyondTheList) {
+  const GraphInput input = RandomGraph(60, 200, 7);
+  Cluster<PublishProgram> cluster(PublishProgram{.position = Positions(input)}, input, 2, true);
+  // Partition 0's boundary list for partition 1 has as many entries as partition 1 has remote
+  // in-neighbours from it; a bitmap's padding bits must stay clear.
+  const Topology& topo = cluster.engine(1).topology();
+  std::set<uint32_t> sources;
+  for (uint32_t v = 0; v < topo.num_local(); ++v) {
+    for (uint32_t slot : topo.in_slots(v)) {
+      if (!topo.IsLocal(slot) && topo.remote_partition(slot - topo.num_local()) == 0) {
+        sources.insert(slot);
+      }
+    }
+  }
+  const uint32_t size = static_cast<uint32_t>(sources.size());
+  ASSERT_GT(size, 0u);
+  const uint32_t padded = (size + 7) / 8 * 8;
+  RelayBatch batch{.superstep = 0, .published = true, .from_partition = 0, .to_partition = 1};
+  batch.coding = PositionCoding::kBitmap;
+  batch.positions.assign(padded / 8, '\0');
+  // The last bit of the last byte: beyond the list unless size is a multiple of 8, in which case
+  // one byte too many is the error.
+  if (padded == size) batch.positions.push_back('\0');
+  batch.positions.back() = static_cast<char>(0x80);
+  Codec<uint64_t>::Encode(1, batch.payload);
+  ASSERT_TRUE(cluster.engine(1).AcceptRelayed(std::move(batch)).ok());
+  std::atomic<bool> cancel{false};
+  const absl::Status st = cluster.engine(1).RunSuperstep(1, cancel).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss) << st;
+  EXPECT_THAT(st.message(), HasSubstr("partition 0 relayed a batch with malformed positions"));
+}
+
+TEST(MalformedBatchTest, PositionsFromAPartitionWithoutSetUp) {
+  const GraphInput input = RandomGraph(60, 200, 7);
+  for (uint32_t from : {0u, 1u, 7u}) {
+    SCOPED_TRACE(from);
+    // Connected, partition 1 knows no positions of itself or of a partition 7; not connected,
+    // of nobody.
+    for (bool connect : {false, true}) {
+      if (connect == (from == 0)) continue;
+      Cluster<SumProgram<true>> cluster(SumProgram<true>{.position = Positions(input)}, input, 2,
+                                        connect);
+      RelayBatch batch{.superstep = 0, .from_partition = from, .to_partition = 1};
+      batch.coding = PositionCoding::kDeltas;
+      AppendVarint(0, batch.positions);
+      Codec<uint64_t>::Encode(1, batch.payload);
+      ASSERT_TRUE(cluster.engine(1).AcceptRelayed(std::move(batch)).ok());
+      std::atomic<bool> cancel{false};
+      const absl::Status st = cluster.engine(1).RunSuperstep(1, cancel).status();
+      EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
+      EXPECT_THAT(st.message(), HasSubstr(absl::StrCat("partition ", from,
+                                                       " relayed a batch by "
+                                                       "position, but partition 1")));
+    }
+  }
+}
+
+// ConnectPeers on every engine at once, each on its own thread; their statuses.
+template <class P>
+std::vector<absl::Status> ConnectAll(const std::vector<Engine<P>*>& engines, uint32_t group_size) {
+  auto group = std::make_shared<test::ThreadExchangeGroup>(group_size);
+  std::vector<absl::Status> status(engines.size());
+  std::vector<std::thread> threads;
+  for (uint32_t p = 0; p < engines.size(); ++p) {
+    threads.emplace_back([&, p] {
+      test::ThreadExchange exchange(group, p);
+      status[p] = engines[p]->ConnectPeers(exchange);
+    });
+  }
+  for (auto& t : threads) t.join();
+  return status;
+}
+
+// Two names: one that part 0 of a 2-way split owns, one that part 1 owns.
+std::pair<std::string, std::string> OnePerPart(const partition::Range& split) {
+  std::string in0, in1;
+  for (const std::string& name : bsptest::Numbered(100)) {
+    std::string& slot = bsptest::OwnerOf(split, name) == 0 ? in0 : in1;
+    if (slot.empty()) slot = name;
+  }
+  return {in0, in1};
+}
+
+TEST(ConnectPeersTest, AnEdgeToAVertexThePeerLacksFailsTheSetUpNamingBoth) {
+  const partition::Range split = bsptest::Split(2);
+  const auto [x, y] = OnePerPart(split);
+  // Partition 0 sees an edge x -> y; partition 1 was built from an input without y.
+  auto sender = MakeEngine(SumProgram<true>{}, MakeInput({{x, y}}), split, 0);
+  auto receiver = MakeEngine(SumProgram<true>{}, MakeInput({}, {x}), split, 1);
+  ASSERT_NE(sender, nullptr);
+  ASSERT_NE(receiver, nullptr);
+  const auto status = ConnectAll<SumProgram<true>>({sender.get(), receiver.get()}, 2);
+  EXPECT_TRUE(status[0].ok()) << status[0];
+  EXPECT_EQ(status[1].code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(status[1].message(), AllOf(HasSubstr("partition 0 has an edge to vertex "),
+                                         HasSubstr(ToString(VertexIdFromExternal(y))),
+                                         HasSubstr("which partition 1 does not have")));
+  EXPECT_FALSE(receiver->connected());
+}
+
+TEST(ConnectPeersTest, BroadcastListsMustMatchTheInEdges) {
+  const partition::Range split = bsptest::Split(2);
+  const auto [x, y] = OnePerPart(split);
+  PublishProgram program{.position = std::make_shared<std::map<VertexId, uint64_t>>()};
+  {
+    // Partition 0 would publish x to partition 1, which has no in-edge from x.
+    auto sender = MakeEngine(program, MakeInput({{x, y}}), split, 0);
+    auto receiver = MakeEngine(program, MakeInput({}, {x, y}), split, 1);
+    const auto status = ConnectAll<PublishProgram>({sender.get(), receiver.get()}, 2);
+    EXPECT_TRUE(status[0].ok()) << status[0];
+    EXPECT_EQ(status[1].code(), absl::StatusCode::kNotFound);
+    EXPECT_THAT(status[1].message(), AllOf(HasSubstr("partition 0 would send the value of vertex"),
+                                           HasSubstr("no out-edge into partition 1")));
+  }
+  {
+    // Partition 1 has an in-edge from x that partition 0 does not know of.
+    auto sender = MakeEngine(program, MakeInput({}, {x, y}), split, 0);
+    auto receiver = MakeEngine(program, MakeInput({{x, y}}), split, 1);
+    const auto status = ConnectAll<PublishProgram>({sender.get(), receiver.get()}, 2);
+    EXPECT_TRUE(status[0].ok()) << status[0];
+    EXPECT_EQ(status[1].code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(status[1].message(), HasSubstr("values of 0 vertices, but partition 1 has 1"));
+  }
+}
+
+TEST(ConnectPeersTest, AnExchangeOfAnotherSizeIsRefusedBeforeAnyCollective) {
+  const GraphInput input = RandomGraph(60, 200, 7);
+  auto engine = MakeEngine(SumProgram<true>{}, input, bsptest::Split(2), 0);
+  ASSERT_NE(engine, nullptr);
+  auto group = std::make_shared<test::ThreadExchangeGroup>(3);
+  test::ThreadExchange exchange(group, 0);
+  const absl::Status st = engine->ConnectPeers(exchange);
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(st.message(), HasSubstr("partition 0 of 2"));
+}
+
+// --- The codings ---------------------------------------------------------------------------------
+
+std::vector<uint32_t> Walk(PositionCoding coding, const std::string& bytes, uint32_t size) {
+  std::vector<uint32_t> out;
+  const absl::Status st = ForEachPosition(coding, bytes, size, 0, [&](uint32_t position) {
+    out.push_back(position);
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(st.ok()) << st;
+  return out;
+}
+
+TEST(PositionCodingTest, PicksTheSmallestCodingAndRoundTrips) {
+  struct Case {
+    uint32_t size;
+    std::vector<uint32_t> positions;
+    PositionCoding coding;
+    size_t bytes;
+  };
+  std::vector<uint32_t> all(100), every_other, sparse = {3, 5000, 9999};
+  for (uint32_t i = 0; i < 100; ++i) all[i] = i;
+  for (uint32_t i = 0; i < 100; i += 2) every_other.push_back(i);
+  const std::vector<Case> cases = {
+      {100, all, PositionCoding::kAll, 0},
+      {100, every_other, PositionCoding::kBitmap, 13},
+      {10000, sparse, PositionCoding::kDeltas, 1 + 2 + 2},
+      {100, {}, PositionCoding::kNone, 0},
+      {4, {1, 1, 2, 3}, PositionCoding::kDeltas, 4},  // a repeat: deltas, although dense
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.positions.size());
+    std::string bytes = "stale";
+    PositionWriter writer(bytes);
+    for (uint32_t p : c.positions) writer.Add(p);
+    EXPECT_EQ(writer.count(), c.positions.size());
+    EXPECT_EQ(writer.Finish(c.size), c.coding);
+    EXPECT_EQ(bytes.size(), c.bytes);
+    EXPECT_EQ(Walk(c.coding, bytes, c.size), c.positions);
+  }
+  std::mt19937_64 rng(1);
+  for (int round = 0; round < 200; ++round) {
+    const uint32_t size = 1 + rng() % 3000;
+    const uint32_t step = 1 + rng() % 40;
+    std::vector<uint32_t> positions;
+    for (uint32_t p = rng() % step; p < size; p += 1 + rng() % step) positions.push_back(p);
+    std::string bytes;
+    PositionWriter writer(bytes);
+    for (uint32_t p : positions) writer.Add(p);
+    const PositionCoding coding = writer.Finish(size);
+    EXPECT_EQ(Walk(coding, bytes, size), positions);
+    // Never more than the plain deltas, never more than a bitmap.
+    EXPECT_LE(bytes.size(), (size + 7) / 8 + 0u);
+  }
+}
+
+TEST(PositionCodingTest, Varints) {
+  for (uint64_t x : {uint64_t{0}, uint64_t{127}, uint64_t{128}, uint64_t{1} << 35, ~uint64_t{0}}) {
+    std::string bytes;
+    AppendVarint(x, bytes);
+    bytes += "tail";
+    std::string_view in = bytes;
+    uint64_t y = 1;
+    ASSERT_TRUE(ReadVarint(in, y));
+    EXPECT_EQ(y, x);
+    EXPECT_EQ(in, "tail");
+  }
+  uint64_t y;
+  std::string_view overlong("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 10);
+  EXPECT_FALSE(ReadVarint(overlong, y));
+  std::string_view cut("\xff\xff", 2);
+  EXPECT_FALSE(ReadVarint(cut, y));
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -25,6 +24,7 @@
 #include "lockstep/bsp/relayer.h"
 #include "lockstep/bsp/vertex_id.h"
 #include "lockstep/partition/range.h"
+#include "util/engine_cluster.h"
 
 namespace lockstep::bsp::bsptest {
 
@@ -103,31 +103,7 @@ const typename P::VertexValue& ValueOf(const Engine<P>& engine, std::string_view
   return engine.values()[v];
 }
 
-// Queues relayed batches until the test's barrier takes them, as the distributed layer delivers a
-// superstep's relayed messages only after every process has finished that superstep. Keeps a copy
-// of every batch for inspection.
-class QueueingRelayer final : public Relayer {
- public:
-  absl::Status Relay(RelayBatch batch) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!fail_with_.ok()) return fail_with_;
-    sent_.push_back(batch);
-    pending_.push_back(std::move(batch));
-    return absl::OkStatus();
-  }
-  std::vector<RelayBatch> TakePending() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return std::exchange(pending_, {});
-  }
-  const std::vector<RelayBatch>& sent() const { return sent_; }
-  void FailWith(absl::Status st) { fail_with_ = std::move(st); }
-
- private:
-  std::mutex mu_;
-  std::vector<RelayBatch> pending_;
-  std::vector<RelayBatch> sent_;
-  absl::Status fail_with_;
-};
+using QueueingRelayer = test::QueueingRelayer;
 
 inline std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -17,6 +17,7 @@
 namespace lockstep::dbsp {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using transport::FromWire;
 using transport::ToWire;
@@ -144,6 +145,8 @@ bsp::RelayBatch SampleBatch() {
   b.superstep = 7;
   b.from_partition = 3;
   b.to_partition = 1;
+  b.coding = bsp::PositionCoding::kDeltas;
+  b.positions = std::string("\x00\x81\x01\x00", 4);  // positions 0, 129, 129
   b.ids = {bsp::VertexIdFromExternal("a"), bsp::VertexIdFromExternal("b"),
            bsp::VertexIdFromExternal("42")};
   static constexpr char kPayload[] = "\x01\x00\x02\xff payload with a NUL";
@@ -164,14 +167,56 @@ TEST(WireTest, RelayBatchRoundTrip) {
   EXPECT_EQ(back->superstep, original.superstep);
   EXPECT_EQ(back->from_partition, original.from_partition);
   EXPECT_EQ(back->to_partition, original.to_partition);
+  EXPECT_EQ(back->coding, original.coding);
+  EXPECT_EQ(back->positions, original.positions);
   EXPECT_EQ(back->ids, original.ids);
   EXPECT_EQ(back->payload, original.payload);
+}
+
+TEST(WireTest, EveryPositionCodingRoundTrips) {
+  for (auto coding : {bsp::PositionCoding::kNone, bsp::PositionCoding::kDeltas,
+                      bsp::PositionCoding::kBitmap, bsp::PositionCoding::kAll}) {
+    bsp::RelayBatch b = SampleBatch();
+    b.coding = coding;
+    b.published = coding == bsp::PositionCoding::kAll;
+    v1::RelayBatch parsed;
+    ASSERT_TRUE(parsed.ParseFromString(ToWire(std::move(b)).SerializeAsString()));
+    auto back = FromWire(std::move(parsed));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->coding, coding);
+    EXPECT_EQ(back->published, coding == bsp::PositionCoding::kAll);
+  }
+}
+
+// A batch by position costs its positions and payload and a few bytes of header: no UUID.
+TEST(WireTest, ABatchByPositionCarriesNoUuid) {
+  bsp::RelayBatch b;
+  b.superstep = 3;
+  b.from_partition = 1;
+  b.to_partition = 2;
+  b.coding = bsp::PositionCoding::kAll;
+  b.payload.assign(8 * 1000, 'x');  // a thousand doubles
+  const std::string bytes = ToWire(std::move(b)).SerializeAsString();
+  EXPECT_LE(bytes.size(), 8u * 1000u + 16u);
+}
+
+TEST(WireTest, RelayBatchWithAnUnknownCodingIsAnError) {
+  v1::RelayBatch w = ToWire(SampleBatch());
+  w.set_coding(static_cast<v1::RelayBatch::Coding>(9));
+  v1::RelayBatch parsed;
+  ASSERT_TRUE(parsed.ParseFromString(w.SerializeAsString()));
+  auto back = FromWire(std::move(parsed));
+  EXPECT_EQ(back.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(back.status().message()),
+              AllOf(HasSubstr("partition 3"), HasSubstr("unknown position coding 9")));
 }
 
 TEST(WireTest, EmptyRelayBatchRoundTrip) {
   auto back = FromWire(ToWire(bsp::RelayBatch{}));
   ASSERT_TRUE(back.ok());
   EXPECT_TRUE(back->ids.empty());
+  EXPECT_TRUE(back->positions.empty());
+  EXPECT_EQ(back->coding, bsp::PositionCoding::kNone);
   EXPECT_TRUE(back->payload.empty());
 }
 

@@ -81,6 +81,14 @@ class ProgramRunner final : public JobRunner {
           *input, *split, details.worker_index, NeedsInEdges<Program>());
       if (!graph.ok()) return graph.status();
       engine_ = std::make_unique<Engine<Program>>(std::move(*program), std::move(*graph));
+      // Every worker of a distributed job connects, in the same order of collectives.
+      if (details.exchange != nullptr && !details.coordinator) {
+        building = "the relay's lists of vertices shared with the other workers";
+        if (auto st = engine_->ConnectPeers(*details.exchange); !st.ok()) {
+          engine_.reset();
+          return st;
+        }
+      }
       return factory(*engine_, engine_->ProgramCallbacks());
     } catch (const std::bad_alloc&) {
       engine_.reset();

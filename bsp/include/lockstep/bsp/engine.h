@@ -4,6 +4,7 @@
 #include <atomic>
 #include <bit>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <span>
 #include <string>
@@ -16,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/graph.h"
 #include "lockstep/bsp/program.h"
+#include "lockstep/bsp/relay_positions.h"
 #include "tbb/parallel_for.h"
 #include "tbb/task_arena.h"
 
@@ -165,6 +167,16 @@ class Engine final : public StepEngine {
       // into, so the gather reads one array with no branch on the slot's kind (see Deliver).
       published_.resize(uint64_t{n} + topology().num_remote());
       has_published_.assign(uint64_t{n} + topology().num_remote(), 0);
+      // The remote vertices that publish to this partition: its remote in-neighbours. A remote
+      // vertex that is only an out-neighbour never sends a value here.
+      remote_source_.assign(topology().num_remote(), 0);
+      for (uint32_t v = 0; v < n; ++v) {
+        for (uint32_t slot : topology().in_slots(v)) {
+          if (!topology().IsLocal(slot)) remote_source_[slot - n] = 1;
+        }
+      }
+      remote_sources_ = static_cast<uint64_t>(
+          std::count(remote_source_.begin(), remote_source_.end(), uint8_t{1}));
       // For each other partition, the local vertices with an out-neighbour there: they send
       // their published value to it.
       const uint32_t parts = static_cast<uint32_t>(topology().split().size());
@@ -218,6 +230,90 @@ class Engine final : public StepEngine {
     }
     return cb;
   }
+
+  absl::Status ConnectPeers(Exchange& exchange) override {
+    const Topology& topo = topology();
+    const uint32_t parts = static_cast<uint32_t>(topo.split().size());
+    const uint32_t self = static_cast<uint32_t>(topo.part());
+    if (exchange.size() != parts || exchange.rank() != self) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cannot set up the relay: the exchange joins process ", exchange.rank(), " of ",
+          exchange.size(), ", but this engine holds partition ", self, " of ", parts));
+    }
+    // To each peer q, as UUIDs: the vertices this partition will address in q by position.
+    std::vector<std::string> outgoing(parts);
+    auto append = [](const VertexId& id, std::string& out) {
+      out.append(reinterpret_cast<const char*>(id.data), sizeof(id.data));
+    };
+    for (uint32_t q = 0; q < parts; ++q) {
+      if (q == self) continue;
+      if constexpr (IsBroadcast<P>()) {
+        for (uint32_t v : boundary_[q]) append(topo.id(v), outgoing[q]);
+      } else {
+        const auto& begin = topo.remote_partition_begin();
+        for (uint32_t r = begin[q]; r < begin[q + 1]; ++r) append(topo.remote_id(r), outgoing[q]);
+      }
+    }
+    auto incoming = exchange.AllToAll(std::move(outgoing));
+    if (!incoming.ok()) return incoming.status();
+    if (incoming->size() != parts) {
+      return absl::InternalError(absl::StrCat("cannot set up the relay: ", incoming->size(),
+                                              " lists for ", parts, " partitions"));
+    }
+    // Each list mapped once, here: the hash lookups that the message path no longer does.
+    std::vector<std::vector<uint32_t>> mirror(parts);
+    std::vector<uint8_t> seen;
+    if constexpr (IsBroadcast<P>()) seen.assign(topo.num_remote(), 0);
+    uint64_t sources = 0;
+    for (uint32_t p = 0; p < parts; ++p) {
+      if (p == self) continue;
+      const std::string& bytes = (*incoming)[p];
+      if (bytes.size() % 16 != 0) {
+        return absl::DataLossError(absl::StrCat("cannot set up the relay: partition ", p,
+                                                " sent a list that is not 16-byte UUIDs"));
+      }
+      mirror[p].reserve(bytes.size() / 16);
+      for (size_t i = 0; i < bytes.size(); i += 16) {
+        VertexId id;
+        std::memcpy(id.data, bytes.data() + i, 16);
+        if constexpr (IsBroadcast<P>()) {
+          const uint32_t r = topo.FindRemote(id);
+          if (r == kNoVertex || !remote_source_[r] || topo.remote_partition(r) != p) {
+            return absl::NotFoundError(absl::StrCat(
+                "cannot set up the relay: partition ", p, " would send the value of vertex ",
+                ToString(id), ", which has no out-edge into partition ", self));
+          }
+          if (seen[r]) {
+            return absl::DataLossError(absl::StrCat("cannot set up the relay: partition ", p,
+                                                    " named vertex ", ToString(id), " twice"));
+          }
+          seen[r] = 1;
+          ++sources;
+          mirror[p].push_back(r);
+        } else {
+          const uint32_t v = topo.Find(id);
+          if (v == kNoVertex) {
+            return absl::NotFoundError(absl::StrCat("cannot set up the relay: partition ", p,
+                                                    " has an edge to vertex ", ToString(id),
+                                                    ", which partition ", self, " does not have"));
+          }
+          mirror[p].push_back(v);
+        }
+      }
+    }
+    if constexpr (IsBroadcast<P>()) {
+      if (sources != remote_sources_) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "cannot set up the relay: the other partitions would send the values of ", sources,
+            " vertices, but partition ", self, " has ", remote_sources_, " remote in-neighbours"));
+      }
+    }
+    mirror_ = std::move(mirror);
+    connected_ = true;
+    return absl::OkStatus();
+  }
+  // Whether ConnectPeers succeeded: batches then address by position.
+  bool connected() const { return connected_; }
 
   absl::Status AcceptRelayed(RelayBatch batch) override {
     std::lock_guard<std::mutex> lock(relayed_mu_);
@@ -281,6 +377,8 @@ class Engine final : public StepEngine {
     stats.relay_encode_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - flush_start).count();
     stats.relay_decode_seconds = relay_decode_seconds_;
+    stats.relayed_messages = std::exchange(relayed_messages_, 0);
+    stats.relayed_bytes = std::exchange(relayed_bytes_, 0);
     stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return stats;
   }
@@ -389,10 +487,11 @@ class Engine final : public StepEngine {
     if constexpr (IsBroadcast<P>()) {
       // The pull: each vertex combines what its in-neighbours published, in in-edge order. When
       // every vertex published (PageRank), the flags need not be read: the loop is the gather
-      // of a sparse matrix-vector product. Values are indexed by slot, local and remote alike: a
-      // branch on the slot's kind was taken at random for about half the edges of a partition of
-      // two, and its mispredictions made a worker's superstep 2-3x slower (bench/README.md).
-      const bool all = published_count_ == n && remote_published_count_ == topology().num_remote();
+      // of a sparse matrix-vector product. Remote vertices count if they publish here at all.
+      // Values are indexed by slot, local and remote alike: a branch on the slot's kind was taken
+      // at random for about half the edges of a partition of two, and its mispredictions made a
+      // worker's superstep 2-3x slower (bench/README.md).
+      const bool all = published_count_ == n && remote_published_count_ == remote_sources_;
       const Message* published = published_.data();
       const uint8_t* has_published = has_published_.data();
       if (all) {
@@ -482,7 +581,9 @@ class Engine final : public StepEngine {
   }
 
   // Takes the relayed batches sent before `superstep`. A faster peer's batches of this very
-  // superstep may already be here; they stay for the next one.
+  // superstep may already be here; they stay for the next one. A message addressed by position
+  // costs an array read; only those addressed by UUID (SendTo, or a peer that did not connect)
+  // are looked up in a hash table.
   absl::Status DecodeRelayed(uint64_t superstep) {
     std::vector<RelayBatch> batches;
     {
@@ -497,83 +598,127 @@ class Engine final : public StepEngine {
     std::stable_sort(batches.begin(), batches.end(), [](const RelayBatch& a, const RelayBatch& b) {
       return a.from_partition < b.from_partition;
     });
+    const Topology& topo = topology();
+    const uint32_t self = static_cast<uint32_t>(topo.part());
+    constexpr const char* kWhat = IsBroadcast<P>() ? "value" : "message";
     BlockBuffers& incoming = blocks_.back();
+    // A broadcast program's value of remote vertex r, or a message for local vertex v.
+    auto accept = [&](uint32_t target, Message&& m) {
+      if constexpr (IsBroadcast<P>()) {
+        const uint64_t slot = uint64_t{topo.num_local()} + target;
+        published_[slot] = std::move(m);
+        remote_published_count_ += 1 - has_published_[slot];
+        has_published_[slot] = 1;
+      } else {
+        incoming.bins[target >> bin_shift_].push_back({target, std::move(m)});
+      }
+    };
     for (const RelayBatch& batch : batches) {
+      const uint32_t from = batch.from_partition;
       std::string_view bytes = batch.payload;
       if (batch.published != IsBroadcast<P>()) {
         return absl::InvalidArgumentError(
-            absl::StrCat("partition ", batch.from_partition, " relayed a batch of the wrong kind (",
+            absl::StrCat("partition ", from, " relayed a batch of the wrong kind (",
                          batch.published ? "published values" : "messages", ")"));
       }
-      if constexpr (IsBroadcast<P>()) {
-        for (const VertexId& id : batch.ids) {
-          const uint32_t r = topology().FindRemote(id);
-          Message m;
-          if (!Codec<Message>::Decode(bytes, m)) {
-            return absl::DataLossError(absl::StrCat("cannot decode a value relayed from partition ",
-                                                    batch.from_partition));
-          }
-          if (r == kNoVertex) {
-            return absl::NotFoundError(absl::StrCat(
-                "partition ", batch.from_partition, " relayed a value of vertex ", ToString(id),
-                ", which has no out-edge into partition ", topology().part()));
-          }
-          const uint64_t slot = uint64_t{topology().num_local()} + r;
-          published_[slot] = std::move(m);
-          remote_published_count_ += 1 - has_published_[slot];
-          has_published_[slot] = 1;
+      if (batch.coding != PositionCoding::kNone || !batch.positions.empty()) {
+        if (!connected_ || from >= mirror_.size() || from == self) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("partition ", from, " relayed a batch by position, but partition ", self,
+                           connected_ ? " has no such peer" : " has not set up positions with it"));
         }
-        if (!bytes.empty()) {
-          return absl::DataLossError(absl::StrCat(
-              "trailing bytes in a batch relayed from partition ", batch.from_partition));
-        }
-        continue;
+        const std::vector<uint32_t>& mirror = mirror_[from];
+        auto st =
+            ForEachPosition(batch.coding, batch.positions, static_cast<uint32_t>(mirror.size()),
+                            from, [&](uint32_t position) -> absl::Status {
+                              Message m;
+                              if (!Codec<Message>::Decode(bytes, m)) {
+                                return absl::DataLossError(absl::StrCat(
+                                    "cannot decode a ", kWhat, " relayed from partition ", from));
+                              }
+                              accept(mirror[position], std::move(m));
+                              return absl::OkStatus();
+                            });
+        if (!st.ok()) return st;
       }
       for (const VertexId& id : batch.ids) {
         Message m;
         if (!Codec<Message>::Decode(bytes, m)) {
-          return absl::DataLossError(absl::StrCat("cannot decode a message relayed from partition ",
-                                                  batch.from_partition));
+          return absl::DataLossError(
+              absl::StrCat("cannot decode a ", kWhat, " relayed from partition ", from));
         }
-        const uint32_t v = topology().Find(id);
-        if (v == kNoVertex) {
-          return absl::NotFoundError(absl::StrCat(
-              "partition ", batch.from_partition, " relayed a message for vertex ", ToString(id),
-              ", which partition ", topology().part(), " does not have"));
+        if constexpr (IsBroadcast<P>()) {
+          const uint32_t r = topo.FindRemote(id);
+          if (r == kNoVertex || !remote_source_[r]) {
+            return absl::NotFoundError(
+                absl::StrCat("partition ", from, " relayed a value of vertex ", ToString(id),
+                             ", which has no out-edge into partition ", self));
+          }
+          accept(r, std::move(m));
+        } else {
+          const uint32_t v = topo.Find(id);
+          if (v == kNoVertex) {
+            return absl::NotFoundError(absl::StrCat("partition ", from,
+                                                    " relayed a message for vertex ", ToString(id),
+                                                    ", which partition ", self, " does not have"));
+          }
+          accept(v, std::move(m));
         }
-        incoming.bins[v >> bin_shift_].push_back({v, std::move(m)});
       }
       if (!bytes.empty()) {
-        return absl::DataLossError(absl::StrCat("trailing bytes in a batch relayed from partition ",
-                                                batch.from_partition));
+        return absl::DataLossError(
+            absl::StrCat("trailing bytes in a batch relayed from partition ", from));
       }
     }
     return absl::OkStatus();
   }
 
+  RelayBatch NewBatch(uint64_t superstep, uint32_t to) const {
+    RelayBatch batch;
+    batch.superstep = superstep;
+    batch.published = IsBroadcast<P>();
+    batch.from_partition = static_cast<uint32_t>(topology().part());
+    batch.to_partition = to;
+    return batch;
+  }
+
   // Hands every non-local message of this superstep to the relayer: one batch per destination
-  // partition, combined per destination vertex if the program has a combiner.
+  // partition, combined per destination vertex if the program has a combiner. Once connected,
+  // messages along edges are addressed by their position in the remote table's slice of the
+  // destination partition, sorted by it; a broadcast program's values by their position in the
+  // boundary list of that partition.
   absl::Status FlushRemote(uint64_t superstep) {
+    const Topology& topo = topology();
     if constexpr (IsBroadcast<P>()) {
       // Each published value goes once to every other partition that has an out-neighbour.
       for (uint32_t q = 0; q < boundary_.size(); ++q) {
-        if (boundary_[q].empty()) continue;
-        RelayBatch batch;
-        batch.superstep = superstep;
-        batch.published = true;
-        batch.from_partition = static_cast<uint32_t>(topology().part());
-        batch.to_partition = q;
-        for (uint32_t v : boundary_[q]) {
-          if (!has_published_[v]) continue;
-          batch.ids.push_back(topology().id(v));
-          Codec<Message>::Encode(published_[v], batch.payload);
+        const std::vector<uint32_t>& boundary = boundary_[q];
+        if (boundary.empty()) continue;
+        RelayBatch batch = NewBatch(superstep, q);
+        uint64_t count = 0;
+        if (connected_) {
+          PositionWriter positions(batch.positions);
+          for (uint32_t i = 0; i < boundary.size(); ++i) {
+            if (!has_published_[boundary[i]]) continue;
+            positions.Add(i);
+            Codec<Message>::Encode(published_[boundary[i]], batch.payload);
+          }
+          count = positions.count();
+          batch.coding = positions.Finish(static_cast<uint32_t>(boundary.size()));
+        } else {
+          for (uint32_t v : boundary) {
+            if (!has_published_[v]) continue;
+            batch.ids.push_back(topo.id(v));
+            Codec<Message>::Encode(published_[v], batch.payload);
+          }
+          count = batch.ids.size();
         }
-        if (batch.ids.empty()) continue;
+        if (count == 0) continue;
         if (relayer_ == nullptr) {
           return absl::FailedPreconditionError(
               "a value for another partition cannot be delivered: no relayer is installed");
         }
-        if (auto st = relayer_->Relay(std::move(batch)); !st.ok()) return st;
+        if (auto st = Relay(std::move(batch), count); !st.ok()) return st;
       }
       return absl::OkStatus();
     }
@@ -582,7 +727,6 @@ class Engine final : public StepEngine {
       any = any || !blocks_[b].remote.empty() || !blocks_[b].by_id.empty();
     }
     if (!any) return absl::OkStatus();
-    const Topology& topo = topology();
     if (relayer_ == nullptr) {
       for (size_t b = 0; b < num_blocks_; ++b) {
         if (!blocks_[b].remote.empty()) {
@@ -593,12 +737,25 @@ class Engine final : public StepEngine {
       }
     }
     const uint32_t parts = static_cast<uint32_t>(topo.split().size());
+    const std::vector<uint32_t>& begin = topo.remote_partition_begin();
     std::vector<RelayBatch> batches(parts);
-    for (uint32_t p = 0; p < parts; ++p) {
-      batches[p].superstep = superstep;
-      batches[p].from_partition = static_cast<uint32_t>(topo.part());
-      batches[p].to_partition = p;
-    }
+    std::vector<uint64_t> counts(parts, 0);
+    for (uint32_t q = 0; q < parts; ++q) batches[q] = NewBatch(superstep, q);
+    // Calls add(r, message) for the messages along edges, in increasing remote index r (hence
+    // in increasing position within each partition's slice).
+    auto for_each_remote = [&](uint32_t q, auto&& add) {
+      if constexpr (HasCombiner<P>) {
+        for (uint32_t r = begin[q]; r < begin[q + 1]; ++r) {
+          if (remote_has_[r]) add(r, remote_combined_[r]);
+        }
+      } else {
+        for (uint32_t r = begin[q]; r < begin[q + 1]; ++r) {
+          for (uint64_t i = r == 0 ? 0 : remote_end_[r - 1]; i < remote_end_[r]; ++i) {
+            add(r, *remote_sorted_[i]);
+          }
+        }
+      }
+    };
     if constexpr (HasCombiner<P>) {
       remote_combined_.resize(topo.num_remote());
       remote_has_.assign(topo.num_remote(), 0);
@@ -612,34 +769,61 @@ class Engine final : public StepEngine {
           }
         }
       }
-      for (uint32_t r = 0; r < topo.num_remote(); ++r) {
-        if (!remote_has_[r]) continue;
-        RelayBatch& batch = batches[topo.remote_partition(r)];
-        batch.ids.push_back(topo.remote_id(r));
-        Codec<Message>::Encode(remote_combined_[r], batch.payload);
-      }
     } else {
+      // A stable counting sort by remote index: a vertex's messages keep their sending order.
+      remote_end_.assign(uint64_t{topo.num_remote()} + 1, 0);
+      for (size_t b = 0; b < num_blocks_; ++b) {
+        for (const RemoteEnvelope& e : blocks_[b].remote) ++remote_end_[e.remote + 1];
+      }
+      for (uint32_t r = 0; r < topo.num_remote(); ++r) remote_end_[r + 1] += remote_end_[r];
+      remote_sorted_.resize(remote_end_.back());
       for (size_t b = 0; b < num_blocks_; ++b) {
         for (const RemoteEnvelope& e : blocks_[b].remote) {
-          RelayBatch& batch = batches[topo.remote_partition(e.remote)];
-          batch.ids.push_back(topo.remote_id(e.remote));
-          Codec<Message>::Encode(e.message, batch.payload);
+          remote_sorted_[remote_end_[e.remote]++] = &e.message;
         }
+      }
+    }
+    for (uint32_t q = 0; q < parts; ++q) {
+      if (begin[q] == begin[q + 1]) continue;
+      RelayBatch& batch = batches[q];
+      if (connected_) {
+        PositionWriter positions(batch.positions);
+        for_each_remote(q, [&](uint32_t r, const Message& m) {
+          positions.Add(r - begin[q]);
+          Codec<Message>::Encode(m, batch.payload);
+        });
+        counts[q] = positions.count();
+        batch.coding = positions.Finish(begin[q + 1] - begin[q]);
+      } else {
+        for_each_remote(q, [&](uint32_t r, const Message& m) {
+          batch.ids.push_back(topo.remote_id(r));
+          Codec<Message>::Encode(m, batch.payload);
+        });
+        counts[q] = batch.ids.size();
       }
     }
     for (size_t b = 0; b < num_blocks_; ++b) {
       for (const IdEnvelope& e : blocks_[b].by_id) {
         batches[e.partition].ids.push_back(e.target);
         Codec<Message>::Encode(e.message, batches[e.partition].payload);
+        ++counts[e.partition];
       }
+    }
+    for (size_t b = 0; b < num_blocks_; ++b) {
       blocks_[b].remote.clear();
       blocks_[b].by_id.clear();
     }
-    for (RelayBatch& batch : batches) {
-      if (batch.ids.empty()) continue;
-      if (auto st = relayer_->Relay(std::move(batch)); !st.ok()) return st;
+    for (uint32_t q = 0; q < parts; ++q) {
+      if (counts[q] == 0) continue;
+      if (auto st = Relay(std::move(batches[q]), counts[q]); !st.ok()) return st;
     }
     return absl::OkStatus();
+  }
+
+  absl::Status Relay(RelayBatch batch, uint64_t messages) {
+    relayed_messages_ += messages;
+    relayed_bytes_ += batch.content_bytes();
+    return relayer_->Relay(std::move(batch));
   }
 
   P program_;
@@ -658,6 +842,10 @@ class Engine final : public StepEngine {
   std::vector<BlockBuffers> blocks_;
   std::vector<Message> remote_combined_;
   std::vector<uint8_t> remote_has_;
+  // Programs without a combiner: messages along edges to remote vertices, by remote index
+  // (remote r's end at remote_end_[r] after the sort), for the superstep's flush.
+  std::vector<uint64_t> remote_end_;
+  std::vector<const Message*> remote_sorted_;
   // Broadcast programs: this superstep's published values by slot (local vertices, then the
   // relayed values of remote ones), and per other partition the local vertices with
   // out-neighbours there.
@@ -666,10 +854,20 @@ class Engine final : public StepEngine {
   std::vector<std::vector<uint32_t>> boundary_;
   uint64_t published_count_ = 0;
   uint64_t remote_published_count_ = 0;
+  // Broadcast programs: whether a remote vertex is an in-neighbour of a local one (and so
+  // publishes to this partition), and how many are.
+  std::vector<uint8_t> remote_source_;
+  uint64_t remote_sources_ = 0;
+  // Set by ConnectPeers: per sending partition, what its positions stand for here (a local vertex
+  // for messages, a remote vertex for published values).
+  bool connected_ = false;
+  std::vector<std::vector<uint32_t>> mirror_;
 
   AggregatorRegistry aggregators_;
   Relayer* relayer_ = nullptr;
   double relay_decode_seconds_ = 0;  // of the superstep under way (StepStats)
+  uint64_t relayed_messages_ = 0;
+  uint64_t relayed_bytes_ = 0;
   std::mutex relayed_mu_;
   std::vector<RelayBatch> relayed_;
 };

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/aggregator.h"
+#include "lockstep/bsp/exchange.h"
 #include "lockstep/bsp/relayer.h"
 
 namespace lockstep::bsp {
@@ -25,6 +26,10 @@ struct StepStats {
   // mode; one clock read pair each per superstep).
   double relay_encode_seconds = 0;
   double relay_decode_seconds = 0;
+  // What this process relayed to other partitions: messages (a broadcast program's published
+  // values) and the bytes of their batches besides the headers (RelayBatch::content_bytes).
+  uint64_t relayed_messages = 0;
+  uint64_t relayed_bytes = 0;
 };
 
 // Without a keep-running callback a job goes on while a vertex is awake or a message is pending.
@@ -42,6 +47,11 @@ class StepEngine {
   // Accepts a batch relayed from another partition; safe from any thread. Its messages are
   // delivered at the start of the next superstep.
   virtual absl::Status AcceptRelayed(RelayBatch batch) = 0;
+  // Collective, once per job before the first superstep, in distributed mode: agrees with every
+  // other process on the lists that relay batches address by position instead of by UUID
+  // (docs/design.md §5.5). Fails, naming both partitions, if a peer names a vertex that this
+  // partition does not have. An engine that never connects relays by UUID.
+  virtual absl::Status ConnectPeers(Exchange& exchange) = 0;
   virtual uint64_t num_local_vertices() const = 0;
   // Roughly the bytes this engine needs at its peak (graph, state, a busy superstep's messages),
   // for out-of-memory errors; 0 if unknown.

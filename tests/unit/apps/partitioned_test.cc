@@ -1,0 +1,162 @@
+// The apps over 2, 3 and 4 partitions, as the engines of a distributed job run them (one engine per
+// part, relaying to each other, aggregators merged at each barrier), against the same app over
+// the whole graph: the output bytes must be identical, whether the engines relay by position
+// (connected through an in-process Exchange) or by UUID. PageRank is a broadcast program, SSSP,
+// BFS and WCC push under a min combiner, CDLP pushes without a combiner.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "lockstep/apps/bfs/bfs.h"
+#include "lockstep/apps/cdlp/cdlp.h"
+#include "lockstep/apps/pagerank/pagerank.h"
+#include "lockstep/apps/sssp/sssp.h"
+#include "lockstep/apps/wcc/wcc.h"
+#include "util/engine_cluster.h"
+#include "util/temp_dir.h"
+#include "util/thread_exchange.h"
+
+namespace lockstep::apps {
+namespace {
+
+// A directed random graph with hubs, dangling vertices, self-loops, parallel edges and small
+// integer weights (equal-cost paths, so SSSP's tie-break matters).
+std::string WriteGraph(const std::filesystem::path& dir) {
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<uint32_t> any(0, 1999), hub(0, 9), coin(0, 9), weight(1, 3);
+  const std::filesystem::path path = dir / "g.el";
+  std::ofstream out(path);
+  for (uint32_t e = 0; e < 7000; ++e) {
+    const uint32_t a = coin(rng) < 2 ? hub(rng) : any(rng) % 1800;  // 200 never send
+    const uint32_t b = coin(rng) == 0 ? a : any(rng);
+    out << a * 7 + 3 << ' ' << b * 7 + 3 << ' ' << weight(rng) << '\n';
+    if (coin(rng) == 0) out << a * 7 + 3 << ' ' << b * 7 + 3 << ' ' << weight(rng) << '\n';
+  }
+  return path.string();
+}
+
+struct PartsRun {
+  std::map<std::string, std::string> output;  // external ID -> formatted value
+  uint64_t supersteps = 0;
+  uint64_t relayed_messages = 0;
+  uint64_t relayed_bytes = 0;
+};
+
+template <class App>
+PartsRun RunParts(const std::string& path, const bsp::Params& params, uint32_t parts,
+                  bool connect) {
+  auto input = bsp::LoadGraph({path, "edgelist", false}, App::kWeights);
+  EXPECT_TRUE(input.ok()) << input.status();
+  auto program = App::Make(params, *input);
+  EXPECT_TRUE(program.ok()) << program.status();
+  test::EngineCluster<typename App::Program> cluster(*program, *input, parts, false);
+  if (connect) {
+    const absl::Status st = cluster.Connect();
+    EXPECT_TRUE(st.ok()) << st;
+  }
+  const absl::Status st = cluster.RunToCompletion();
+  EXPECT_TRUE(st.ok()) << st;
+  PartsRun run;
+  for (uint32_t p = 0; p < parts; ++p) {
+    const auto& engine = cluster.engine(p);
+    for (uint32_t v = 0; v < engine.topology().num_local(); ++v) {
+      std::string& text = run.output[engine.topology().external_id(v)];
+      App::Format(engine.program(), engine.values()[v], text);
+    }
+  }
+  run.supersteps = cluster.superstep();
+  run.relayed_messages = cluster.relayed_messages();
+  run.relayed_bytes = cluster.relayed_bytes();
+  return run;
+}
+
+class PartitionedAppsTest : public ::testing::TestWithParam<std::tuple<uint32_t, bool>> {
+ protected:
+  // The output over the parts equals the whole graph's; the bytes per relayed message are those
+  // of the message alone plus `overhead` at most.
+  template <class App>
+  void Check(const bsp::Params& params, size_t message_bytes, double overhead) {
+    const auto [parts, connect] = GetParam();
+    const PartsRun whole = RunParts<App>(path_, params, 1, false);
+    const PartsRun split = RunParts<App>(path_, params, parts, connect);
+    EXPECT_EQ(split.supersteps, whole.supersteps);
+    EXPECT_EQ(split.output.size(), whole.output.size());
+    EXPECT_TRUE(split.output == whole.output) << "the partitioned run's values differ";
+    EXPECT_EQ(whole.relayed_messages, 0u);
+    ASSERT_GT(split.relayed_messages, 0u);
+    const double per_message =
+        static_cast<double>(split.relayed_bytes) / static_cast<double>(split.relayed_messages);
+    if (connect) {
+      EXPECT_LE(per_message, static_cast<double>(message_bytes) + overhead);
+    } else {
+      EXPECT_EQ(per_message, static_cast<double>(message_bytes) + 16.0);
+    }
+  }
+
+  test::TempDir dir_{"lockstep-partitioned"};
+  std::string path_ = WriteGraph(dir_.path());
+};
+
+TEST_P(PartitionedAppsTest, PageRank) {
+  // Every vertex with out-edges publishes every superstep: the batches are the values alone.
+  Check<pagerank::App>({{"damping", "0.85"}, {"tolerance", "0"}, {"max-iterations", "15"}},
+                       sizeof(double), 0.0);
+}
+
+TEST_P(PartitionedAppsTest, Sssp) {
+  Check<sssp::App>({{"source", "3"}}, sizeof(sssp::Message), 2.0);
+}
+
+TEST_P(PartitionedAppsTest, Bfs) { Check<bfs::App>({{"source", "3"}}, sizeof(int64_t), 2.0); }
+
+TEST_P(PartitionedAppsTest, Wcc) { Check<wcc::App>({}, sizeof(uint32_t), 2.0); }
+
+TEST_P(PartitionedAppsTest, CdlpWithoutCombiner) {
+  Check<cdlp::App>({{"max-iterations", "6"}}, sizeof(uint32_t), 2.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(PartsConnect, PartitionedAppsTest,
+                         ::testing::Combine(::testing::Values(2u, 3u, 4u), ::testing::Bool()));
+
+// A worker's StartJob connects its engine through the job's exchange; without one (local mode)
+// the engine relays by UUID.
+TEST(StartJobTest, ConnectsThePeersThroughTheJobsExchange) {
+  test::TempDir dir("lockstep-startjob");
+  const std::string path = WriteGraph(dir.path());
+  auto group = std::make_shared<test::ThreadExchangeGroup>(2);
+  bsp::ProgramRunner<wcc::App> runners[2];
+  absl::Status status[2];
+  std::vector<std::thread> workers;
+  for (uint32_t w = 0; w < 2; ++w) {
+    workers.emplace_back([&, w] {
+      test::ThreadExchange exchange(group, w);
+      bsp::JobDetails job;
+      job.graph = {path, "edgelist", false};
+      job.worker_index = w;
+      job.worker_count = 2;
+      job.exchange = &exchange;
+      status[w] = runners[w].StartJob(job, bsp::LocalExecutorFactory()).status();
+    });
+  }
+  for (auto& t : workers) t.join();
+  for (uint32_t w = 0; w < 2; ++w) {
+    ASSERT_TRUE(status[w].ok()) << status[w];
+    EXPECT_TRUE(runners[w].engine()->connected());
+  }
+  bsp::ProgramRunner<wcc::App> local;
+  bsp::JobDetails job;
+  job.graph = {path, "edgelist", false};
+  ASSERT_TRUE(local.StartJob(job, bsp::LocalExecutorFactory()).ok());
+  EXPECT_FALSE(local.engine()->connected());
+}
+
+}  // namespace
+}  // namespace lockstep::apps
