@@ -121,6 +121,11 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
       if (assignment.ok()) {
         job.AttachPeers(&*links, &*collective, assignment->relay_direct);
         links->SetFailureListener([&job](const absl::Status& why) { job.Fail(why); });
+        collective->SetWaitingListener([&link](const std::vector<uint32_t>& peers) {
+          v1::WorkerPayload waiting;
+          for (uint32_t p : peers) waiting.mutable_waiting()->add_peers(p);
+          (void)link.Send(std::move(waiting));
+        });
         (*peer_server)->Register(assignment->job_key, &job);
       }
       // No peer's batch reaches the job's handler once the job is over here.

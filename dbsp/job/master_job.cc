@@ -67,6 +67,7 @@ void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
         std::lock_guard<std::mutex> lock(mu_);
         if (!status_.ok()) return;
         refused = protocol_.Enter(worker, std::move(*step));
+        if (worker < waiting_.size()) waiting_[worker] = false;
         if (refused.ok() && protocol_.complete()) changed_.notify_all();
       }
       if (!refused.ok()) Violation(worker, std::string(refused.message()));
@@ -99,6 +100,12 @@ void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
       }
       if (!refused.ok()) return Violation(worker, std::string(refused.message()));
       streams_[to]->Flush();
+      return;
+    }
+    case v1::WorkerPayload::kWaiting: {
+      std::lock_guard<std::mutex> lock(mu_);
+      waiting_.resize(num_workers());
+      waiting_[worker] = true;
       return;
     }
     case v1::WorkerPayload::kFailure: {
@@ -168,7 +175,15 @@ absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
     if (!changed_.wait_until(lock, opened_at_ + peer_timeout_, ready)) {
       std::vector<std::string> late;
       late_ = protocol_.missing();
-      for (uint32_t w : late_) late.push_back(names_[w]);
+      // A late worker that waits for others in an exchange is held up, not the cause: name the
+      // ones it waits for (unless every late worker says it waits).
+      waiting_.resize(num_workers());
+      for (uint32_t w : late_) {
+        if (!waiting_[w]) late.push_back(names_[w]);
+      }
+      if (late.empty()) {
+        for (uint32_t w : late_) late.push_back(names_[w]);
+      }
       AbortLocked(absl::DeadlineExceededError(absl::StrCat(
           absl::StrJoin(late, ", "), late.size() == 1 ? " has" : " have", " not entered ",
           protocol::Describe(at), " within ", ShowDuration(peer_timeout_), " (--peer-timeout)")));

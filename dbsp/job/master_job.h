@@ -81,6 +81,8 @@ class MasterJob final : public transport::WorkerStreamHandler {
   absl::Status status_;
   Clock::time_point opened_at_;  // when the open barrier opened
   std::vector<uint32_t> late_;
+  // Per worker: it said it waits for other workers in an exchange, since its last entry.
+  std::vector<bool> waiting_;
   bool relay_direct_ = true;
   uint64_t relayed_batches_ = 0;
   uint64_t relayed_bytes_ = 0;

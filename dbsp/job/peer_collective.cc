@@ -55,8 +55,18 @@ absl::StatusOr<std::vector<std::string>> PeerCollective::AllToAll(
     }
     return true;
   };
+  const auto started = std::chrono::steady_clock::now();
+  if (on_waiting_ && !changed_.wait_for(lock, std::chrono::seconds(1), done)) {
+    std::vector<uint32_t> missing;
+    for (uint32_t p = 0; p < n; ++p) {
+      if (p != me && !r.from[p].complete()) missing.push_back(p);
+    }
+    lock.unlock();
+    on_waiting_(missing);
+    lock.lock();
+  }
   if (wait_.count() > 0) {
-    if (!changed_.wait_for(lock, wait_, done)) {
+    if (!changed_.wait_until(lock, started + wait_, done)) {
       std::string missing;
       for (uint32_t p = 0; p < n; ++p) {
         if (p != me && !r.from[p].complete())

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -32,6 +33,11 @@ class PeerCollective final : public bsp::Exchange {
   // A gRPC thread: a piece from worker `from`. An error refuses it (a piece of a round that is
   // over or too far ahead, a repeated or surplus piece).
   absl::Status OnChunk(uint32_t from, v1::CollectiveChunk& chunk);
+  // Called (on the waiting thread, once per round) with the workers whose pieces a round still
+  // lacks after a second.
+  void SetWaitingListener(std::function<void(const std::vector<uint32_t>&)> listener) {
+    on_waiting_ = std::move(listener);
+  }
   // The job failed: a waiting round returns `reason`.
   void Fail(absl::Status reason);
 
@@ -53,6 +59,7 @@ class PeerCollective final : public bsp::Exchange {
   uint64_t round_ = 0;  // the round this worker is in (or will start next)
   std::map<uint64_t, Round> rounds_;
   absl::Status status_;
+  std::function<void(const std::vector<uint32_t>&)> on_waiting_;
 };
 
 }  // namespace lockstep::dbsp::job

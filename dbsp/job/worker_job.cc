@@ -21,7 +21,10 @@ constexpr size_t kShownBytes = 1024;
 }  // namespace
 
 WorkerJob::WorkerJob(transport::MasterStream& link, const transport::Assignment& assignment)
-    : link_(link), index_(assignment.details.worker_index), peer_timeout_(assignment.peer_timeout) {
+    : link_(link),
+      index_(assignment.details.worker_index),
+      peer_timeout_(assignment.peer_timeout),
+      max_batch_bytes_(assignment.max_batch_bytes) {
   const absl::Status st =
       protocol_.Assign(assignment.details.worker_index, assignment.details.worker_count);
   if (!st.ok()) FailLocked(st, false);  // nobody else sees the job yet
@@ -333,6 +336,7 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
   return [&job, options](bsp::StepEngine& engine,
                          bsp::Callbacks user) -> absl::StatusOr<std::unique_ptr<bsp::Executor>> {
     engine.SetRelayer(&job);
+    engine.SetMaxBatchBytes(job.max_batch_bytes());
     job.SetEngine(&engine);
     engine.aggregators().set_count_outside_compute(false);
     bsp::Callbacks wrapped;

@@ -55,6 +55,8 @@ class WorkerJob final : public transport::MasterStreamHandler,
   // Direct mode: the batches and bytes sent to peers since the last call (for the POST entry).
   std::pair<uint64_t, uint64_t> TakeRelayedCounts();
   void SetEngine(bsp::StepEngine* engine);
+  // The job's bound on a batch to one peer (0: none).
+  uint64_t max_batch_bytes() const { return max_batch_bytes_; }
   // Before the engine goes away: relay batches that still arrive are dropped.
   void DetachEngine();
   void SetExecutor(bsp::Executor* executor);
@@ -81,6 +83,7 @@ class WorkerJob final : public transport::MasterStreamHandler,
   transport::MasterStream& link_;
   const uint32_t index_;
   const std::chrono::milliseconds peer_timeout_;
+  const uint64_t max_batch_bytes_;
   mutable std::mutex mu_;
   std::condition_variable changed_;
   protocol::WorkerProtocol protocol_;

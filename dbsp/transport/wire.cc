@@ -164,6 +164,7 @@ v1::RelayBatch ToWire(bsp::RelayBatch&& b) {
   w.set_to_partition(b.to_partition);
   w.set_coding(static_cast<v1::RelayBatch::Coding>(b.coding));
   *w.mutable_positions() = std::move(b.positions);
+  w.set_sequence(b.sequence);
   std::string* ids = w.mutable_ids();
   ids->resize(b.ids.size() * 16);
   for (size_t i = 0; i < b.ids.size(); ++i) std::memcpy(ids->data() + 16 * i, b.ids[i].data, 16);
@@ -188,6 +189,7 @@ absl::StatusOr<bsp::RelayBatch> FromWire(v1::RelayBatch&& w) {
   b.from_partition = w.from_partition();
   b.to_partition = w.to_partition();
   b.positions = std::move(*w.mutable_positions());
+  b.sequence = w.sequence();
   b.ids.resize(w.ids().size() / 16);
   for (size_t i = 0; i < b.ids.size(); ++i) std::memcpy(b.ids[i].data, w.ids().data() + 16 * i, 16);
   b.payload = std::move(*w.mutable_payload());

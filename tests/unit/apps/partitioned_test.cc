@@ -5,6 +5,7 @@
 // BFS and WCC push under a min combiner, CDLP pushes without a combiner.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -48,20 +49,23 @@ struct PartsRun {
   uint64_t supersteps = 0;
   uint64_t relayed_messages = 0;
   uint64_t relayed_bytes = 0;
+  uint64_t batches = 0;
+  uint64_t largest_batch = 0;  // content bytes
 };
 
 template <class App>
-PartsRun RunParts(const std::string& path, const bsp::Params& params, uint32_t parts,
-                  bool connect) {
+PartsRun RunParts(const std::string& path, const bsp::Params& params, uint32_t parts, bool connect,
+                  uint64_t max_batch_bytes = 0) {
   auto input = bsp::LoadGraph({path, "edgelist", false}, App::kWeights);
   EXPECT_TRUE(input.ok()) << input.status();
   auto program = App::Make(params, *input);
   EXPECT_TRUE(program.ok()) << program.status();
-  test::EngineCluster<typename App::Program> cluster(*program, *input, parts, false);
+  test::EngineCluster<typename App::Program> cluster(*program, *input, parts, true);
   if (connect) {
     const absl::Status st = cluster.Connect();
     EXPECT_TRUE(st.ok()) << st;
   }
+  for (uint32_t p = 0; p < parts; ++p) cluster.engine(p).SetMaxBatchBytes(max_batch_bytes);
   const absl::Status st = cluster.RunToCompletion();
   EXPECT_TRUE(st.ok()) << st;
   PartsRun run;
@@ -75,6 +79,12 @@ PartsRun RunParts(const std::string& path, const bsp::Params& params, uint32_t p
   run.supersteps = cluster.superstep();
   run.relayed_messages = cluster.relayed_messages();
   run.relayed_bytes = cluster.relayed_bytes();
+  for (uint32_t p = 0; p < parts; ++p) {
+    for (const bsp::RelayBatch& b : cluster.relayer(p).sent()) {
+      ++run.batches;
+      run.largest_batch = std::max<uint64_t>(run.largest_batch, b.content_bytes());
+    }
+  }
   return run;
 }
 
@@ -99,6 +109,13 @@ class PartitionedAppsTest : public ::testing::TestWithParam<std::tuple<uint32_t,
     } else {
       EXPECT_EQ(per_message, static_cast<double>(message_bytes) + 16.0);
     }
+    // A superstep's traffic to one partition cut into pieces of at most 64 bytes (one message
+    // always fits) gives the same answer, in many more batches.
+    const PartsRun pieces = RunParts<App>(path_, params, parts, connect, 64);
+    EXPECT_TRUE(pieces.output == whole.output) << "the run in bounded pieces differs";
+    EXPECT_EQ(pieces.relayed_messages, split.relayed_messages);
+    EXPECT_GT(pieces.batches, 2 * split.batches);
+    EXPECT_LE(pieces.largest_batch, 64u + 16u + message_bytes);
   }
 
   test::TempDir dir_{"lockstep-partitioned"};

@@ -289,27 +289,32 @@ struct PullProgram {
   }
 };
 
-class BroadcastRelayTest : public ::testing::TestWithParam<uint64_t> {};
+class PullRelayTest : public ::testing::TestWithParam<uint64_t> {};
 
 // The published values of other parts are relayed into the same gather as local ones: the
 // partitioned run combines them in the same in-edge order as the whole-graph run, bit for bit.
-TEST_P(BroadcastRelayTest, PartitionedPullEqualsWholeGraphPull) {
+TEST_P(PullRelayTest, PartitionedPullEqualsWholeGraphPull) {
   const uint64_t parts = GetParam();
   GraphInput directed = RandomGraph(60, 200, 7);
   GraphInput symmetric = directed;
   MakeSymmetric(symmetric);
-  for (const GraphInput* input : {&symmetric, &directed}) {
-    SCOPED_TRACE(input->symmetric ? "symmetric" : "directed");
+  for (const auto& [input, connect] : {std::pair{&symmetric, false}, std::pair{&symmetric, true},
+                                       std::pair{&directed, false}, std::pair{&directed, true}}) {
+    SCOPED_TRACE(std::string(input->symmetric ? "symmetric" : "directed") +
+                 (connect ? ", by position" : ", by UUID"));
     auto position = Positions(*input);
-    Cluster<PullProgram<true>> whole_all(PullProgram<true>{.position = position}, *input, 1);
-    Cluster<PullProgram<true>> split_all(PullProgram<true>{.position = position}, *input, parts);
+    Cluster<PullProgram<true>> whole_all(PullProgram<true>{.position = position}, *input, 1, false);
+    Cluster<PullProgram<true>> split_all(PullProgram<true>{.position = position}, *input, parts,
+                                         connect);
     ASSERT_TRUE(whole_all.RunToCompletion().ok());
     ASSERT_TRUE(split_all.RunToCompletion().ok());
     EXPECT_EQ(split_all.superstep(), whole_all.superstep());
     EXPECT_EQ(split_all.Values(), whole_all.Values());
 
-    Cluster<PullProgram<false>> whole_some(PullProgram<false>{.position = position}, *input, 1);
-    Cluster<PullProgram<false>> split_some(PullProgram<false>{.position = position}, *input, parts);
+    Cluster<PullProgram<false>> whole_some(PullProgram<false>{.position = position}, *input, 1,
+                                           false);
+    Cluster<PullProgram<false>> split_some(PullProgram<false>{.position = position}, *input, parts,
+                                           connect);
     ASSERT_TRUE(whole_some.RunToCompletion().ok());
     ASSERT_TRUE(split_some.RunToCompletion().ok());
     EXPECT_EQ(split_some.Values(), whole_some.Values());
@@ -321,7 +326,7 @@ TEST_P(BroadcastRelayTest, PartitionedPullEqualsWholeGraphPull) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Parts, BroadcastRelayTest, ::testing::Values(2, 3, 4));
+INSTANTIATE_TEST_SUITE_P(Parts, PullRelayTest, ::testing::Values(2, 3, 4));
 
 // A broadcast program: in supersteps 0..3 the vertices whose (input position + superstep) is a
 // multiple of `every` publish their position + 1 + their value; every vertex adds what it gets.

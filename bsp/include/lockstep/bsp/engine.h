@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -209,6 +210,7 @@ class Engine final : public StepEngine {
   std::span<const VertexValue> values() const { return values_; }
   AggregatorRegistry& aggregators() override { return aggregators_; }
   void SetRelayer(Relayer* relayer) override { relayer_ = relayer; }
+  void SetMaxBatchBytes(uint64_t bytes) override { max_batch_bytes_ = bytes; }
   uint64_t num_local_vertices() const override { return topology().num_local(); }
   uint64_t EstimatedPeakBytes() const override {
     return EstimateEngineBytes<P>(topology().num_local(), topology().num_out_edges());
@@ -596,7 +598,8 @@ class Engine final : public StepEngine {
     }
     if (batches.empty()) return absl::OkStatus();
     std::stable_sort(batches.begin(), batches.end(), [](const RelayBatch& a, const RelayBatch& b) {
-      return a.from_partition < b.from_partition;
+      return a.from_partition != b.from_partition ? a.from_partition < b.from_partition
+                                                  : a.sequence < b.sequence;
     });
     const Topology& topo = topology();
     const uint32_t self = static_cast<uint32_t>(topo.part());
@@ -823,7 +826,84 @@ class Engine final : public StepEngine {
   absl::Status Relay(RelayBatch batch, uint64_t messages) {
     relayed_messages_ += messages;
     relayed_bytes_ += batch.content_bytes();
-    return relayer_->Relay(std::move(batch));
+    if (max_batch_bytes_ == 0 || batch.content_bytes() <= max_batch_bytes_) {
+      return relayer_->Relay(std::move(batch));
+    }
+    return RelayInPieces(std::move(batch));
+  }
+
+  // The length of the list of positions agreed with partition q (ConnectPeers).
+  uint32_t AgreedListSize(uint32_t q) const {
+    if constexpr (IsBroadcast<P>()) {
+      return q < boundary_.size() ? static_cast<uint32_t>(boundary_[q].size()) : 0;
+    } else {
+      const auto& begin = topology().remote_partition_begin();
+      return q + 1 < begin.size() ? begin[q + 1] - begin[q] : 0;
+    }
+  }
+
+  // Cuts a batch that exceeds the bound into numbered pieces of at most about max_batch_bytes_
+  // each, positional messages first and then those by ID, as the receiver reads them. Runs once
+  // per superstep and destination, only for a batch over the bound; it walks the messages once
+  // with their codec to find where each ends.
+  absl::Status RelayInPieces(RelayBatch batch) {
+    const uint32_t size = AgreedListSize(batch.to_partition);
+    std::string_view payload = batch.payload;
+    auto next_message = [&]() -> absl::StatusOr<std::string_view> {
+      const std::string_view before = payload;
+      Message m;
+      if (!Codec<Message>::Decode(payload, m)) {
+        return absl::InternalError("a relay batch's own message does not decode");
+      }
+      return before.substr(0, before.size() - payload.size());
+    };
+    RelayBatch piece;
+    std::optional<PositionWriter> writer;
+    uint32_t sequence = 0;
+    auto start = [&] {
+      piece = RelayBatch{};
+      piece.superstep = batch.superstep;
+      piece.published = batch.published;
+      piece.from_partition = batch.from_partition;
+      piece.to_partition = batch.to_partition;
+      piece.sequence = sequence++;
+      writer.emplace(piece.positions);
+    };
+    auto full = [&](size_t more) {
+      const bool empty = writer->count() == 0 && piece.ids.empty();
+      return !empty &&
+             piece.positions.size() + 16 * piece.ids.size() + piece.payload.size() + more >
+                 max_batch_bytes_;
+    };
+    auto send = [&]() -> absl::Status {
+      piece.coding = writer->Finish(size);
+      return relayer_->Relay(std::move(piece));
+    };
+    start();
+    auto st = ForEachPosition(batch.coding, batch.positions, size, batch.from_partition,
+                              [&](uint32_t position) -> absl::Status {
+                                auto m = next_message();
+                                if (!m.ok()) return m.status();
+                                if (full(m->size() + 2)) {
+                                  if (auto sent = send(); !sent.ok()) return sent;
+                                  start();
+                                }
+                                writer->Add(position);
+                                piece.payload.append(*m);
+                                return absl::OkStatus();
+                              });
+    if (!st.ok()) return st;
+    for (const VertexId& id : batch.ids) {
+      auto m = next_message();
+      if (!m.ok()) return m.status();
+      if (full(m->size() + 16)) {
+        if (auto sent = send(); !sent.ok()) return sent;
+        start();
+      }
+      piece.ids.push_back(id);
+      piece.payload.append(*m);
+    }
+    return send();
   }
 
   P program_;
@@ -865,6 +945,7 @@ class Engine final : public StepEngine {
 
   AggregatorRegistry aggregators_;
   Relayer* relayer_ = nullptr;
+  uint64_t max_batch_bytes_ = 0;
   double relay_decode_seconds_ = 0;  // of the superstep under way (StepStats)
   uint64_t relayed_messages_ = 0;
   uint64_t relayed_bytes_ = 0;

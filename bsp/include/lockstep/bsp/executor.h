@@ -44,6 +44,9 @@ class StepEngine {
   virtual AggregatorRegistry& aggregators() = 0;
   // Installs the relayer for non-local messages (none in local mode).
   virtual void SetRelayer(Relayer* relayer) = 0;
+  // Cuts a superstep's batch for one partition into pieces of at most about this many bytes (one
+  // message always fits, however large); 0, the default: one batch per partition.
+  virtual void SetMaxBatchBytes(uint64_t bytes) { (void)bytes; }
   // Accepts a batch relayed from another partition; safe from any thread. Its messages are
   // delivered at the start of the next superstep.
   virtual absl::Status AcceptRelayed(RelayBatch batch) = 0;

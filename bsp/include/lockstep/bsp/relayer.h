@@ -38,6 +38,9 @@ struct RelayBatch {
   std::string positions;
   std::vector<VertexId> ids;
   std::string payload;
+  // The piece's number when a superstep's traffic to one partition is cut into several batches
+  // (StepEngine::SetMaxBatchBytes); the receiver delivers them in this order.
+  uint32_t sequence = 0;
 
   // The bytes a batch carries besides its header: positions, 16 per ID, and the payload.
   uint64_t content_bytes() const { return positions.size() + 16 * ids.size() + payload.size(); }
