@@ -6,15 +6,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "lockstep/bsp/app.h"
 #include "lockstep/bsp/graph.h"
 #include "lockstep/bsp/graph_input.h"
 #include "lockstep/partition/range.h"
@@ -452,6 +456,120 @@ TEST_F(PartitionedLoadTest, HaveVerticesAndResolveNames) {
       EXPECT_EQ(*have[r], (std::vector<bool>{true, false, true, false})) << n;
     }
   }
+}
+
+// A one-superstep program whose value is a vertex: the smallest global index among a vertex and
+// its neighbours, printed as that vertex's ID. It sends nothing, so each worker's engine runs
+// alone; what it exercises is the runner: the partitioned load, the facts Make checks, and the
+// collective lookup of names in CompleteJob.
+struct NearestProgram {
+  using VertexValue = uint32_t;
+  using EdgeValue = double;
+  using Message = uint32_t;
+  static constexpr bool kNeedsInEdges = true;
+
+  void Compute(Context<NearestProgram>& ctx, std::span<const uint32_t>) const {
+    uint32_t best = ctx.global_index();
+    for (uint32_t slot : ctx.out_slots()) best = std::min(best, ctx.SlotGlobalIndex(slot));
+    for (uint32_t slot : ctx.in_slots()) best = std::min(best, ctx.SlotGlobalIndex(slot));
+    ctx.value() = best;
+    ctx.VoteToHalt();
+  }
+};
+
+struct NearestApp {
+  using Program = NearestProgram;
+  static constexpr WeightUse kWeights = WeightUse::kNonNegative;
+  static std::vector<std::string> NamedVertices(const Params& params) {
+    return {ParamString(params, "must-have")};
+  }
+  static absl::StatusOr<Program> Make(const Params& params, const GraphFacts& facts) {
+    if (facts.Lacks(ParamString(params, "must-have"))) {
+      return ParamError("must-have", "not in the graph");
+    }
+    return Program{};
+  }
+  static void Format(const Program&, uint32_t label, const VertexNames& names, std::string& out) {
+    names.Append(label, out);
+  }
+};
+
+// The sorted lines of the files.
+std::vector<std::string> SortedLines(const std::vector<std::string>& paths) {
+  std::vector<std::string> lines;
+  for (const auto& path : paths) {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// Runs NearestApp as `run` does (worker_count 1, no exchange), or as n workers with an exchange,
+// or (exchange false) as n workers that each load the whole input; returns each process's status
+// and the output paths.
+std::pair<std::vector<absl::Status>, std::vector<std::string>> RunNearest(const test::TempDir& dir,
+                                                                          const GraphSource& graph,
+                                                                          const Params& params,
+                                                                          uint32_t n,
+                                                                          bool exchange) {
+  std::vector<absl::Status> status(n);
+  std::vector<std::string> outputs(n);
+  OnWorkers(n, [&](uint32_t r, Exchange& ex) {
+    JobDetails details;
+    details.job_id = "job";
+    details.params = params;
+    details.graph = graph;
+    details.output = dir.File("part-" + std::to_string(n) + "-" + std::to_string(r));
+    details.worker_index = r;
+    details.worker_count = n;
+    details.exchange = exchange ? &ex : nullptr;
+    outputs[r] = details.output;
+    ProgramRunner<NearestApp> runner;
+    auto executor = runner.StartJob(details, LocalExecutorFactory());
+    if (!executor.ok()) {
+      status[r] = executor.status();
+      return;
+    }
+    if (auto st = (*executor)->RunToCompletion(); !st.ok()) {
+      status[r] = st;
+      return;
+    }
+    status[r] = runner.CompleteJob(details).status();
+  });
+  return {status, outputs};
+}
+
+TEST_F(PartitionedLoadTest, RunnerLoadsByPartitionWhenGivenAnExchange) {
+  const std::string path = dir_.Write("r.el", RandomEdgeList(13, Ids::kMixed, 60, 200, true));
+  auto whole = LoadGraph({.path = path}, WeightUse::kNonNegative);
+  ASSERT_TRUE(whole.ok());
+  const Params params = {{"must-have", whole->external_ids[5]}};
+  auto [local_status, local_out] = RunNearest(dir_, {.path = path}, params, 1, false);
+  ASSERT_TRUE(local_status[0].ok()) << local_status[0];
+  const std::vector<std::string> want = SortedLines(local_out);
+  ASSERT_EQ(want.size(), whole->num_vertices());
+  for (uint32_t n = 1; n <= 4; ++n) {
+    for (bool exchange : {true, false}) {
+      auto [status, out] = RunNearest(dir_, {.path = path}, params, n, exchange);
+      for (const auto& st : status) ASSERT_TRUE(st.ok()) << st;
+      EXPECT_EQ(SortedLines(out), want) << n << " workers, exchange " << exchange;
+    }
+  }
+  // A parameter naming a vertex the graph lacks fails every worker alike, as it fails `run`.
+  const Params missing = {{"must-have", "no-such-vertex"}};
+  auto run_status = RunNearest(dir_, {.path = path}, missing, 1, false).first;
+  EXPECT_EQ(run_status[0], ParamError("must-have", "not in the graph"));
+  for (uint32_t n = 2; n <= 3; ++n) {
+    for (const auto& st : RunNearest(dir_, {.path = path}, missing, n, true).first) {
+      EXPECT_EQ(st, run_status[0]);
+    }
+  }
+  // So does a bad line, with the whole-graph loader's error.
+  const std::string bad = dir_.Write("bad.el", "1 2 1\n2 3 1\n3 4 x\n");
+  auto bad_run = RunNearest(dir_, {.path = bad}, params, 1, false).first;
+  auto bad_parts = RunNearest(dir_, {.path = bad}, params, 3, true).first;
+  for (const auto& st : bad_parts) EXPECT_EQ(st, bad_run[0]);
 }
 
 }  // namespace
