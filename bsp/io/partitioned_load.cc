@@ -434,12 +434,21 @@ class PartitionLoader {
  private:
   bool keep_weights() const { return use_ != WeightUse::kIgnore; }
 
-  absl::StatusOr<Exchange*> CheckedExchange();
+  // The first step of a round: each worker's batches, each led by a byte saying whether its
+  // sender has more rounds (1) and whether it met a bad line (2), which ends the rounds.
+  struct RoundStep {
+    std::vector<std::string> batches;
+    bool more = false;
+    bool stop = false;
+  };
+  absl::StatusOr<RoundStep> FirstStep(std::vector<std::string> out);
   absl::Status LoadVertexFile(const std::string& path);
   absl::Status LoadEdgeFile(const std::string& path, bool graphalytics);
   // After a parse error anywhere: parses the rest of this share alone, for its first error and
   // its line count.
   void FinishShare(ShareReader& reader, FileKind kind, uint64_t& lines);
+  // Files the edges of a round's last step under their senders.
+  absl::Status TakeEdges(std::vector<std::string>& batches);
   absl::Status Resolve(bool& weighted);
   absl::Status Rank();
   absl::Status AskRemotes();
@@ -481,6 +490,21 @@ class PartitionLoader {
   std::vector<std::string> names_texts_;
   PartitionLoadStats stats_;
 };
+
+absl::StatusOr<PartitionLoader::RoundStep> PartitionLoader::FirstStep(
+    std::vector<std::string> out) {
+  auto in = exchange_.AllToAll(std::move(out));
+  if (!in.ok()) return in.status();
+  ++stats_.rounds;
+  RoundStep step;
+  for (const std::string& batch : *in) {
+    if (batch.empty()) return Malformed();
+    step.more |= (batch[0] & 1) != 0;
+    step.stop |= (batch[0] & 2) != 0;
+  }
+  step.batches = std::move(*in);
+  return step;
+}
 
 void PartitionLoader::MeetIds(const Dictionary& dict, std::vector<uint32_t>& part,
                               std::vector<uint32_t>& fresh, std::vector<VertexId>& fresh_uuids) {
@@ -617,15 +641,9 @@ absl::Status PartitionLoader::LoadVertexFile(const std::string& path) {
       lines += LinesOf(*file);
     }
     file.reset();
-    auto in = exchange_.AllToAll(std::move(out));
+    auto in = FirstStep(std::move(out));
     if (!in.ok()) return in.status();
-    ++stats_.rounds;
-    bool more = false, stop = false;
-    for (const std::string& batch : *in) {
-      if (batch.empty()) return Malformed();
-      more |= (batch[0] & 1) != 0;
-      stop |= (batch[0] & 2) != 0;
-    }
+    const bool more = in->more, stop = in->stop;
     if (stop) {
       vertex_stopped_ = true;
       vertex_lines_ = lines;
@@ -633,7 +651,7 @@ absl::Status PartitionLoader::LoadVertexFile(const std::string& path) {
       break;
     }
     for (uint32_t p = 0; p < size_; ++p) {
-      Reader r(std::string_view((*in)[p]).substr(1));
+      Reader r(std::string_view(in->batches[p]).substr(1));
       IdCoding coding;
       if (!GetCoding(r, coding)) return Malformed();
       while (!r.empty()) {
@@ -652,7 +670,7 @@ absl::Status PartitionLoader::LoadVertexFile(const std::string& path) {
         }
       }
     }
-    (*in).clear();
+    in->batches.clear();
     if (!more) {
       vertex_lines_ = lines;
       break;
@@ -727,15 +745,9 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         if (!graphalytics) Put(o, uuids[j]);
       }
     }
-    auto in = exchange_.AllToAll(std::move(out));
+    auto in = FirstStep(std::move(out));
     if (!in.ok()) return in.status();
-    ++stats_.rounds;
-    bool more = false, stop = false;
-    for (const std::string& batch : *in) {
-      if (batch.empty()) return Malformed();
-      more |= (batch[0] & 1) != 0;
-      stop |= (batch[0] & 2) != 0;
-    }
+    const bool more = in->more, stop = in->stop;
     if (stop) {
       if (file && !stop_here) lines += LinesOf(*file);
       file.reset();
@@ -746,7 +758,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     // 2. Owners take the vertices, or answer whether they list them.
     std::vector<std::string> answers(size_);
     for (uint32_t p = 0; p < size_; ++p) {
-      Reader r(std::string_view((*in)[p]).substr(1));
+      Reader r(std::string_view(in->batches[p]).substr(1));
       IdCoding c;
       if (!GetCoding(r, c)) return Malformed();
       while (!r.empty()) {
@@ -765,7 +777,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         table_.owned[v] = 1;
       }
     }
-    in->clear();
+    in->batches.clear();
     if (graphalytics) {
       auto replies = exchange_.AllToAll(std::move(answers));
       if (!replies.ok()) return replies.status();
@@ -784,15 +796,13 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     // 3. Edges to the owners of their ends, with the partition of the end the receiver does not
     // own; weights and bad-weight checks on the way.
     const size_t chunks = file->chunks.size();
-    std::vector<std::vector<std::string>> pieces(chunks, std::vector<std::string>(size_));
     // Per chunk, the first edge naming an unlisted vertex and the first bad weight (kinds that
     // LoadGraph reports in this order, whatever their lines).
     std::vector<std::optional<Failure>> unlisted(chunks), bad_weight(chunks);
-    tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+    // Calls emit(to, other, s, d, w) for each record of chunk c: s and d index `dict`.
+    auto walk = [&](size_t c, auto&& emit) {
       const ParsedChunk& ch = file->chunks[c];
       const size_t m = ch.num_ids(file->mode) / 2;
-      auto& mine = pieces[c];
-      for (auto& o : mine) Put(o, static_cast<uint8_t>(coding));
       for (size_t i = 0; i < m; ++i) {
         uint32_t s, d;
         if (file->mode == IdMode::kNarrow) {
@@ -831,17 +841,69 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           f.text = io::BadWeightMessage(w, tok[2]);
           bad_weight[c] = std::move(f);
         }
-        auto emit = [&](uint32_t to, uint32_t other) {
-          std::string& o = mine[to];
+        emit(ps, pd, s, d, w);
+        if (both_ends && pd != ps) emit(pd, ps, s, d, w);
+      }
+    };
+    std::vector<std::string> edges_out(size_);
+    if (coding != IdCoding::kTagged) {
+      // Fixed-size records: count them per chunk and destination, then write each chunk's in
+      // place, so that the batches are built once and at their final size.
+      const size_t key_bytes = coding == IdCoding::kNarrow ? 4 : 8;
+      const size_t record = 2 * key_bytes + 4 + (keep_weights() ? 8 : 0);
+      std::vector<std::vector<size_t>> at(chunks, std::vector<size_t>(size_, 0));
+      tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+        walk(c, [&](uint32_t to, uint32_t, uint32_t, uint32_t, double) { ++at[c][to]; });
+      });
+      for (uint32_t q = 0; q < size_; ++q) {
+        size_t pos = 1;
+        for (size_t c = 0; c < chunks; ++c) {
+          const size_t n = at[c][q];
+          at[c][q] = pos;
+          pos += n * record;
+        }
+        edges_out[q].resize(pos);
+        edges_out[q][0] = static_cast<char>(coding);
+      }
+      tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+        walk(c, [&](uint32_t to, uint32_t other, uint32_t s, uint32_t d, double w) {
+          char* rec = edges_out[to].data() + at[c][to];
+          const uint64_t keys[2] = {dict.KeyAt(s).value, dict.KeyAt(d).value};
+          for (int k = 0; k < 2; ++k, rec += key_bytes) {
+            if (key_bytes == 4) {
+              const uint32_t v = static_cast<uint32_t>(keys[k]);
+              std::memcpy(rec, &v, 4);
+            } else {
+              std::memcpy(rec, &keys[k], 8);
+            }
+          }
+          std::memcpy(rec, &other, 4);
+          if (keep_weights()) std::memcpy(rec + 4, &w, 8);
+          at[c][to] += record;
+        });
+      });
+    } else {
+      std::vector<std::vector<std::string>> pieces(chunks, std::vector<std::string>(size_));
+      tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+        walk(c, [&](uint32_t to, uint32_t other, uint32_t s, uint32_t d, double w) {
+          std::string& o = pieces[c][to];
           PutKey(o, coding, dict.KeyAt(s));
           PutKey(o, coding, dict.KeyAt(d));
           Put(o, other);
           if (keep_weights()) Put(o, w);
-        };
-        emit(ps, pd);
-        if (both_ends && pd != ps) emit(pd, ps);
+        });
+      });
+      for (uint32_t q = 0; q < size_; ++q) {
+        size_t total = 1;
+        for (size_t c = 0; c < chunks; ++c) total += pieces[c][q].size();
+        edges_out[q].reserve(total);
+        Put(edges_out[q], static_cast<uint8_t>(coding));
+        for (size_t c = 0; c < chunks; ++c) {
+          edges_out[q] += pieces[c][q];
+          std::string().swap(pieces[c][q]);
+        }
       }
-    });
+    }
     for (size_t c = 0; c < chunks; ++c) {
       for (auto* f : {&unlisted[c], &bad_weight[c]}) {
         if (!*f) continue;
@@ -862,30 +924,39 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     }
     lines += LinesOf(*file);
     file.reset();
-    std::vector<std::string> edges_out(size_);
-    for (uint32_t q = 0; q < size_; ++q) {
-      size_t total = 0;
-      for (size_t c = 0; c < chunks; ++c) total += pieces[c][q].size() - 1;
-      edges_out[q].reserve(total + 1);
-      Put(edges_out[q], static_cast<uint8_t>(coding));
-      for (size_t c = 0; c < chunks; ++c) {
-        edges_out[q].append(std::string_view(pieces[c][q]).substr(1));
-        std::string().swap(pieces[c][q]);
-      }
-    }
-    pieces.clear();
     auto edges_in = exchange_.AllToAll(std::move(edges_out));
     if (!edges_in.ok()) return edges_in.status();
+    if (auto st = TakeEdges(*edges_in); !st.ok()) return st;
+    edges_in->clear();
+    if (!more) {
+      edge_lines_ = lines;
+      break;
+    }
+  }
+  stats_.lines_parsed += edge_lines_;
+  share_ids_ = ShareIds();
+  return absl::OkStatus();
+}
+
+absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
+  // Integer IDs (the common case) are looked up through a dictionary of the round's distinct IDs,
+  // as LoadGraph's are: a hash lookup per distinct ID instead of two per edge.
+  std::vector<IdCoding> coding(size_, IdCoding::kNarrow);
+  for (uint32_t p = 0; p < size_; ++p) {
+    Reader r(batches[p]);
+    if (!GetCoding(r, coding[p])) return Malformed();
+  }
+  const bool text =
+      std::any_of(coding.begin(), coding.end(), [](IdCoding c) { return c == IdCoding::kTagged; });
+  if (text) {
     for (uint32_t p = 0; p < size_; ++p) {
-      Reader r((*edges_in)[p]);
-      IdCoding c;
-      if (!GetCoding(r, c)) return Malformed();
+      Reader r(std::string_view(batches[p]).substr(1));
       EdgesFrom& to = from_[p];
       while (!r.empty()) {
         TextKey ks, kd;
         uint32_t other;
         double w = 0;
-        if (!GetKey(r, c, ks) || !GetKey(r, c, kd) || !r.Get(other) ||
+        if (!GetKey(r, coding[p], ks) || !GetKey(r, coding[p], kd) || !r.Get(other) ||
             (keep_weights() && !r.Get(w)) || other >= size_) {
           return Malformed();
         }
@@ -894,15 +965,97 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         to.dst.push_back(table_.Intern(kd, other, added));
         if (keep_weights()) to.weights.push_back(w);
       }
-      std::string().swap((*edges_in)[p]);
+      std::string().swap(batches[p]);
     }
-    if (!more) {
-      edge_lines_ = lines;
-      break;
-    }
+    return absl::OkStatus();
   }
-  stats_.lines_parsed += edge_lines_;
-  share_ids_ = ShareIds();
+  const IdMode mode =
+      std::all_of(coding.begin(), coding.end(), [](IdCoding c) { return c == IdCoding::kNarrow; })
+          ? IdMode::kNarrow
+          : IdMode::kWide;
+  // Decode: endpoints into a ParsedChunk per sender, the rest beside them.
+  std::vector<ParsedChunk> chunks(size_);
+  std::vector<std::vector<uint32_t>> others(size_);
+  std::vector<double> no_weights;
+  std::atomic<bool> malformed{false};
+  tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
+    Reader r(std::string_view(batches[p]).substr(1));
+    const size_t key_bytes = coding[p] == IdCoding::kNarrow ? 4 : 8;
+    const size_t record = 2 * key_bytes + 4 + (keep_weights() ? 8 : 0);
+    const size_t n = (batches[p].size() - 1) / record;
+    if ((batches[p].size() - 1) % record != 0) malformed = true;
+    ParsedChunk& ch = chunks[p];
+    (mode == IdMode::kNarrow ? ch.narrow.reserve(2 * n) : ch.wide.reserve(2 * n));
+    others[p].reserve(n);
+    if (keep_weights()) ch.weights.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      TextKey ks, kd;
+      uint32_t other = 0;
+      double w = 0;
+      GetKey(r, coding[p], ks);
+      GetKey(r, coding[p], kd);
+      r.Get(other);
+      if (keep_weights()) r.Get(w);
+      if (other >= size_) malformed = true;
+      if (mode == IdMode::kNarrow) {
+        ch.narrow.push_back(static_cast<uint32_t>(ks.value));
+        ch.narrow.push_back(static_cast<uint32_t>(kd.value));
+      } else {
+        ch.wide.push_back(ks.value);
+        ch.wide.push_back(kd.value);
+      }
+      others[p].push_back(other);
+      if (keep_weights()) ch.weights.push_back(w);
+    }
+    std::string().swap(batches[p]);
+  });
+  if (malformed) return Malformed();
+  Dictionary dict;
+  dict.BuildIntegers(chunks, mode);
+  auto find = [&](const ParsedChunk& ch, size_t j) {
+    return mode == IdMode::kNarrow ? dict.Find(uint64_t{ch.narrow[j]}) : dict.Find(ch.wide[j]);
+  };
+  // The table's index of each distinct ID; a new one is a remote end, whose owner its edges name.
+  std::vector<uint32_t> index(dict.size());
+  tbb::parallel_for(size_t{0}, dict.size(),
+                    [&](size_t i) { index[i] = table_.Find(dict.KeyAt(i)); });
+  // Each endpoint's ID is replaced by its place in the dictionary as it is looked up.
+  std::vector<uint32_t> owner_of_new(dict.size(), kNoIndex);
+  tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
+    ParsedChunk& ch = chunks[p];
+    for (size_t e = 0; e < others[p].size(); ++e) {
+      for (size_t j : {2 * e, 2 * e + 1}) {
+        const uint32_t d = find(ch, j);
+        if (mode == IdMode::kNarrow) {
+          ch.narrow[j] = d;
+        } else {
+          ch.wide[j] = d;
+        }
+        if (index[d] == kNoIndex) {
+          std::atomic_ref<uint32_t>(owner_of_new[d]).store(others[p][e], std::memory_order_relaxed);
+        }
+      }
+    }
+  });
+  for (size_t i = 0; i < dict.size(); ++i) {
+    if (index[i] != kNoIndex) continue;
+    bool added;
+    index[i] = table_.Intern(dict.KeyAt(i), owner_of_new[i], added);
+  }
+  tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
+    const ParsedChunk& ch = chunks[p];
+    EdgesFrom& to = from_[p];
+    const size_t n = others[p].size();
+    // No reserve: an exact one per round would copy everything received so far, every round.
+    auto at = [&](size_t j) {
+      return index[mode == IdMode::kNarrow ? ch.narrow[j] : static_cast<uint32_t>(ch.wide[j])];
+    };
+    for (size_t e = 0; e < n; ++e) {
+      to.src.push_back(at(2 * e));
+      to.dst.push_back(at(2 * e + 1));
+    }
+    if (keep_weights()) to.weights.insert(to.weights.end(), ch.weights.begin(), ch.weights.end());
+  });
   return absl::OkStatus();
 }
 
@@ -1136,12 +1289,16 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
   size_t m = 0;
   for (const EdgesFrom& e : from_) m += e.src.size();
   if (m >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 edges are not supported");
-  g.src.reserve(m);
-  g.dst.reserve(m);
   if (weighted) g.weights.reserve(m);
+  g.src.resize(m);
+  g.dst.resize(m);
+  size_t at = 0;
   for (EdgesFrom& e : from_) {
-    for (uint32_t s : e.src) g.src.push_back(pos[s]);
-    for (uint32_t d : e.dst) g.dst.push_back(pos[d]);
+    tbb::parallel_for(size_t{0}, e.src.size(), [&](size_t i) {
+      g.src[at + i] = pos[e.src[i]];
+      g.dst[at + i] = pos[e.dst[i]];
+    });
+    at += e.src.size();
     if (weighted) g.weights.insert(g.weights.end(), e.weights.begin(), e.weights.end());
     e = EdgesFrom();
   }
