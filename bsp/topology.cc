@@ -127,8 +127,7 @@ absl::StatusOr<Topology> Topology::BuildPart(GraphInput& input, PartVertices ver
                                              bool in_edges,
                                              std::vector<uint32_t>* input_edge_of_out,
                                              std::vector<uint32_t>* input_edge_of_in) {
-  if (vertices.uuids.size() != input.num_vertices() ||
-      vertices.global.size() != input.num_vertices()) {
+  if (vertices.uuids.size() != vertices.global.size() || !input.external_ids.empty()) {
     return absl::InternalError("a part's vertex facts do not match its vertices");
   }
   return Build(input, &input, &vertices, split, part, in_edges, input_edge_of_out,
@@ -145,7 +144,8 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
         absl::StrCat("partition ", part, " out of range (", split.size(), " partitions)"));
   }
   // n_global counts the input's vertices: all of them, or for a part those a worker knows of.
-  const uint32_t n_global = static_cast<uint32_t>(input.num_vertices());
+  const uint32_t n_global =
+      static_cast<uint32_t>(vertices != nullptr ? vertices->uuids.size() : input.num_vertices());
   Topology t(split);
   t.part_ = part;
   t.num_global_ = vertices != nullptr ? vertices->num_global : n_global;
@@ -178,7 +178,8 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
     if (slot[g] == kNoVertex) return;
     t.ids_[slot[g]] = uuids[g];
     t.global_[slot[g]] = global_of(g);
-    t.external_[slot[g]] = input.external_ids[g];
+    t.external_[slot[g]] =
+        vertices != nullptr ? std::move(vertices->owned_names[slot[g]]) : input.external_ids[g];
   });
   if (release != nullptr) Release(release->external_ids);
 

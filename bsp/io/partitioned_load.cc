@@ -1275,13 +1275,21 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
                      [&](uint32_t a, uint32_t b) { return rank_of_[a] < rank_of_[b]; });
   std::vector<uint32_t> pos(n);
   for (uint32_t i = 0; i < n; ++i) pos[order[i]] = i;
-  g.external_ids.resize(n);
+  // The owned vertices' names, in the same order (the remote ones need none).
+  std::vector<uint32_t> owned_rank(n, kNoIndex);
+  uint32_t owned = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (table_.owned[order[i]]) owned_rank[i] = owned++;
+  }
+  result.vertices.owned_names.resize(owned);
   result.vertices.uuids.resize(n);
   result.vertices.global.resize(n);
   result.vertices.num_global = starts_[size_];
   tbb::parallel_for(uint32_t{0}, n, [&](uint32_t i) {
     const uint32_t v = order[i];
-    if (table_.owned[v]) g.external_ids[i] = NameOf(table_.KeyAt(v));
+    if (owned_rank[i] != kNoIndex) {
+      result.vertices.owned_names[owned_rank[i]] = NameOf(table_.KeyAt(v));
+    }
     result.vertices.uuids[i] = table_.uuid[v];
     result.vertices.global[i] = rank_of_[v];
   });

@@ -239,7 +239,7 @@ class ProgramRunner final : public JobRunner {
     names_ = std::move(part->names);
     building = "the graph and the engine's state";
     needed = InputBytes(part->input) +
-             EstimateEngineBytes<Program>(part->input.num_vertices(), part->input.num_edges());
+             EstimateEngineBytes<Program>(part->vertices.uuids.size(), part->input.num_edges());
     auto graph = Graph<typename Program::EdgeValue>::BuildPart(
         part->input, std::move(part->vertices), *split, exchange.rank(), NeedsInEdges<Program>());
     // Collective from here on: every worker takes part, whether its build failed or not.

@@ -65,10 +65,10 @@ struct PartitionLoadStats {
   uint64_t rounds = 0;
 };
 
-// One worker's share of a graph after a partitioned load: `input` holds the vertices it owns and
-// the remote ends of its edges, in global-index order (external IDs are kept for owned vertices
-// only), and the stored edges with an end it owns, in input order; `vertices` says what the whole
-// input says of them. Topology::BuildPart / Graph::BuildPart make the worker's part from it.
+// One worker's share of a graph after a partitioned load: `input` holds the stored edges with an
+// end it owns, in input order, between the vertices of `vertices` (those it owns and the remote
+// ends of its edges, in global-index order; `input` has no external IDs), and the properties.
+// Topology::BuildPart / Graph::BuildPart make the worker's part from it.
 struct PartitionInput {
   GraphInput input;
   PartVertices vertices;

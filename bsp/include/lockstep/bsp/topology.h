@@ -25,13 +25,15 @@ struct VertexIdHash {
   }
 };
 
-// What a partitioned load (partitioned_load.h) knows of the vertices of the GraphInput it hands to
-// Topology::BuildPart, which holds only the vertices a worker owns and the remote ends of its
-// edges, ordered by global index: their UUIDs (not hashed again) and global indexes, and the
-// number of vertices of the whole input.
+// The vertices of a worker's part of a graph loaded by partition (partitioned_load.h): those it
+// owns and the remote ends of its edges, ordered by global index, with their UUIDs (not hashed
+// again) and global indexes; the external IDs of the owned ones only, in the same order (the
+// GraphInput handed to Topology::BuildPart has none); and the number of vertices of the whole
+// input.
 struct PartVertices {
   std::vector<VertexId> uuids;
   std::vector<uint32_t> global;
+  std::vector<std::string> owned_names;
   uint64_t num_global = 0;
 };
 
