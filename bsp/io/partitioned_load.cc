@@ -1294,22 +1294,35 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
     result.vertices.global[i] = rank_of_[v];
   });
   order = {};
+  owned_rank = {};
+  // The vertex table goes before the edge arrays are laid out, where an assembly peaks.
+  table_ = VertexTable();
+  rank_of_ = {};
   size_t m = 0;
   for (const EdgesFrom& e : from_) m += e.src.size();
   if (m >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 edges are not supported");
-  if (weighted) g.weights.reserve(m);
-  g.src.resize(m);
-  g.dst.resize(m);
-  size_t at = 0;
-  for (EdgesFrom& e : from_) {
-    tbb::parallel_for(size_t{0}, e.src.size(), [&](size_t i) {
-      g.src[at + i] = pos[e.src[i]];
-      g.dst[at + i] = pos[e.dst[i]];
-    });
-    at += e.src.size();
-    if (weighted) g.weights.insert(g.weights.end(), e.weights.begin(), e.weights.end());
-    e = EdgesFrom();
+  // One array at a time, each sender's part freed once copied: the received edges and the laid
+  // out ones are never both held whole.
+  auto lay_out = [&](std::vector<uint32_t> EdgesFrom::*ends, std::vector<uint32_t>& into) {
+    into.resize(m);
+    size_t at = 0;
+    for (EdgesFrom& e : from_) {
+      const std::vector<uint32_t>& from = e.*ends;
+      tbb::parallel_for(size_t{0}, from.size(), [&](size_t i) { into[at + i] = pos[from[i]]; });
+      at += from.size();
+      std::vector<uint32_t>().swap(e.*ends);
+    }
+  };
+  lay_out(&EdgesFrom::src, g.src);
+  lay_out(&EdgesFrom::dst, g.dst);
+  if (weighted) {
+    g.weights.reserve(m);
+    for (EdgesFrom& e : from_) {
+      g.weights.insert(g.weights.end(), e.weights.begin(), e.weights.end());
+      std::vector<double>().swap(e.weights);
+    }
   }
+  from_.clear();
   g.directed = !symmetric_;
   g.properties = properties_;
   if (symmetric_) MakeSymmetric(g);
