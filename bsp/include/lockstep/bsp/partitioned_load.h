@@ -95,9 +95,9 @@ absl::StatusOr<std::vector<bool>> HaveVertices(const Topology& topology, Exchang
 absl::StatusOr<absl::flat_hash_map<uint32_t, std::string>> ResolveNames(
     const RankNames& names, Exchange& exchange, std::vector<uint32_t> globals);
 
-// Collective: `status` if every worker's is OK or this one's is not; otherwise the failure of the
-// lowest-ranked failing worker (so that all fail alike). Exchange failures are returned as they
-// are.
+// Collective: OK if every worker's `status` is OK, else the failure of the lowest-ranked failing
+// worker, the same on every worker (so that all fail alike). An exchange failure is returned as
+// it is.
 absl::Status AgreeOnStatus(Exchange& exchange, const absl::Status& status);
 
 }  // namespace lockstep::bsp
