@@ -59,7 +59,7 @@ constexpr uint64_t kPageRankIterations = 20;
 template <class App>
 absl::StatusOr<double> RunKernel(const bsp::GraphInput& input, const bsp::Params& params,
                                  uint64_t* supersteps) {
-  auto program = App::Make(params, input);
+  auto program = App::Make(params, bsp::FactsOf<App>(params, input));
   if (!program.ok()) return program.status();
   auto split = partition::Range::Whole(1);
   auto graph = bsp::Graph<typename App::Program::EdgeValue>::Build(
@@ -133,7 +133,7 @@ struct RelayFigures {
 template <class App>
 absl::StatusOr<RelayFigures> RunRelay(const bsp::GraphInput& input, const bsp::Params& params,
                                       uint32_t parts, bool connect) {
-  auto program = App::Make(params, input);
+  auto program = App::Make(params, bsp::FactsOf<App>(params, input));
   if (!program.ok()) return program.status();
   test::EngineCluster<typename App::Program> cluster(*program, input, parts, false);
   if (connect) {

@@ -112,34 +112,56 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, const partitio
                                          uint64_t part, bool in_edges,
                                          std::vector<uint32_t>* input_edge_of_out,
                                          std::vector<uint32_t>* input_edge_of_in) {
-  return Build(input, nullptr, split, part, in_edges, input_edge_of_out, input_edge_of_in);
+  return Build(input, nullptr, nullptr, split, part, in_edges, input_edge_of_out, input_edge_of_in);
 }
 
 absl::StatusOr<Topology> Topology::BuildReleasing(GraphInput& input, const partition::Range& split,
                                                   uint64_t part, bool in_edges,
                                                   std::vector<uint32_t>* input_edge_of_out,
                                                   std::vector<uint32_t>* input_edge_of_in) {
-  return Build(input, &input, split, part, in_edges, input_edge_of_out, input_edge_of_in);
+  return Build(input, &input, nullptr, split, part, in_edges, input_edge_of_out, input_edge_of_in);
+}
+
+absl::StatusOr<Topology> Topology::BuildPart(GraphInput& input, PartVertices vertices,
+                                             const partition::Range& split, uint64_t part,
+                                             bool in_edges,
+                                             std::vector<uint32_t>* input_edge_of_out,
+                                             std::vector<uint32_t>* input_edge_of_in) {
+  if (vertices.uuids.size() != vertices.global.size() || !input.external_ids.empty()) {
+    return absl::InternalError("a part's vertex facts do not match its vertices");
+  }
+  return Build(input, &input, &vertices, split, part, in_edges, input_edge_of_out,
+               input_edge_of_in);
 }
 
 absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* release,
-                                         const partition::Range& split, uint64_t part,
-                                         bool in_edges, std::vector<uint32_t>* input_edge_of_out,
+                                         PartVertices* vertices, const partition::Range& split,
+                                         uint64_t part, bool in_edges,
+                                         std::vector<uint32_t>* input_edge_of_out,
                                          std::vector<uint32_t>* input_edge_of_in) {
   if (part >= split.size()) {
     return absl::OutOfRangeError(
         absl::StrCat("partition ", part, " out of range (", split.size(), " partitions)"));
   }
-  const uint32_t n_global = static_cast<uint32_t>(input.num_vertices());
+  // n_global counts the input's vertices: all of them, or for a part those a worker knows of.
+  const uint32_t n_global =
+      static_cast<uint32_t>(vertices != nullptr ? vertices->uuids.size() : input.num_vertices());
   Topology t(split);
   t.part_ = part;
-  t.num_global_ = n_global;
+  t.num_global_ = vertices != nullptr ? vertices->num_global : n_global;
+  // The global index of input vertex g.
+  auto global_of = [&](uint32_t g) { return vertices != nullptr ? vertices->global[g] : g; };
 
   // UUIDs and owners of every input vertex; a worker reads the shared input and keeps its range.
-  std::vector<VertexId> uuids(n_global);
+  std::vector<VertexId> uuids;
+  if (vertices != nullptr) {
+    uuids = std::move(vertices->uuids);
+  } else {
+    uuids.resize(n_global);
+  }
   std::vector<uint32_t> owner(n_global);
   tbb::parallel_for(uint32_t{0}, n_global, [&](uint32_t g) {
-    uuids[g] = VertexIdFromExternal(input.external_ids[g]);
+    if (vertices == nullptr) uuids[g] = VertexIdFromExternal(input.external_ids[g]);
     owner[g] = static_cast<uint32_t>(split.PartitionForUnchecked(uuids[g]));
   });
 
@@ -155,8 +177,9 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
   tbb::parallel_for(uint32_t{0}, n_global, [&](uint32_t g) {
     if (slot[g] == kNoVertex) return;
     t.ids_[slot[g]] = uuids[g];
-    t.global_[slot[g]] = g;
-    t.external_[slot[g]] = input.external_ids[g];
+    t.global_[slot[g]] = global_of(g);
+    t.external_[slot[g]] =
+        vertices != nullptr ? std::move(vertices->owned_names[slot[g]]) : input.external_ids[g];
   });
   if (release != nullptr) Release(release->external_ids);
 
@@ -188,7 +211,8 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
     return absl::OutOfRangeError("too many vertices for 32-bit edge slots");
   }
   t.remote_ids_.resize(remotes.size());
-  t.remote_global_ = remotes;
+  t.remote_global_.resize(remotes.size());
+  for (size_t r = 0; r < remotes.size(); ++r) t.remote_global_[r] = global_of(remotes[r]);
   t.remote_partition_.resize(remotes.size());
   t.remote_partition_begin_.assign(split.size() + 1, 0);
   for (uint32_t r = 0; r < remotes.size(); ++r) {

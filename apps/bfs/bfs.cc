@@ -6,8 +6,8 @@
 
 namespace lockstep::apps::bfs {
 
-absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInput& input) {
-  auto source = common::SourceVertex(params, input);
+absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphFacts& facts) {
+  auto source = common::SourceVertex(params, facts);
   if (!source.ok()) return source.status();
   Program p;
   p.source = *source;

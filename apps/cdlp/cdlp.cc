@@ -36,12 +36,11 @@ void Program::Compute(bsp::Context<Program>& ctx, std::span<const uint32_t> mess
   }
 }
 
-absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInput& input) {
+absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphFacts&) {
   auto iterations = bsp::ParamInt(params, "max-iterations");
   if (!iterations.ok()) return iterations.status();
   if (*iterations < 0) return bsp::ParamError("max-iterations", "must be >= 0");
   Program p;
-  p.names = common::NamesOf(input);
   p.max_iterations = static_cast<uint64_t>(*iterations);
   return p;
 }

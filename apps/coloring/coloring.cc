@@ -33,6 +33,42 @@ uint32_t SmallestFree(std::vector<uint32_t>& used) {
   return c;
 }
 
+struct PrecoloredLine {
+  std::string vertex;
+  uint32_t color = 0;
+  uint64_t line = 0;
+};
+
+// The 'vertex colour' lines of a pre-colouring file; errors name the file and line.
+absl::StatusOr<std::vector<PrecoloredLine>> ReadPrecolored(const std::string& path) {
+  auto text = bsp::ReadFile(path);
+  if (!text.ok()) return text.status();
+  std::vector<PrecoloredLine> lines;
+  std::string_view rest = *text;
+  uint64_t line_no = 0;
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    ++line_no;
+    std::vector<std::string_view> fields;
+    for (size_t i = 0; i < line.size();) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+      const size_t start = i;
+      while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
+      if (i > start) fields.push_back(line.substr(start, i - start));
+    }
+    if (fields.empty() || fields[0][0] == '#' || fields[0][0] == '%') continue;
+    uint64_t color = 0;
+    if (fields.size() != 2 || !bsp::ParseIntegerId(fields[1], color) || color > 0x7fffffff) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", line_no, ": expected 'vertex colour' with a colour >= 0"));
+    }
+    lines.push_back({std::string(fields[0]), static_cast<uint32_t>(color), line_no});
+  }
+  return lines;
+}
+
 }  // namespace
 
 bool Program::Before(const bsp::VertexId& a, const bsp::VertexId& b) const {
@@ -92,42 +128,32 @@ absl::Status Program::Compute(bsp::Context<Program>& ctx,
   return absl::OkStatus();
 }
 
-absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInput& input) {
+std::vector<std::string> App::NamedVertices(const bsp::Params& params) {
+  const std::string path = bsp::ParamString(params, "precolored");
+  std::vector<std::string> names;
+  if (path.empty()) return names;
+  auto lines = ReadPrecolored(path);
+  if (!lines.ok()) return names;
+  for (auto& l : *lines) names.push_back(std::move(l.vertex));
+  return names;
+}
+
+absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphFacts& facts) {
   Program p;
   auto seed = bsp::ParamInt(params, "seed");
   if (!seed.ok()) return seed.status();
   p.seed = static_cast<uint64_t>(*seed);
   const std::string path = bsp::ParamString(params, "precolored");
   if (path.empty()) return p;
-  auto text = bsp::ReadFile(path);
-  if (!text.ok()) return text.status();
+  auto lines = ReadPrecolored(path);
+  if (!lines.ok()) return lines.status();
   auto colors = std::make_shared<Precolored>();
-  std::string_view rest = *text;
-  uint64_t line_no = 0;
-  while (!rest.empty()) {
-    const size_t nl = rest.find('\n');
-    std::string_view line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    ++line_no;
-    std::vector<std::string_view> fields;
-    for (size_t i = 0; i < line.size();) {
-      while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-      const size_t start = i;
-      while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
-      if (i > start) fields.push_back(line.substr(start, i - start));
-    }
-    if (fields.empty() || fields[0][0] == '#' || fields[0][0] == '%') continue;
-    uint64_t color = 0;
-    if (fields.size() != 2 || !bsp::ParseIntegerId(fields[1], color) || color > 0x7fffffff) {
+  for (const PrecoloredLine& l : *lines) {
+    if (facts.Lacks(l.vertex)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", line_no, ": expected 'vertex colour' with a colour >= 0"));
+          absl::StrCat(path, ":", l.line, ": vertex '", l.vertex, "' is not in the graph"));
     }
-    const std::string id(fields[0]);
-    if (input.num_vertices() > 0 && !bsp::HasVertex(input, id)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", line_no, ": vertex '", id, "' is not in the graph"));
-    }
-    (*colors)[bsp::VertexIdFromExternal(id)] = static_cast<uint32_t>(color);
+    (*colors)[bsp::VertexIdFromExternal(l.vertex)] = l.color;
   }
   p.precolored = std::move(colors);
   return p;

@@ -5,10 +5,10 @@
 namespace lockstep::apps::common {
 
 absl::StatusOr<bsp::VertexId> SourceVertex(const bsp::Params& params,
-                                           const bsp::GraphInput& input) {
+                                           const bsp::GraphFacts& facts) {
   const std::string source = bsp::ParamString(params, "source");
   if (source.empty()) return bsp::ParamError("source", "a source vertex is required");
-  if (input.num_vertices() > 0 && !bsp::HasVertex(input, source)) {
+  if (facts.Lacks(source)) {
     return bsp::ParamError("source", absl::StrCat("vertex '", source, "' is not in the graph"));
   }
   return bsp::VertexIdFromExternal(source);

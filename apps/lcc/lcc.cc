@@ -114,7 +114,7 @@ void Program::Compute(bsp::Context<Program>& ctx, std::span<const Message> messa
   if (s >= phases + 2) ctx.VoteToHalt();
 }
 
-absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInput&) {
+absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphFacts&) {
   auto phases = bsp::ParamInt(params, "phases");
   if (!phases.ok()) return phases.status();
   if (*phases < 1 || *phases > 1 << 20) {

@@ -2,7 +2,7 @@
 
 namespace lockstep::apps::pagerank {
 
-absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInput&) {
+absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphFacts&) {
   Program p;
   auto damping = bsp::ParamDouble(params, "damping");
   if (!damping.ok()) return damping.status();

@@ -7,13 +7,13 @@
 
 namespace lockstep::apps::sssp {
 
-absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphInput& input) {
-  auto source = common::SourceVertex(params, input);
+absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphFacts& facts) {
+  auto source = common::SourceVertex(params, facts);
   if (!source.ok()) return source.status();
   // A path-to vertex that is not in the graph would otherwise print nothing at all. Checked
   // only where the graph is loaded (the distributed master has none), as for the source.
   const std::string target = bsp::ParamString(params, "path-to");
-  if (!target.empty() && input.num_vertices() > 0 && !bsp::HasVertex(input, target)) {
+  if (!target.empty() && facts.Lacks(target)) {
     return bsp::ParamError("path-to", absl::StrCat("vertex '", target, "' is not in the graph"));
   }
   Program p;

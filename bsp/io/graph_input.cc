@@ -21,433 +21,48 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "io/parse.h"
 #include "lockstep/bsp/text.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
 #include "tbb/task_arena.h"
 
 namespace lockstep::bsp {
+namespace io {
+
+std::string ListedTwiceMessage(std::string_view token, uint64_t first_line) {
+  return absl::StrCat("vertex ", SanitizeForLog(token, kQuotedTokenBytes),
+                      " is listed twice (first on line ", first_line, ")");
+}
+
+std::string UnlistedVertexMessage(std::string_view token, const std::string& vertex_file) {
+  return absl::StrCat("vertex ", SanitizeForLog(token, kQuotedTokenBytes), " is not listed in ",
+                      vertex_file);
+}
+
+std::string MissingWeightMessage(uint64_t line_with_weight) {
+  return absl::StrCat("missing weight (line ", line_with_weight,
+                      " has one, so every edge needs one)");
+}
+
+std::string BadWeightMessage(double weight, std::string_view token) {
+  return absl::StrCat(weight < 0 ? "negative" : "infinite", " weight ",
+                      SanitizeForLog(token, kQuotedTokenBytes),
+                      " (the app needs finite weights >= 0)");
+}
+
+}  // namespace io
+
 namespace {
 
-constexpr uint32_t kNoIndex = std::numeric_limits<uint32_t>::max();
-
-struct Span {
-  size_t begin = 0;
-  size_t end = 0;
-};
-
-// Cuts `data` into about `parts` pieces that end just after a newline (or at the end).
-std::vector<Span> SplitAtLines(std::string_view data, size_t parts) {
-  std::vector<Span> spans;
-  size_t begin = 0;
-  const size_t step = std::max<size_t>(1, data.size() / std::max<size_t>(1, parts));
-  while (begin < data.size()) {
-    size_t end = std::min(data.size(), begin + step);
-    while (end < data.size() && data[end - 1] != '\n') ++end;
-    spans.push_back({begin, end});
-    begin = end;
-  }
-  return spans;
-}
-
-size_t ChunkCount(size_t bytes) {
-  const size_t threads = static_cast<size_t>(tbb::this_task_arena::max_concurrency());
-  return std::clamp<size_t>(bytes / (1 << 20), threads, threads * 16);
-}
-
-bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-
-// Splits a line into at most `max` tokens; returns the number of tokens seen (may exceed max).
-size_t Tokenize(std::string_view line, std::string_view* tokens, size_t max) {
-  size_t n = 0;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && IsBlank(line[i])) ++i;
-    if (i >= line.size()) break;
-    const size_t start = i;
-    while (i < line.size() && !IsBlank(line[i])) ++i;
-    if (n < max) tokens[n] = line.substr(start, i - start);
-    ++n;
-  }
-  return n;
-}
-
-bool IsComment(std::string_view first_token) {
-  return !first_token.empty() && (first_token[0] == '#' || first_token[0] == '%');
-}
-
-// How a file's IDs are held while it is parsed: 32-bit integers when every ID fits (half the
-// memory of the parse's largest buffer), else 64-bit integers, else the token text.
-enum class IdMode { kNarrow, kWide, kText };
-
-// One parsed chunk of a file. Lines are numbered from 1 within the chunk.
-struct ParsedChunk {
-  std::vector<uint32_t> narrow;        // kNarrow: endpoints, or vertex IDs for .v files
-  std::vector<uint64_t> wide;          // kWide: the same
-  std::vector<std::string_view> strs;  // kText: the same
-  std::vector<double> weights;         // NaN where a line has none
-  uint64_t lines = 0;
-  uint64_t error_line = 0;
-  std::string error;
-  bool not_integer = false;  // an ID is not an integer: parse again as text
-  bool too_wide = false;     // kNarrow met an ID above 2^32-1: parse again as kWide
-  uint64_t first_with_weight = 0;
-  uint64_t first_without_weight = 0;
-
-  size_t num_ids(IdMode mode) const {
-    return mode == IdMode::kNarrow ? narrow.size()
-           : mode == IdMode::kWide ? wide.size()
-                                   : strs.size();
-  }
-
-  void Fail(uint64_t line, std::string message) {
-    if (error_line == 0) {
-      error_line = line;
-      error = std::move(message);
-    }
-  }
-};
-
-enum class FileKind { kEdges, kVertices };
-
-bool IsDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
-
-// The fast path of an integer edge line: "ID blanks ID [blanks DIGITS] [blanks]" with canonical
-// IDs that fit `limit` and a weight of at most 15 digits (an integer a double holds exactly, so
-// that it equals what from_chars gives). On success advances `p` to the line's end (its '\n' or
-// `end`) and returns true; on anything else returns false and the caller parses the line the
-// general way, which gives every other line (comments, errors, other weights) its meaning.
-bool ParseIntegerEdgeLine(const char*& p, const char* end, uint64_t limit, uint64_t ids[2],
-                          double& weight, bool& has_weight) {
-  const char* q = p;
-  for (int t = 0; t < 2; ++t) {
-    if (t == 1) {
-      if (q == end || !IsBlank(*q)) return false;
-      while (q != end && IsBlank(*q)) ++q;
-    }
-    if (q == end || !IsDigit(*q)) return false;
-    const char* first = q;
-    uint64_t v = static_cast<uint64_t>(*q++ - '0');
-    // Up to 19 digits cannot overflow 64 bits; longer IDs take the general path.
-    while (q != end && IsDigit(*q) && q - first < 19)
-      v = v * 10 + static_cast<uint64_t>(*q++ - '0');
-    if ((q != end && IsDigit(*q)) || (*first == '0' && q - first > 1) || v > limit) return false;
-    ids[t] = v;
-  }
-  has_weight = false;
-  const char* after_ids = q;
-  while (q != end && IsBlank(*q)) ++q;
-  if (q != end && *q != '\n') {
-    if (q == after_ids || !IsDigit(*q)) return false;
-    const char* first = q;
-    uint64_t w = 0;
-    while (q != end && IsDigit(*q) && q - first < 15)
-      w = w * 10 + static_cast<uint64_t>(*q++ - '0');
-    if (q != end && IsDigit(*q)) return false;
-    while (q != end && IsBlank(*q)) ++q;
-    if (q != end && *q != '\n') return false;
-    weight = static_cast<double>(w);
-    has_weight = true;
-  }
-  p = q;
-  return true;
-}
-
-// Parses one chunk. In an integer mode it stops at the first ID that the mode cannot hold and
-// sets not_integer or too_wide.
-void ParseChunk(std::string_view text, FileKind kind, IdMode mode, bool keep_weights,
-                ParsedChunk& out) {
-  // Exact room for the IDs: growing by doubling would leave up to half of it unused at the peak
-  // of a load.
-  const size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
-  const size_t ids = lines * (kind == FileKind::kEdges ? 2 : 1);
-  if (mode == IdMode::kNarrow) {
-    out.narrow.reserve(ids);
-  } else if (mode == IdMode::kWide) {
-    out.wide.reserve(ids);
-  } else {
-    out.strs.reserve(ids);
-  }
-  if (keep_weights) out.weights.reserve(lines);
-  const uint64_t limit =
-      mode == IdMode::kNarrow ? uint64_t{kNoIndex} : std::numeric_limits<uint64_t>::max();
-  auto push_int = [&](uint64_t v) {
-    if (mode == IdMode::kNarrow) {
-      out.narrow.push_back(static_cast<uint32_t>(v));
-    } else {
-      out.wide.push_back(v);
-    }
-  };
-  auto note_weight = [&](uint64_t line_no, bool has, double w) {
-    if (has) {
-      if (out.first_with_weight == 0) out.first_with_weight = line_no;
-    } else if (out.first_without_weight == 0) {
-      out.first_without_weight = line_no;
-    }
-    if (keep_weights) out.weights.push_back(w);
-  };
-  const char* const base = text.data();
-  const char* const end = base + text.size();
-  const char* p = base;
-  std::string_view tok[3];
-  while (p < end && out.error_line == 0) {
-    const uint64_t line_no = ++out.lines;
-    if (mode != IdMode::kText && kind == FileKind::kEdges) {
-      uint64_t pair[2];
-      double w = 0;
-      bool has = false;
-      if (ParseIntegerEdgeLine(p, end, limit, pair, w, has)) {
-        push_int(pair[0]);
-        push_int(pair[1]);
-        note_weight(line_no, has, has ? w : std::numeric_limits<double>::quiet_NaN());
-        if (p != end) ++p;  // past the '\n'
-        continue;
-      }
-    }
-    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
-    if (nl == nullptr) nl = end;
-    const std::string_view line(p, static_cast<size_t>(nl - p));
-    p = nl + 1;
-    const size_t n = Tokenize(line, tok, 3);
-    if (n == 0 || IsComment(tok[0])) continue;
-    const size_t want_ids = kind == FileKind::kEdges ? 2 : 1;
-    if (n < want_ids || n > want_ids + 1 || (kind == FileKind::kVertices && n != 1)) {
-      out.Fail(line_no, kind == FileKind::kEdges
-                            ? absl::StrCat("expected 'src dst [weight]', found ", n, " field",
-                                           n == 1 ? "" : "s")
-                            : absl::StrCat("expected one vertex ID, found ", n, " fields"));
-      break;
-    }
-    for (size_t t = 0; t < want_ids; ++t) {
-      if (mode != IdMode::kText) {
-        uint64_t v;
-        if (!ParseIntegerId(tok[t], v)) {
-          out.not_integer = true;
-          return;
-        }
-        if (v > limit) {
-          out.too_wide = true;
-          return;
-        }
-        push_int(v);
-      } else {
-        out.strs.push_back(tok[t]);
-      }
-    }
-    if (kind == FileKind::kVertices) continue;
-    double w = std::numeric_limits<double>::quiet_NaN();
-    if (n == 3) {
-      const char* b = tok[2].data();
-      const char* e = b + tok[2].size();
-      auto [ptr, ec] = std::from_chars(b, e, w);
-      if (ec != std::errc() || ptr != e || std::isnan(w)) {
-        out.Fail(line_no,
-                 absl::StrCat("invalid weight '", SanitizeForLog(tok[2], kQuotedTokenBytes), "'"));
-        break;
-      }
-    }
-    note_weight(line_no, n == 3, w);
-  }
-}
-
-struct ParsedFile {
-  std::string path;
-  // On the heap so that the string_views in `chunks` stay valid when the ParsedFile moves (a
-  // short std::string keeps its bytes inline, and moving it would move them).
-  std::unique_ptr<const std::string> data;
-  std::vector<Span> spans;
-  std::vector<ParsedChunk> chunks;
-  IdMode mode = IdMode::kNarrow;
-
-  bool integer_mode() const { return mode != IdMode::kText; }
-
-  // The file-level line number of a chunk-level one.
-  uint64_t LineOf(size_t chunk, uint64_t line) const {
-    uint64_t base = 0;
-    for (size_t c = 0; c < chunk; ++c) base += chunks[c].lines;
-    return base + line;
-  }
-  absl::Status ErrorAt(size_t chunk, uint64_t line, std::string_view message) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ":", LineOf(chunk, line), ": ", std::string(message)));
-  }
-  // The chunk-level line of the `index`-th record (edge, or vertex of a vertex file) of chunk
-  // `chunk`, and its fields: the bad-input paths find lines again by rescanning rather than keep a
-  // line number per record.
-  uint64_t RecordLine(size_t chunk, size_t index, std::string_view (&tok)[3]) const {
-    const Span s = spans[chunk];
-    const std::string_view text = std::string_view(*data).substr(s.begin, s.end - s.begin);
-    uint64_t line = 0;
-    size_t seen = 0;
-    for (size_t pos = 0; pos < text.size();) {
-      size_t nl = text.find('\n', pos);
-      if (nl == std::string_view::npos) nl = text.size();
-      const size_t n = Tokenize(text.substr(pos, nl - pos), tok, 3);
-      pos = nl + 1;
-      ++line;
-      if (n == 0 || IsComment(tok[0])) continue;
-      if (seen++ == index) break;
-    }
-    return line;
-  }
-  absl::Status FirstError() const {
-    for (size_t c = 0; c < chunks.size(); ++c) {
-      if (chunks[c].error_line != 0) return ErrorAt(c, chunks[c].error_line, chunks[c].error);
-    }
-    return absl::OkStatus();
-  }
-};
-
-absl::StatusOr<ParsedFile> ParseFile(const std::string& path, FileKind kind, bool keep_weights,
-                                     bool allow_integer_mode) {
-  ParsedFile file;
-  file.path = path;
-  auto data = ReadFile(path);
-  if (!data.ok()) return data.status();
-  file.data = std::make_unique<const std::string>(std::move(*data));
-  file.spans = SplitAtLines(*file.data, ChunkCount(file.data->size()));
-  // Narrow integers, else wide integers, else text: an attempt stops at the first ID it cannot
-  // hold, and the next one starts over.
-  file.mode = allow_integer_mode ? IdMode::kNarrow : IdMode::kText;
-  while (true) {
-    file.chunks.assign(file.spans.size(), ParsedChunk{});
-    std::atomic<bool> not_integer{false}, too_wide{false};
-    tbb::parallel_for(size_t{0}, file.spans.size(), [&](size_t c) {
-      if (not_integer.load(std::memory_order_relaxed)) return;
-      if (too_wide.load(std::memory_order_relaxed)) return;
-      const Span s = file.spans[c];
-      ParseChunk(std::string_view(*file.data).substr(s.begin, s.end - s.begin), kind, file.mode,
-                 keep_weights, file.chunks[c]);
-      if (file.chunks[c].not_integer) not_integer.store(true, std::memory_order_relaxed);
-      if (file.chunks[c].too_wide) too_wide.store(true, std::memory_order_relaxed);
-    });
-    if (not_integer.load()) {
-      file.mode = IdMode::kText;
-    } else if (too_wide.load()) {
-      file.mode = IdMode::kWide;
-    } else {
-      break;
-    }
-  }
-  if (auto st = file.FirstError(); !st.ok()) return st;
-  return file;
-}
-
-// The key of an ID in text mode: integers order before text and among themselves numerically.
-struct TextKey {
-  bool is_int;
-  uint64_t value;
-  std::string_view text;
-  static TextKey Of(std::string_view t) {
-    TextKey k{false, 0, t};
-    k.is_int = ParseIntegerId(t, k.value);
-    return k;
-  }
-  friend bool operator<(const TextKey& a, const TextKey& b) {
-    if (a.is_int != b.is_int) return a.is_int;
-    if (a.is_int) return a.value < b.value;
-    return a.text < b.text;
-  }
-  friend bool operator==(const TextKey& a, const TextKey& b) {
-    return a.is_int == b.is_int && (a.is_int ? a.value == b.value : a.text == b.text);
-  }
-};
-
-// The sorted, distinct vertex IDs of a graph and the lookup of an ID's index.
-class Dictionary {
- public:
-  // Integer IDs: a direct table if the largest ID is small enough, else a sorted array.
-  void BuildIntegers(const std::vector<ParsedChunk>& chunks, IdMode mode) {
-    if (mode == IdMode::kNarrow) {
-      BuildIntegers(chunks, &ParsedChunk::narrow);
-    } else {
-      BuildIntegers(chunks, &ParsedChunk::wide);
-    }
-  }
-  template <class T>
-  void BuildIntegers(const std::vector<ParsedChunk>& chunks, std::vector<T> ParsedChunk::*ids) {
-    integer_ = true;
-    std::vector<uint64_t> chunk_max(chunks.size(), 0);
-    tbb::parallel_for(size_t{0}, chunks.size(), [&](size_t c) {
-      T m = 0;
-      for (T v : chunks[c].*ids) m = std::max(m, v);
-      chunk_max[c] = m;
-    });
-    uint64_t max_id = 0;
-    size_t count = 0;
-    for (size_t c = 0; c < chunks.size(); ++c) {
-      count += (chunks[c].*ids).size();
-      max_id = std::max(max_id, chunk_max[c]);
-    }
-    if (count == 0) return;
-    if (max_id < kNoIndex && max_id <= 8 * count + (1u << 20)) {
-      direct_.assign(max_id + 1, kNoIndex);
-      tbb::parallel_for(size_t{0}, chunks.size(), [&](size_t c) {
-        for (T v : chunks[c].*ids) {
-          std::atomic_ref<uint32_t>(direct_[v]).store(0, std::memory_order_relaxed);
-        }
-      });
-      uint32_t next = 0;
-      for (uint64_t v = 0; v <= max_id; ++v) {
-        if (direct_[v] != kNoIndex) {
-          direct_[v] = next++;
-          ints_.push_back(v);
-        }
-      }
-      return;
-    }
-    ints_.reserve(count);
-    for (const auto& c : chunks) ints_.insert(ints_.end(), (c.*ids).begin(), (c.*ids).end());
-    tbb::parallel_sort(ints_.begin(), ints_.end());
-    ints_.erase(std::unique(ints_.begin(), ints_.end()), ints_.end());
-  }
-
-  void BuildText(const std::vector<ParsedChunk>& chunks) {
-    integer_ = false;
-    for (const auto& c : chunks) {
-      for (std::string_view t : c.strs) text_.push_back(TextKey::Of(t));
-    }
-    tbb::parallel_sort(text_.begin(), text_.end());
-    text_.erase(std::unique(text_.begin(), text_.end()), text_.end());
-  }
-
-  size_t size() const { return integer_ ? ints_.size() : text_.size(); }
-
-  uint32_t Find(uint64_t id) const {
-    if (!direct_.empty()) return id < direct_.size() ? direct_[id] : kNoIndex;
-    auto it = std::lower_bound(ints_.begin(), ints_.end(), id);
-    return it != ints_.end() && *it == id ? static_cast<uint32_t>(it - ints_.begin()) : kNoIndex;
-  }
-  uint32_t Find(std::string_view id) const {
-    if (integer_) {
-      uint64_t v;
-      return ParseIntegerId(id, v) ? Find(v) : kNoIndex;
-    }
-    const TextKey key = TextKey::Of(id);
-    auto it = std::lower_bound(text_.begin(), text_.end(), key);
-    return it != text_.end() && *it == key ? static_cast<uint32_t>(it - text_.begin()) : kNoIndex;
-  }
-
-  std::vector<std::string> Names() const {
-    std::vector<std::string> names(size());
-    tbb::parallel_for(size_t{0}, names.size(), [&](size_t i) {
-      if (integer_) {
-        char buf[24];
-        auto [end, ec] = std::to_chars(buf, buf + sizeof buf, ints_[i]);
-        names[i].assign(buf, end);
-      } else {
-        names[i] = std::string(text_[i].text);
-      }
-    });
-    return names;
-  }
-
- private:
-  bool integer_ = true;
-  std::vector<uint32_t> direct_;
-  std::vector<uint64_t> ints_;
-  std::vector<TextKey> text_;
-};
+using io::Dictionary;
+using io::FileKind;
+using io::IdMode;
+using io::IsBlank;
+using io::kNoIndex;
+using io::ParsedChunk;
+using io::ParsedFile;
+using io::ParseFile;
 
 // A vertex file lists each vertex once. The dictionary folds repeats together, so a size short of
 // the number of lines means a repeat; only then is the file walked again to find its line.
@@ -488,9 +103,7 @@ absl::Status CheckDistinct(const ParsedFile& vertices, const Dictionary& dict) {
           break;
         }
       }
-      return vertices.ErrorAt(c, line,
-                              absl::StrCat("vertex ", SanitizeForLog(tok[0], kQuotedTokenBytes),
-                                           " is listed twice (first on line ", first_line, ")"));
+      return vertices.ErrorAt(c, line, io::ListedTwiceMessage(tok[0], first_line));
     }
   }
   return absl::InternalError("the vertex dictionary lost a vertex");
@@ -539,9 +152,7 @@ absl::Status MapEdges(const ParsedFile& edges, const Dictionary& dict,
     std::string_view tok[3];
     const uint64_t line = edges.RecordLine(c, static_cast<size_t>(bad_edge[c]), tok);
     const std::string_view missing = dict.Find(tok[0]) == kNoIndex ? tok[0] : tok[1];
-    return edges.ErrorAt(c, line,
-                         absl::StrCat("vertex ", SanitizeForLog(missing, kQuotedTokenBytes),
-                                      " is not listed in ", vertex_file));
+    return edges.ErrorAt(c, line, io::UnlistedVertexMessage(missing, vertex_file));
   }
   return absl::OkStatus();
 }
@@ -556,10 +167,8 @@ absl::Status CollectWeights(const ParsedFile& edges, WeightUse use, GraphInput& 
   }
   if (!with) return absl::OkStatus();  // unweighted: the app uses its default weight
   if (without) {
-    return edges.ErrorAt(
-        without->first, without->second,
-        absl::StrCat("missing weight (line ", edges.LineOf(with->first, with->second),
-                     " has one, so every edge needs one)"));
+    return edges.ErrorAt(without->first, without->second,
+                         io::MissingWeightMessage(edges.LineOf(with->first, with->second)));
   }
   out.weights.reserve(out.src.size());
   for (size_t c = 0; c < edges.chunks.size(); ++c) {
@@ -568,10 +177,7 @@ absl::Status CollectWeights(const ParsedFile& edges, WeightUse use, GraphInput& 
       if (ch.weights[i] < 0 || std::isinf(ch.weights[i])) {
         std::string_view tok[3];
         const uint64_t line = edges.RecordLine(c, i, tok);
-        return edges.ErrorAt(c, line,
-                             absl::StrCat(ch.weights[i] < 0 ? "negative" : "infinite", " weight ",
-                                          SanitizeForLog(tok[2], kQuotedTokenBytes),
-                                          " (the app needs finite weights >= 0)"));
+        return edges.ErrorAt(c, line, io::BadWeightMessage(ch.weights[i], tok[2]));
       }
     }
     out.weights.insert(out.weights.end(), ch.weights.begin(), ch.weights.end());
@@ -721,23 +327,13 @@ absl::StatusOr<GraphInput> LoadEdgeList(const GraphSource& source, WeightUse use
 }
 
 absl::StatusOr<GraphInput> LoadGraphalytics(const GraphSource& source, WeightUse use) {
+  auto files = io::ResolveGraphalytics(source);
+  if (!files.ok()) return files.status();
   GraphInput g;
-  auto props = ReadGraphalyticsProperties(source.path);
-  if (!props.ok()) return props.status();
-  g.properties = std::move(*props);
-  const std::string dir = Dirname(source.path);
-  auto file_of = [&](const char* key) -> absl::StatusOr<std::string> {
-    auto it = g.properties.find(key);
-    if (it == g.properties.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(source.path, ": no graph.<name>.", key));
-    }
-    return it->second.starts_with("/") ? it->second : dir + "/" + it->second;
-  };
-  auto vfile = file_of("vertex-file");
-  if (!vfile.ok()) return vfile.status();
-  auto efile = file_of("edge-file");
-  if (!efile.ok()) return efile.status();
-  g.directed = g.properties.at("directed") == "true";  // checked: "true" or "false"
+  g.properties = std::move(files->properties);
+  g.directed = files->directed;
+  const std::string* vfile = &files->vertex_file;
+  const std::string* efile = &files->edge_file;
 
   auto vertices = ParseFile(*vfile, FileKind::kVertices, false, true);
   if (!vertices.ok()) return vertices.status();
@@ -867,6 +463,33 @@ absl::StatusOr<GraphInput> LoadGraph(const GraphSource& source, WeightUse weight
   return absl::InvalidArgumentError(absl::StrCat("graph format: unknown format '", format,
                                                  "' (expected edgelist or graphalytics)"));
 }
+
+namespace io {
+
+absl::StatusOr<GraphalyticsFiles> ResolveGraphalytics(const GraphSource& source) {
+  auto props = ReadGraphalyticsProperties(source.path);
+  if (!props.ok()) return props.status();
+  GraphalyticsFiles files;
+  files.properties = std::move(*props);
+  const std::string dir = Dirname(source.path);
+  auto file_of = [&](const char* key) -> absl::StatusOr<std::string> {
+    auto it = files.properties.find(key);
+    if (it == files.properties.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(source.path, ": no graph.<name>.", key));
+    }
+    return it->second.starts_with("/") ? it->second : dir + "/" + it->second;
+  };
+  auto vfile = file_of("vertex-file");
+  if (!vfile.ok()) return vfile.status();
+  auto efile = file_of("edge-file");
+  if (!efile.ok()) return efile.status();
+  files.vertex_file = std::move(*vfile);
+  files.edge_file = std::move(*efile);
+  files.directed = files.properties.at("directed") == "true";  // checked: "true" or "false"
+  return files;
+}
+
+}  // namespace io
 
 uint64_t EstimateLoadBytes(const GraphSource& source) {
   auto size_of = [](const std::string& path) -> uint64_t {

@@ -44,7 +44,7 @@ struct InDegreeApp {
   using Program = InDegree;
   static constexpr lockstep::bsp::WeightUse kWeights = lockstep::bsp::WeightUse::kNonNegative;
   static absl::StatusOr<InDegree> Make(const lockstep::bsp::Params& params,
-                                       const lockstep::bsp::GraphInput&) {
+                                       const lockstep::bsp::GraphFacts&) {
     auto min_weight = lockstep::bsp::ParamDouble(params, "min-weight");
     if (!min_weight.ok()) return min_weight.status();
     InDegree p;

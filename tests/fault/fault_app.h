@@ -150,7 +150,7 @@ template <class Msg>
 struct App {
   using Program = fault::Program<Msg>;
   static constexpr bsp::WeightUse kWeights = bsp::WeightUse::kIgnore;
-  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphInput&) {
+  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphFacts&) {
     Program p;
     auto integer = [&](const char* name, int64_t& into) -> absl::Status {
       auto v = bsp::ParamInt(params, name);

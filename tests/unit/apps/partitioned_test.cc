@@ -44,6 +44,16 @@ std::string WriteGraph(const std::filesystem::path& dir) {
   return path.string();
 }
 
+// Every vertex's name by global index, from the whole input the test holds.
+class AllNames final : public bsp::VertexNames {
+ public:
+  explicit AllNames(const bsp::GraphInput& input) : input_(input) {}
+  void Append(uint32_t g, std::string& out) const override { out += input_.external_ids[g]; }
+
+ private:
+  const bsp::GraphInput& input_;
+};
+
 struct PartsRun {
   std::map<std::string, std::string> output;  // external ID -> formatted value
   uint64_t supersteps = 0;
@@ -58,7 +68,7 @@ PartsRun RunParts(const std::string& path, const bsp::Params& params, uint32_t p
                   uint64_t max_batch_bytes = 0) {
   auto input = bsp::LoadGraph({path, "edgelist", false}, App::kWeights);
   EXPECT_TRUE(input.ok()) << input.status();
-  auto program = App::Make(params, *input);
+  auto program = App::Make(params, bsp::FactsOf<App>(params, *input));
   EXPECT_TRUE(program.ok()) << program.status();
   test::EngineCluster<typename App::Program> cluster(*program, *input, parts, true);
   if (connect) {
@@ -73,7 +83,13 @@ PartsRun RunParts(const std::string& path, const bsp::Params& params, uint32_t p
     const auto& engine = cluster.engine(p);
     for (uint32_t v = 0; v < engine.topology().num_local(); ++v) {
       std::string& text = run.output[engine.topology().external_id(v)];
-      App::Format(engine.program(), engine.values()[v], text);
+      if constexpr (requires(std::string & out) {
+                      App::Format(engine.program(), engine.values()[v], AllNames(*input), out);
+                    }) {
+        App::Format(engine.program(), engine.values()[v], AllNames(*input), text);
+      } else {
+        App::Format(engine.program(), engine.values()[v], text);
+      }
     }
   }
   run.supersteps = cluster.superstep();

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "lockstep/bsp/engine.h"
 #include "lockstep/bsp/job.h"
 #include "lockstep/bsp/output.h"
+#include "lockstep/bsp/partitioned_load.h"
 #include "tbb/parallel_for.h"
 
 namespace lockstep::bsp {
@@ -34,14 +36,73 @@ std::string ParamString(const Params& params, const std::string& name);
 // An invalid-argument error about parameter `name`, worded as above.
 absl::Status ParamError(std::string_view name, std::string_view problem);
 
+// What an app may know of the graph when it makes its program: enough to check its parameters,
+// without the graph itself, which no process of a distributed job holds whole.
+struct GraphFacts {
+  // The vertices of the whole input; 0 where no graph is loaded (the distributed master, a check
+  // of the parameters alone), which checks nothing about vertices.
+  uint64_t num_vertices = 0;
+  // Graphalytics only: the graph's properties (GraphInput::properties).
+  std::map<std::string, std::string> properties;
+  // For each vertex the app's parameters name (App::NamedVertices), whether the graph has it.
+  std::map<std::string, bool, std::less<>> named;
+
+  // True if the graph is known and has no vertex `external`. A name the app did not declare in
+  // NamedVertices counts as missing, so that a forgotten declaration fails loudly.
+  bool Lacks(std::string_view external) const {
+    if (num_vertices == 0) return false;
+    auto it = named.find(external);
+    return it == named.end() || !it->second;
+  }
+};
+
+// Turns global vertex indexes (GraphInput order, Context::global_index) back into external IDs
+// when results are written, for apps whose values are vertices (e.g. component labels).
+class VertexNames {
+ public:
+  virtual ~VertexNames() = default;
+  virtual void Append(uint32_t global_index, std::string& out) const = 0;
+};
+
+// The vertices an app's parameters name (empty if the app declares no NamedVertices).
+template <class App>
+std::vector<std::string> NamedVerticesOf(const Params& params) {
+  if constexpr (requires { App::NamedVertices(params); }) {
+    return App::NamedVertices(params);
+  } else {
+    return {};
+  }
+}
+
+// The facts of a whole input, as local mode (and tests and benchmarks) know them.
+template <class App>
+GraphFacts FactsOf(const Params& params, const GraphInput& input) {
+  GraphFacts facts;
+  facts.num_vertices = input.num_vertices();
+  facts.properties = input.properties;
+  for (const std::string& name : NamedVerticesOf<App>(params)) {
+    facts.named[name] = HasVertex(input, name);
+  }
+  return facts;
+}
+
 // A JobRunner for any app described by a spec `App`:
 //   using Program = ...;                                  // a VertexProgram
 //   static constexpr WeightUse kWeights = ...;
-//   static absl::StatusOr<Program> Make(const Params&, const GraphInput&);
-//       // the input is empty on the distributed master: check the graph only when it has
-//       // vertices; name a bad parameter with ParamError
+//   static std::vector<std::string> NamedVertices(const Params&);   // optional
+//       // the external IDs the parameters name, whose presence Make may check (GraphFacts)
+//   static absl::StatusOr<Program> Make(const Params&, const GraphFacts&);
+//       // the facts are empty on the distributed master; name a bad parameter with ParamError
 //   static void Format(const Program&, const Program::VertexValue&, std::string& out);
+//       // or, for values that are global vertex indexes, with the names to print them by:
+//   static void Format(const Program&, const Program::VertexValue&, const VertexNames&,
+//                      std::string& out);
 //   static void Report(const Engine<Program>&, const Params&, std::ostream&);   // optional
+//
+// In local mode the runner loads the whole input (the fast path). A worker of a distributed job
+// (JobDetails::exchange set) loads only its part (LoadPartition), and its StartJob and, for apps
+// that print names, CompleteJob are collective over the exchange: every worker calls them at the
+// same point of the job.
 template <class App>
 class ProgramRunner final : public JobRunner {
  public:
@@ -53,7 +114,7 @@ class ProgramRunner final : public JobRunner {
   // The program made over an empty graph, as the distributed master makes it: what Make checks
   // without a graph.
   absl::Status CheckParams(const JobDetails& details) const override {
-    return App::Make(details.params, GraphInput{}).status();
+    return App::Make(details.params, GraphFacts{}).status();
   }
 
   // Running out of memory (std::bad_alloc, from this thread or carried out of a TBB loop) fails the
@@ -64,31 +125,29 @@ class ProgramRunner final : public JobRunner {
     std::string building = "the input graph from " + details.graph.path;
     uint64_t needed = details.coordinator ? 0 : EstimateLoadBytes(details.graph);
     try {
+      if (details.exchange != nullptr && !details.coordinator) {
+        return StartPartitioned(details, factory, building, needed);
+      }
       absl::StatusOr<GraphInput> input = GraphInput{};
       if (!details.coordinator) input = LoadGraph(details.graph, App::kWeights);
       if (!input.ok()) return input.status();
       auto split = partition::Range::Whole(details.coordinator ? 1 : details.worker_count);
       if (!split.ok()) return split.status();
-      auto program = App::Make(details.params, *input);
+      auto program = App::Make(details.params, FactsOf<App>(details.params, *input));
       if (!program.ok()) return program.status();
       building = "the graph and the engine's state";
       const uint64_t parts = details.coordinator ? 1 : std::max<uint32_t>(1, details.worker_count);
       needed = InputBytes(*input) + EstimateEngineBytes<Program>(input->num_vertices() / parts,
                                                                  input->num_edges() / parts);
+      if constexpr (kFormatsNames) {
+        if (parts > 1) all_names_ = input->external_ids;
+      }
       // The graph takes what the job needs; the input goes as it is used, and entirely before the
       // engine's state is allocated, which keeps it out of the peak memory of a run.
       auto graph = Graph<typename Program::EdgeValue>::BuildReleasing(
           *input, *split, details.worker_index, NeedsInEdges<Program>());
       if (!graph.ok()) return graph.status();
       engine_ = std::make_unique<Engine<Program>>(std::move(*program), std::move(*graph));
-      // Every worker of a distributed job connects, in the same order of collectives.
-      if (details.exchange != nullptr && !details.coordinator) {
-        building = "the relay's lists of vertices shared with the other workers";
-        if (auto st = engine_->ConnectPeers(*details.exchange); !st.ok()) {
-          engine_.reset();
-          return st;
-        }
-      }
       return factory(*engine_, engine_->ProgramCallbacks());
     } catch (const std::bad_alloc&) {
       engine_.reset();
@@ -113,26 +172,142 @@ class ProgramRunner final : public JobRunner {
     }
   }
 
-  void AbortJob(const JobDetails&) override { engine_.reset(); }
+  void AbortJob(const JobDetails&) override {
+    engine_.reset();
+    names_ = RankNames();
+    all_names_ = {};
+  }
 
   const Engine<Program>* engine() const { return engine_.get(); }
 
  private:
-  absl::StatusOr<OutputSummary> WriteResults(const JobDetails& details) {
+  static constexpr bool kFormatsNames =
+      requires(const Program& p, const typename Program::VertexValue& v, const VertexNames& names,
+               std::string& out) {
+    App::Format(p, v, names, out);
+  };
+
+  // The names of global indexes in local mode, where the one part holds every vertex and a local
+  // index is the global one.
+  // A distributed worker without an exchange loads the whole input and keeps all names instead.
+  class LocalNames final : public VertexNames {
+   public:
+    LocalNames(const Topology& topology, const std::vector<std::string>& all)
+        : topology_(topology), all_(all) {}
+    void Append(uint32_t g, std::string& out) const override {
+      out += all_.empty() ? topology_.external_id(g) : all_[g];
+    }
+
+   private:
+    const Topology& topology_;
+    const std::vector<std::string>& all_;
+  };
+  // Records the indexes a first formatting pass asks for (distributed mode).
+  class RecordedNames final : public VertexNames {
+   public:
+    explicit RecordedNames(std::vector<uint32_t>& asked) : asked_(asked) {}
+    void Append(uint32_t g, std::string&) const override { asked_.push_back(g); }
+
+   private:
+    std::vector<uint32_t>& asked_;
+  };
+  // Names fetched from the workers that hold them.
+  class FetchedNames final : public VertexNames {
+   public:
+    explicit FetchedNames(absl::flat_hash_map<uint32_t, std::string> names)
+        : names_(std::move(names)) {}
+    void Append(uint32_t g, std::string& out) const override { out += names_.at(g); }
+
+   private:
+    absl::flat_hash_map<uint32_t, std::string> names_;
+  };
+
+  // A distributed worker's start: its part of the graph through the exchange (collective).
+  absl::StatusOr<std::unique_ptr<Executor>> StartPartitioned(const JobDetails& details,
+                                                             const ExecutorFactory& factory,
+                                                             std::string& building,
+                                                             uint64_t& needed) {
+    Exchange& exchange = *details.exchange;
+    needed = EstimateLoadBytes(details.graph) / std::max<uint32_t>(1, exchange.size());
+    auto part = LoadPartition(details.graph, App::kWeights, exchange, NeedsInEdges<Program>());
+    if (!part.ok()) return part.status();
+    auto split = partition::Range::Whole(exchange.size());
+    if (!split.ok()) return split.status();
+    GraphFacts facts;
+    facts.num_vertices = part->vertices.num_global;
+    facts.properties = part->input.properties;
+    names_ = std::move(part->names);
+    building = "the graph and the engine's state";
+    needed = InputBytes(part->input) +
+             EstimateEngineBytes<Program>(part->vertices.uuids.size(), part->input.num_edges());
+    auto graph = Graph<typename Program::EdgeValue>::BuildPart(
+        part->input, std::move(part->vertices), *split, exchange.rank(), NeedsInEdges<Program>());
+    // Collective from here on: every worker takes part, whether its build failed or not.
+    if (auto st = AgreeOnStatus(exchange, graph.status()); !st.ok()) return st;
+    const std::vector<std::string> named = NamedVerticesOf<App>(details.params);
+    auto have = HaveVertices(graph->topology(), exchange, named);
+    if (!have.ok()) return have.status();
+    for (size_t i = 0; i < named.size(); ++i) facts.named[named[i]] = (*have)[i];
+    auto program = App::Make(details.params, facts);
+    if (!program.ok()) return program.status();
+    engine_ = std::make_unique<Engine<Program>>(std::move(*program), std::move(*graph));
+    // The relay's positions, agreed with every other worker (collective).
+    building = "the relay's lists of vertices shared with the other workers";
+    if (auto st = engine_->ConnectPeers(exchange); !st.ok()) {
+      engine_.reset();
+      return st;
+    }
+    return factory(*engine_, engine_->ProgramCallbacks());
+  }
+
+  // Formats the lines of vertices [begin, end) into `out`.
+  void FormatLines(uint32_t begin, uint32_t end, const VertexNames* names, std::string& out) const {
     const Topology& topo = engine_->topology();
     const auto values = engine_->values();
+    for (uint32_t v = begin; v < end; ++v) {
+      out += topo.external_id(v);
+      out += ' ';
+      if constexpr (kFormatsNames) {
+        App::Format(engine_->program(), values[v], *names, out);
+      } else {
+        App::Format(engine_->program(), values[v], out);
+      }
+      out += '\n';
+    }
+  }
+
+  absl::StatusOr<OutputSummary> WriteResults(const JobDetails& details) {
+    const Topology& topo = engine_->topology();
     constexpr uint32_t kChunk = 1 << 16;
     const uint32_t n = topo.num_local();
     std::vector<std::string> parts((n + kChunk - 1) / kChunk);
-    tbb::parallel_for(size_t{0}, parts.size(), [&](size_t c) {
-      std::string& out = parts[c];
-      const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((c + 1) * kChunk));
-      for (uint32_t v = static_cast<uint32_t>(c * kChunk); v < end; ++v) {
-        out += topo.external_id(v);
-        out += ' ';
-        App::Format(engine_->program(), values[v], out);
-        out += '\n';
+    auto chunk_end = [&](size_t c) {
+      return std::min<uint32_t>(n, static_cast<uint32_t>((c + 1) * kChunk));
+    };
+    std::optional<FetchedNames> fetched;
+    if constexpr (kFormatsNames) {
+      if (details.exchange != nullptr && !details.coordinator) {
+        // Collective: a first pass finds the labels, whose names their holders send.
+        std::vector<std::vector<uint32_t>> asked(parts.size());
+        tbb::parallel_for(size_t{0}, parts.size(), [&](size_t c) {
+          RecordedNames recorder(asked[c]);
+          std::string ignored;
+          FormatLines(static_cast<uint32_t>(c * kChunk), chunk_end(c), &recorder, ignored);
+          std::sort(asked[c].begin(), asked[c].end());
+          asked[c].erase(std::unique(asked[c].begin(), asked[c].end()), asked[c].end());
+        });
+        std::vector<uint32_t> labels;
+        for (auto& a : asked) labels.insert(labels.end(), a.begin(), a.end());
+        asked.clear();
+        auto names = ResolveNames(names_, *details.exchange, std::move(labels));
+        if (!names.ok()) return names.status();
+        fetched.emplace(std::move(*names));
       }
+    }
+    const LocalNames local(topo, all_names_);
+    const VertexNames* names = fetched ? static_cast<const VertexNames*>(&*fetched) : &local;
+    tbb::parallel_for(size_t{0}, parts.size(), [&](size_t c) {
+      FormatLines(static_cast<uint32_t>(c * kChunk), chunk_end(c), names, parts[c]);
     });
     std::string text;
     size_t total = 0;
@@ -153,6 +328,10 @@ class ProgramRunner final : public JobRunner {
 
   std::ostream* report_;
   std::unique_ptr<Engine<Program>> engine_;
+  // Distributed mode: the names of this worker's range of global indexes (LoadPartition).
+  RankNames names_;
+  // A worker that loaded the whole input, for apps that print names: all of them.
+  std::vector<std::string> all_names_;
 };
 
 }  // namespace lockstep::bsp

@@ -19,13 +19,22 @@ class Graph {
   // constructible from a double unless it is NoValue.
   static absl::StatusOr<Graph> Build(const GraphInput& input, const partition::Range& split,
                                      uint64_t part, bool in_edges) {
-    return Build(input, nullptr, split, part, in_edges);
+    return Build(input, nullptr, nullptr, split, part, in_edges);
   }
   // As Build, but empties `input` as it goes (Topology::BuildReleasing), for a caller that needs
   // it no more: a job's start, whose peak memory this lowers.
   static absl::StatusOr<Graph> BuildReleasing(GraphInput& input, const partition::Range& split,
                                               uint64_t part, bool in_edges) {
-    auto g = Build(input, &input, split, part, in_edges);
+    auto g = Build(input, &input, nullptr, split, part, in_edges);
+    input = GraphInput{};
+    return g;
+  }
+
+  // As BuildReleasing, for a worker's part of a graph loaded by partition (Topology::BuildPart).
+  static absl::StatusOr<Graph> BuildPart(GraphInput& input, PartVertices vertices,
+                                         const partition::Range& split, uint64_t part,
+                                         bool in_edges) {
+    auto g = Build(input, &input, &vertices, split, part, in_edges);
     input = GraphInput{};
     return g;
   }
@@ -45,15 +54,17 @@ class Graph {
   explicit Graph(Topology topology) : topology_(std::move(topology)) {}
 
   static absl::StatusOr<Graph> Build(const GraphInput& input, GraphInput* release,
-                                     const partition::Range& split, uint64_t part, bool in_edges) {
+                                     PartVertices* vertices, const partition::Range& split,
+                                     uint64_t part, bool in_edges) {
     constexpr bool kValues = !std::is_same_v<E, NoValue>;
     std::vector<uint32_t> out_map, in_map;
+    std::vector<uint32_t>* out = kValues ? &out_map : nullptr;
+    std::vector<uint32_t>* in = kValues ? &in_map : nullptr;
     auto topo =
-        release != nullptr
-            ? Topology::BuildReleasing(*release, split, part, in_edges,
-                                       kValues ? &out_map : nullptr, kValues ? &in_map : nullptr)
-            : Topology::Build(input, split, part, in_edges, kValues ? &out_map : nullptr,
-                              kValues ? &in_map : nullptr);
+        vertices != nullptr
+            ? Topology::BuildPart(*release, std::move(*vertices), split, part, in_edges, out, in)
+        : release != nullptr ? Topology::BuildReleasing(*release, split, part, in_edges, out, in)
+                             : Topology::Build(input, split, part, in_edges, out, in);
     if (!topo.ok()) return topo.status();
     Graph g(std::move(*topo));
     if constexpr (kValues) {

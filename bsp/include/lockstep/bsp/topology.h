@@ -25,6 +25,18 @@ struct VertexIdHash {
   }
 };
 
+// The vertices of a worker's part of a graph loaded by partition (partitioned_load.h): those it
+// owns and the remote ends of its edges, ordered by global index, with their UUIDs (not hashed
+// again) and global indexes; the external IDs of the owned ones only, in the same order (the
+// GraphInput handed to Topology::BuildPart has none); and the number of vertices of the whole
+// input.
+struct PartVertices {
+  std::vector<VertexId> uuids;
+  std::vector<uint32_t> global;
+  std::vector<std::string> owned_names;
+  uint64_t num_global = 0;
+};
+
 // The structure of one process's part of a graph (docs/design.md §3.6): local vertices with dense
 // indexes 0..n-1, out-edges in CSR by source index, in-edges in CSR by target index when asked
 // for, and a table of remote vertices with their owning partition.
@@ -50,6 +62,14 @@ class Topology {
                                                  uint64_t part, bool in_edges,
                                                  std::vector<uint32_t>* input_edge_of_out,
                                                  std::vector<uint32_t>* input_edge_of_in);
+
+  // As BuildReleasing, for a GraphInput that holds only part of the graph: its vertices are
+  // `vertices` (in global-index order: the local ones keep external-ID order), its edges those
+  // with an end in part `part`, in input order. Gives what Build gives for the whole input.
+  static absl::StatusOr<Topology> BuildPart(GraphInput& input, PartVertices vertices,
+                                            const partition::Range& split, uint64_t part,
+                                            bool in_edges, std::vector<uint32_t>* input_edge_of_out,
+                                            std::vector<uint32_t>* input_edge_of_in);
 
   uint32_t num_local() const { return static_cast<uint32_t>(ids_.size()); }
   uint64_t num_global() const { return num_global_; }
@@ -110,7 +130,8 @@ class Topology {
  private:
   Topology(partition::Range split) : split_(std::move(split)) {}
   static absl::StatusOr<Topology> Build(const GraphInput& input, GraphInput* release,
-                                        const partition::Range& split, uint64_t part, bool in_edges,
+                                        PartVertices* vertices, const partition::Range& split,
+                                        uint64_t part, bool in_edges,
                                         std::vector<uint32_t>* input_edge_of_out,
                                         std::vector<uint32_t>* input_edge_of_in);
 

@@ -39,7 +39,10 @@ struct Program {
 struct App {
   using Program = bfs::Program;
   static constexpr bsp::WeightUse kWeights = bsp::WeightUse::kIgnore;
-  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphInput& input);
+  static std::vector<std::string> NamedVertices(const bsp::Params& params) {
+    return {bsp::ParamString(params, "source")};
+  }
+  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphFacts& facts);
   static void Format(const Program&, int64_t depth, std::string& out) {
     bsp::AppendInt(depth, out);
   }

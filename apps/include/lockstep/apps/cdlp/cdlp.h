@@ -9,7 +9,6 @@
 #include <span>
 #include <vector>
 
-#include "lockstep/apps/common/source.h"
 #include "lockstep/bsp/app.h"
 #include "lockstep/catalogue/app.h"
 
@@ -21,7 +20,6 @@ struct Program {
   using Message = uint32_t;
   static constexpr bool kNeedsInEdges = true;
 
-  common::Names names;
   uint64_t max_iterations = 10;
 
   void Compute(bsp::Context<Program>& ctx, std::span<const uint32_t> messages) const;
@@ -31,9 +29,11 @@ struct Program {
 struct App {
   using Program = cdlp::Program;
   static constexpr bsp::WeightUse kWeights = bsp::WeightUse::kIgnore;
-  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphInput& input);
-  static void Format(const Program& p, uint32_t label, std::string& out) {
-    out += (*p.names)[label];
+  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphFacts& facts);
+  // A label is a global index; it is printed as that vertex's ID.
+  static void Format(const Program&, uint32_t label, const bsp::VertexNames& names,
+                     std::string& out) {
+    names.Append(label, out);
   }
 };
 

@@ -47,7 +47,9 @@ struct Program {
 struct App {
   using Program = coloring::Program;
   static constexpr bsp::WeightUse kWeights = bsp::WeightUse::kIgnore;
-  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphInput& input);
+  // The pre-coloured vertices (none if the file cannot be read: Make says why).
+  static std::vector<std::string> NamedVertices(const bsp::Params& params);
+  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphFacts& facts);
   static void Format(const Program&, const Value& value, std::string& out) {
     bsp::AppendInt(value.color, out);
   }

@@ -56,7 +56,7 @@ struct Program {
 struct App {
   using Program = lcc::Program;
   static constexpr bsp::WeightUse kWeights = bsp::WeightUse::kIgnore;
-  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphInput& input);
+  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphFacts& facts);
   static void Format(const Program&, const Value& value, std::string& out) {
     const double k = static_cast<double>(value.k);
     bsp::AppendDouble(value.k < 2 ? 0.0 : static_cast<double>(value.edges) / (k * (k - 1)), out);

@@ -70,7 +70,7 @@ struct Program {
 struct App {
   using Program = pagerank::Program;
   static constexpr bsp::WeightUse kWeights = bsp::WeightUse::kIgnore;
-  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphInput& input);
+  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphFacts& facts);
   static void Format(const Program&, double rank, std::string& out) {
     bsp::AppendDouble(rank, out);
   }

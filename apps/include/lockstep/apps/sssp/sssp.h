@@ -61,7 +61,10 @@ struct Program {
 struct App {
   using Program = sssp::Program;
   static constexpr bsp::WeightUse kWeights = bsp::WeightUse::kNonNegative;
-  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphInput& input);
+  static std::vector<std::string> NamedVertices(const bsp::Params& params) {
+    return {bsp::ParamString(params, "source"), bsp::ParamString(params, "path-to")};
+  }
+  static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphFacts& facts);
   static void Format(const Program&, const Value& value, std::string& out) {
     bsp::AppendDouble(value.distance, out);
   }

@@ -5,9 +5,9 @@
 // label and takes the smallest label it hears of, passing improvements to all neighbours (out and
 // in) under a min combiner. A component ends up labelled by its smallest external ID (integer IDs
 // as integers, before strings); labels travel as global indexes, which sort in that order.
+#include <algorithm>
 #include <span>
 
-#include "lockstep/apps/common/source.h"
 #include "lockstep/bsp/app.h"
 #include "lockstep/catalogue/app.h"
 
@@ -18,8 +18,6 @@ struct Program {
   using EdgeValue = bsp::NoValue;
   using Message = uint32_t;
   static constexpr bool kNeedsInEdges = true;
-
-  common::Names names;
 
   static void Combine(uint32_t& into, const uint32_t& m) { into = std::min(into, m); }
 
@@ -46,13 +44,13 @@ struct Program {
 struct App {
   using Program = wcc::Program;
   static constexpr bsp::WeightUse kWeights = bsp::WeightUse::kIgnore;
-  static absl::StatusOr<Program> Make(const bsp::Params&, const bsp::GraphInput& input) {
-    Program p;
-    p.names = common::NamesOf(input);
-    return p;
+  static absl::StatusOr<Program> Make(const bsp::Params&, const bsp::GraphFacts&) {
+    return Program{};
   }
-  static void Format(const Program& p, uint32_t label, std::string& out) {
-    out += (*p.names)[label];
+  // A label is a global index; it is printed as that vertex's ID.
+  static void Format(const Program&, uint32_t label, const bsp::VertexNames& names,
+                     std::string& out) {
+    names.Append(label, out);
   }
 };
 

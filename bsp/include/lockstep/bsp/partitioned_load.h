@@ -1,0 +1,103 @@
+#pragma once
+
+// Loading by partition (docs/design.md §4): every worker of a distributed job reads a share of the
+// input, sends each vertex and edge to the worker that owns it, and builds its part of the graph
+// from what it owns. No process holds or reads the whole graph, and each part equals what
+// Topology::Build gives for the whole input (the same vertices, global indexes, CSR order and
+// remote table), so results do not depend on how the graph was loaded.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "lockstep/bsp/exchange.h"
+#include "lockstep/bsp/graph_input.h"
+#include "lockstep/bsp/topology.h"
+
+namespace lockstep::bsp {
+
+struct PartitionLoadOptions {
+  // The input a worker parses and sends per round (each round is one collective step): bounds the
+  // memory a round's text and records take, whatever the size of the graph.
+  uint64_t round_bytes = uint64_t{8} << 20;
+};
+
+// The external IDs of one worker's range of global indexes: a partitioned load ranks all vertices
+// by a distributed sort, and each worker keeps the sorted names of one contiguous range, so that a
+// global index (a label) can be turned back into its name without any process holding all names.
+class RankNames {
+ public:
+  RankNames() = default;
+  RankNames(std::vector<uint64_t> range_starts, uint32_t rank, std::vector<uint64_t> ints,
+            std::vector<std::string> texts)
+      : starts_(std::move(range_starts)),
+        rank_(rank),
+        ints_(std::move(ints)),
+        texts_(std::move(texts)) {}
+
+  // starts()[p]..starts()[p + 1] is worker p's range; size workers + 1.
+  const std::vector<uint64_t>& starts() const { return starts_; }
+  // The worker that holds the name of global index g.
+  uint32_t HolderOf(uint64_t g) const;
+  // Appends the name of global index g, which must be in this worker's range.
+  void Append(uint64_t g, std::string& out) const;
+  uint64_t first() const { return starts_.empty() ? 0 : starts_[rank_]; }
+  uint64_t size() const { return ints_.size() + texts_.size(); }
+
+ private:
+  std::vector<uint64_t> starts_;
+  uint32_t rank_ = 0;
+  std::vector<uint64_t> ints_;      // the range's integer IDs, which sort before all others
+  std::vector<std::string> texts_;  // then the others
+};
+
+// How much of the input a worker handled: a partitioned load is meant to keep these a fraction of
+// the whole (tests check it).
+struct PartitionLoadStats {
+  uint64_t lines_parsed = 0;    // lines of its shares of the files
+  uint64_t records_parsed = 0;  // vertices and edges on those lines
+  uint64_t vertices_known = 0;  // owned vertices and remote ends of its edges
+  uint64_t edges_received = 0;  // stored edges with an end it owns
+  uint64_t rounds = 0;
+};
+
+// One worker's share of a graph after a partitioned load: `input` holds the stored edges with an
+// end it owns, in input order, between the vertices of `vertices` (those it owns and the remote
+// ends of its edges, in global-index order; `input` has no external IDs), and the properties.
+// Topology::BuildPart / Graph::BuildPart make the worker's part from it.
+struct PartitionInput {
+  GraphInput input;
+  PartVertices vertices;
+  RankNames names;
+  PartitionLoadStats stats;
+};
+
+// Collective over `exchange` (every worker calls it; worker exchange.rank() owns part rank() of
+// the UUID space cut in exchange.size()). Loads `source` as LoadGraph does, with the same errors
+// on every worker (a bad line found by any worker fails the load everywhere, naming the file and
+// the line in the whole file). `in_edges`: the program needs in-edges, so each edge also goes to
+// its target's owner.
+absl::StatusOr<PartitionInput> LoadPartition(const GraphSource& source, WeightUse weights,
+                                             Exchange& exchange, bool in_edges,
+                                             const PartitionLoadOptions& options = {});
+
+// Collective: for each of `names` (the same list on every worker), whether the graph has a vertex
+// with that external ID. Each worker answers for its own vertices.
+absl::StatusOr<std::vector<bool>> HaveVertices(const Topology& topology, Exchange& exchange,
+                                               const std::vector<std::string>& names);
+
+// Collective: the external IDs of `globals` (global indexes, any subset on each worker), asked of
+// the workers that hold their ranges.
+absl::StatusOr<absl::flat_hash_map<uint32_t, std::string>> ResolveNames(
+    const RankNames& names, Exchange& exchange, std::vector<uint32_t> globals);
+
+// Collective: OK if every worker's `status` is OK, else the failure of the lowest-ranked failing
+// worker, the same on every worker (so that all fail alike). An exchange failure is returned as
+// it is.
+absl::Status AgreeOnStatus(Exchange& exchange, const absl::Status& status);
+
+}  // namespace lockstep::bsp

@@ -1,0 +1,1476 @@
+// Loading by partition (docs/design.md §4).
+//
+// Worker r of P reads share r of each file: the lines that start in bytes [r*S/P, (r+1)*S/P) of
+// a file of S bytes, in rounds of a bounded number of bytes. Each round is parsed in parallel by
+// the whole-graph loader's parser (io/parse.h); each distinct ID of the round is hashed to its
+// UUID once per share (a per-share dictionary), which gives its owner; then, through the
+// Exchange, vertices go to their owners (with the UUID) and every stored edge goes to the owner
+// of its source and, when the program needs in-edges or the input is symmetric, of its target,
+// as compact records (integer IDs as 4 or 8 bytes). Every worker runs the same number of rounds:
+// each round's first step tells all whether anyone has more.
+//
+// A worker keeps the stored edges it receives per sender; senders are shares and shares are in
+// file order, so the concatenation is in input order. Global indexes are ranks in ExternalIdLess
+// order, found by a sample sort over the exchange: the owners send their sorted names to the
+// workers whose rank range they fall in, which count, rank and answer; each worker then asks the
+// owners of its remote vertices for their rank and UUID. The worker's GraphInput (its vertices
+// in rank order, its edges in input order) then builds exactly the part Topology::Build makes
+// from the whole input.
+//
+// Errors are collective: each worker keeps its first failure of each kind with its position
+// (share, line in the share); all exchange them with their line counts at the end of the input,
+// and every worker picks the same failure, in the order the whole-graph loader would report it,
+// with its line in the whole file.
+#include "lockstep/bsp/partitioned_load.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <numeric>
+#include <optional>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "io/parse.h"
+#include "lockstep/bsp/vertex_id.h"
+#include "tbb/parallel_for.h"
+#include "tbb/parallel_sort.h"
+
+namespace lockstep::bsp {
+namespace {
+
+using io::Dictionary;
+using io::FileKind;
+using io::IdMode;
+using io::kNoIndex;
+using io::ParsedChunk;
+using io::ParsedFile;
+using io::TextKey;
+
+// ---------------------------------------------------------------------------------------------
+// Bytes on the exchange.
+
+template <class T>
+void Put(std::string& out, const T& v) {
+  char bytes[sizeof(T)];
+  std::memcpy(bytes, &v, sizeof(T));
+  out.append(bytes, sizeof(T));
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  template <class T>
+  bool Get(T& v) {
+    if (in_.size() < sizeof(T)) return false;
+    std::memcpy(&v, in_.data(), sizeof(T));
+    in_.remove_prefix(sizeof(T));
+    return true;
+  }
+  bool GetBytes(size_t n, std::string_view& out) {
+    if (in_.size() < n) return false;
+    out = in_.substr(0, n);
+    in_.remove_prefix(n);
+    return true;
+  }
+  bool empty() const { return in_.empty(); }
+
+ private:
+  std::string_view in_;
+};
+
+absl::Status Malformed() {
+  return absl::InternalError("partitioned load: a peer sent a malformed record");
+}
+
+// How a batch of records spells its IDs: 4- or 8-byte integers, or a tag per ID (an integer's
+// value, or the text of any other ID).
+enum class IdCoding : uint8_t { kNarrow = 0, kWide = 1, kTagged = 2 };
+
+IdCoding CodingOf(IdMode mode) {
+  return mode == IdMode::kNarrow ? IdCoding::kNarrow
+         : mode == IdMode::kWide ? IdCoding::kWide
+                                 : IdCoding::kTagged;
+}
+
+void PutKey(std::string& out, IdCoding coding, const TextKey& k) {
+  switch (coding) {
+    case IdCoding::kNarrow:
+      Put(out, static_cast<uint32_t>(k.value));
+      return;
+    case IdCoding::kWide:
+      Put(out, k.value);
+      return;
+    case IdCoding::kTagged:
+      break;
+  }
+  if (k.is_int) {
+    Put(out, uint8_t{0});
+    Put(out, k.value);
+  } else {
+    Put(out, uint8_t{1});
+    Put(out, static_cast<uint32_t>(k.text.size()));
+    out.append(k.text);
+  }
+}
+
+bool GetKey(Reader& in, IdCoding coding, TextKey& k) {
+  k = TextKey{true, 0, {}};
+  if (coding == IdCoding::kNarrow) {
+    uint32_t v;
+    if (!in.Get(v)) return false;
+    k.value = v;
+    return true;
+  }
+  if (coding == IdCoding::kWide) return in.Get(k.value);
+  uint8_t tag;
+  if (!in.Get(tag)) return false;
+  if (tag == 0) return in.Get(k.value);
+  uint32_t n;
+  k.is_int = false;
+  return tag == 1 && in.Get(n) && in.GetBytes(n, k.text);
+}
+
+bool GetCoding(Reader& in, IdCoding& coding) {
+  uint8_t c;
+  if (!in.Get(c) || c > 2) return false;
+  coding = static_cast<IdCoding>(c);
+  return true;
+}
+
+std::string NameOf(const TextKey& k) {
+  if (!k.is_int) return std::string(k.text);
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, k.value);
+  return std::string(buf, end);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Collectives built on AllToAll.
+
+absl::StatusOr<std::vector<std::string>> AllGather(Exchange& exchange, const std::string& mine) {
+  return exchange.AllToAll(std::vector<std::string>(exchange.size(), mine));
+}
+
+std::string EncodeStatus(const absl::Status& st) {
+  std::string out;
+  Put(out, static_cast<int32_t>(st.code()));
+  out.append(st.message().data(), st.message().size());
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A share of a file: the lines that start in this worker's byte range, read in rounds.
+
+class ShareReader {
+ public:
+  ShareReader() = default;
+  ShareReader(const ShareReader&) = delete;
+  ShareReader& operator=(const ShareReader&) = delete;
+  ~ShareReader() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  // Errors as ReadFile's, so that both loaders say the same.
+  absl::Status Open(const std::string& path, uint32_t rank, uint32_t size) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) {
+      return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+    }
+    struct stat info;
+    if (::fstat(fd_, &info) != 0 || !S_ISREG(info.st_mode)) {
+      return absl::DataLossError(absl::StrCat("cannot read ", path));
+    }
+    path_ = path;
+    size_ = static_cast<uint64_t>(info.st_size);
+    const auto cut = [&](uint64_t r) {
+      // floor(size_ * r / size) without the product, which may not fit 64 bits.
+      return size_ / size * r + size_ % size * r / size;
+    };
+    auto begin = LineStartFrom(cut(rank));
+    if (!begin.ok()) return begin.status();
+    auto end = LineStartFrom(cut(rank + 1));
+    if (!end.ok()) return end.status();
+    pos_ = *begin;
+    end_ = *end;
+    return absl::OkStatus();
+  }
+
+  bool done() const { return pos_ >= end_; }
+
+  // The next lines of the share: those that start in the next `max_bytes` bytes (at least one
+  // line, however long).
+  absl::StatusOr<std::string> Next(uint64_t max_bytes) {
+    if (done()) return std::string();
+    auto next = LineStartFrom(std::min(end_, pos_ + std::max<uint64_t>(1, max_bytes)));
+    if (!next.ok()) return next.status();
+    std::string text(*next - pos_, '\0');
+    if (auto st = ReadAt(pos_, text.data(), text.size()); !st.ok()) return st;
+    pos_ = *next;
+    return text;
+  }
+
+ private:
+  absl::Status ReadAt(uint64_t offset, char* out, size_t n) const {
+    while (n > 0) {
+      const ssize_t got = ::pread(fd_, out, n, static_cast<off_t>(offset));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return absl::DataLossError(absl::StrCat("cannot read ", path_));
+      out += got;
+      n -= static_cast<size_t>(got);
+      offset += static_cast<uint64_t>(got);
+    }
+    return absl::OkStatus();
+  }
+
+  // The first line start at or after `x` (the file's size if none): a line belongs to the share
+  // in which it starts.
+  absl::StatusOr<uint64_t> LineStartFrom(uint64_t x) const {
+    if (x == 0 || x >= size_) return std::min(x, size_);
+    char buf[1 << 16];
+    uint64_t at = x - 1;
+    while (at < size_) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof buf, size_ - at));
+      if (auto st = ReadAt(at, buf, n); !st.ok()) return st;
+      const void* nl = std::memchr(buf, '\n', n);
+      if (nl != nullptr) return at + static_cast<uint64_t>(static_cast<const char*>(nl) - buf) + 1;
+      at += n;
+    }
+    return size_;
+  }
+
+  int fd_ = -1;
+  std::string path_;
+  uint64_t size_ = 0;
+  uint64_t pos_ = 0;
+  uint64_t end_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Failures, kept as (kind, position) so that every worker can pick the one LoadGraph reports.
+
+// In the order LoadGraph reports them: any error of a kind before any of the next.
+enum Kind : uint32_t {
+  kIo = 0,
+  kVertexParse,
+  kEdgeParse,
+  kListedTwice,
+  kUnlisted,
+  kMissingWeight,
+  kBadWeight,
+  kInternal,
+};
+
+struct Failure {
+  bool set = false;
+  uint32_t kind = 0;
+  // The line in share `share` of the file (1-based), and for some kinds a second line.
+  uint32_t share = 0;
+  uint64_t line = 0;
+  uint32_t aux_share = 0;
+  uint64_t aux_line = 0;
+  int32_t code = 0;
+  // The message after "file:line: ", or a token the message quotes (kListedTwice).
+  std::string text;
+
+  bool Before(const Failure& o) const {
+    return std::tie(kind, share, line) < std::tie(o.kind, o.share, o.line);
+  }
+  void Encode(std::string& out) const {
+    Put(out, uint8_t{set});
+    Put(out, kind);
+    Put(out, share);
+    Put(out, line);
+    Put(out, aux_share);
+    Put(out, aux_line);
+    Put(out, code);
+    Put(out, static_cast<uint32_t>(text.size()));
+    out.append(text);
+  }
+  bool Decode(Reader& in) {
+    uint8_t s;
+    uint32_t n;
+    std::string_view t;
+    if (!in.Get(s) || !in.Get(kind) || !in.Get(share) || !in.Get(line) || !in.Get(aux_share) ||
+        !in.Get(aux_line) || !in.Get(code) || !in.Get(n) || !in.GetBytes(n, t)) {
+      return false;
+    }
+    set = s != 0;
+    text = std::string(t);
+    return true;
+  }
+};
+
+void Note(Failure& best, Failure f) {
+  f.set = true;
+  if (!best.set || f.Before(best)) best = std::move(f);
+}
+
+Failure FromStatus(const absl::Status& st, uint32_t kind = kIo) {
+  Failure f;
+  f.set = true;
+  f.kind = kind;
+  f.code = static_cast<int32_t>(st.code());
+  f.text = std::string(st.message());
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The IDs a share has met (sender side): each hashed once, with its owner.
+
+constexpr uint32_t kUnlistedBit = 0x80000000u;
+
+// absl's maps hash absl::string_view, which need not be std::string_view.
+absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+class ShareIds {
+ public:
+  uint32_t* Find(const TextKey& k) {
+    if (k.is_int) {
+      auto it = ints_.find(k.value);
+      return it == ints_.end() ? nullptr : &it->second;
+    }
+    auto it = texts_.find(Absl(k.text));
+    return it == texts_.end() ? nullptr : &it->second;
+  }
+  void Add(const TextKey& k, uint32_t value) {
+    if (k.is_int) {
+      ints_.emplace(k.value, value);
+    } else {
+      texts_.emplace(std::string(k.text), value);
+    }
+  }
+
+ private:
+  absl::flat_hash_map<uint64_t, uint32_t> ints_;
+  absl::flat_hash_map<std::string, uint32_t> texts_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The vertices a worker knows (receiver side): its own and the remote ends of its edges.
+
+class VertexTable {
+ public:
+  uint32_t Find(const TextKey& k) const {
+    if (k.is_int) {
+      auto it = ints_.find(k.value);
+      return it == ints_.end() ? kNoIndex : it->second;
+    }
+    auto it = texts_.find(Absl(k.text));
+    return it == texts_.end() ? kNoIndex : it->second;
+  }
+  // The index of `k`, added (not owned, partition `part`) if new.
+  uint32_t Intern(const TextKey& k, uint32_t owner, bool& added) {
+    const uint32_t next = static_cast<uint32_t>(value_.size());
+    added = false;
+    if (k.is_int) {
+      auto [it, inserted] = ints_.emplace(k.value, next);
+      if (!inserted) return it->second;
+      value_.push_back(k.value);
+      text_.push_back(kNoIndex);
+    } else {
+      auto it = texts_.find(Absl(k.text));
+      if (it != texts_.end()) return it->second;
+      storage_.emplace_back(k.text);
+      texts_.emplace(Absl(storage_.back()), next);
+      value_.push_back(0);
+      text_.push_back(static_cast<uint32_t>(storage_.size() - 1));
+    }
+    added = true;
+    owned.push_back(0);
+    uuid.emplace_back();
+    part.push_back(owner);
+    return next;
+  }
+  TextKey KeyAt(uint32_t i) const {
+    if (text_[i] == kNoIndex) return TextKey{true, value_[i], {}};
+    return TextKey{false, 0, storage_[text_[i]]};
+  }
+  uint32_t size() const { return static_cast<uint32_t>(value_.size()); }
+
+  std::vector<uint8_t> owned;
+  std::vector<VertexId> uuid;
+  std::vector<uint32_t> part;
+
+ private:
+  absl::flat_hash_map<uint64_t, uint32_t> ints_;
+  absl::flat_hash_map<absl::string_view, uint32_t> texts_;
+  std::deque<std::string> storage_;  // a deque: the map's keys point into its strings
+  std::vector<uint64_t> value_;
+  std::vector<uint32_t> text_;
+};
+
+// The stored edges a worker received from one sender, in the sender's (input) order.
+struct EdgesFrom {
+  std::vector<uint32_t> src, dst;
+  std::vector<double> weights;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The load.
+
+class PartitionLoader {
+ public:
+  PartitionLoader(const GraphSource& source, WeightUse use, Exchange& exchange, bool in_edges,
+                  const PartitionLoadOptions& options)
+      : source_(source),
+        use_(use),
+        exchange_(exchange),
+        in_edges_(in_edges),
+        options_(options),
+        rank_(exchange.rank()),
+        size_(exchange.size()),
+        from_(exchange.size()) {}
+
+  absl::StatusOr<PartitionInput> Run();
+
+ private:
+  bool keep_weights() const { return use_ != WeightUse::kIgnore; }
+
+  // The first step of a round: each worker's batches, each led by a byte saying whether its
+  // sender has more rounds (1) and whether it met a bad line (2), which ends the rounds.
+  struct RoundStep {
+    std::vector<std::string> batches;
+    bool more = false;
+    bool stop = false;
+  };
+  absl::StatusOr<RoundStep> FirstStep(std::vector<std::string> out);
+  absl::Status LoadVertexFile(const std::string& path);
+  absl::Status LoadEdgeFile(const std::string& path, bool graphalytics);
+  // After a parse error anywhere: parses the rest of this share alone, for its first error and
+  // its line count.
+  void FinishShare(ShareReader& reader, FileKind kind, uint64_t& lines);
+  // Files the edges of a round's last step under their senders.
+  absl::Status TakeEdges(std::vector<std::string>& batches);
+  absl::Status Resolve(bool& weighted);
+  absl::Status Rank();
+  absl::Status AskRemotes();
+  absl::StatusOr<PartitionInput> Assemble(bool weighted);
+
+  // Hashes the IDs of `dict` that this share has not met; fills part[i] (with kUnlistedBit for an
+  // ID its owner does not list) and returns the indexes of the new ones with their UUIDs.
+  void MeetIds(const Dictionary& dict, std::vector<uint32_t>& part, std::vector<uint32_t>& fresh,
+               std::vector<VertexId>& fresh_uuids);
+
+  const GraphSource& source_;
+  WeightUse use_;
+  Exchange& exchange_;
+  bool in_edges_;
+  PartitionLoadOptions options_;
+  uint32_t rank_;
+  uint32_t size_;
+
+  bool graphalytics_ = false;
+  bool symmetric_ = false;
+  std::string vertex_file_, edge_file_;
+  std::map<std::string, std::string> properties_;
+
+  ShareIds share_ids_;
+  VertexTable table_;
+  std::vector<EdgesFrom> from_;
+  // Graphalytics: where each owned vertex was first listed, and any further listings.
+  std::vector<std::pair<uint32_t, uint64_t>> listed_at_;
+  std::vector<std::tuple<uint32_t, uint32_t, uint64_t>> relisted_;
+
+  Failure failure_;
+  bool vertex_stopped_ = false;
+  uint64_t vertex_lines_ = 0, edge_lines_ = 0;
+  uint64_t first_with_weight_ = 0, first_without_weight_ = 0;  // lines in this share
+
+  std::vector<uint32_t> rank_of_;  // per table entry
+  std::vector<uint64_t> starts_;
+  std::vector<uint64_t> names_ints_;
+  std::vector<std::string> names_texts_;
+  PartitionLoadStats stats_;
+};
+
+absl::StatusOr<PartitionLoader::RoundStep> PartitionLoader::FirstStep(
+    std::vector<std::string> out) {
+  auto in = exchange_.AllToAll(std::move(out));
+  if (!in.ok()) return in.status();
+  ++stats_.rounds;
+  RoundStep step;
+  for (const std::string& batch : *in) {
+    if (batch.empty()) return Malformed();
+    step.more |= (batch[0] & 1) != 0;
+    step.stop |= (batch[0] & 2) != 0;
+  }
+  step.batches = std::move(*in);
+  return step;
+}
+
+void PartitionLoader::MeetIds(const Dictionary& dict, std::vector<uint32_t>& part,
+                              std::vector<uint32_t>& fresh, std::vector<VertexId>& fresh_uuids) {
+  const size_t n = dict.size();
+  part.assign(n, 0);
+  fresh.clear();
+  for (size_t i = 0; i < n; ++i) {
+    if (const uint32_t* known = share_ids_.Find(dict.KeyAt(i))) {
+      part[i] = *known;
+    } else {
+      fresh.push_back(static_cast<uint32_t>(i));
+    }
+  }
+  // The one SHA-1 of each ID in this share, in parallel.
+  auto split = partition::Range::Whole(size_);
+  fresh_uuids.assign(fresh.size(), VertexId{});
+  tbb::parallel_for(size_t{0}, fresh.size(), [&](size_t j) {
+    const TextKey k = dict.KeyAt(fresh[j]);
+    fresh_uuids[j] = k.is_int ? VertexIdFromExternal(NameOf(k)) : VertexIdFromExternal(k.text);
+    part[fresh[j]] = static_cast<uint32_t>(split->PartitionForUnchecked(fresh_uuids[j]));
+  });
+  for (uint32_t i : fresh) share_ids_.Add(dict.KeyAt(i), part[i]);
+}
+
+// The line (in the chunk) of each record of a vertex-file chunk.
+std::vector<uint64_t> RecordLines(const ParsedFile& file, size_t chunk) {
+  const io::Span s = file.spans[chunk];
+  const std::string_view text = std::string_view(*file.data).substr(s.begin, s.end - s.begin);
+  std::vector<uint64_t> lines;
+  uint64_t line = 0;
+  std::string_view tok[3];
+  for (size_t pos = 0; pos < text.size();) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    const size_t n = io::Tokenize(text.substr(pos, nl - pos), tok, 3);
+    pos = nl + 1;
+    ++line;
+    if (n == 0 || io::IsComment(tok[0])) continue;
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+uint64_t LinesOf(const ParsedFile& file) {
+  uint64_t n = 0;
+  for (const auto& c : file.chunks) n += c.lines;
+  return n;
+}
+
+// The first parse error of a round as a failure of `kind`, its line counted from `lines_before`.
+std::optional<Failure> ParseFailure(const ParsedFile& file, uint32_t kind, uint32_t share,
+                                    uint64_t lines_before) {
+  for (size_t c = 0; c < file.chunks.size(); ++c) {
+    if (file.chunks[c].error_line == 0) continue;
+    Failure f;
+    f.set = true;
+    f.kind = kind;
+    f.share = share;
+    f.line = lines_before + file.LineOf(c, file.chunks[c].error_line);
+    f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
+    f.text = file.chunks[c].error;
+    return f;
+  }
+  return std::nullopt;
+}
+
+void PartitionLoader::FinishShare(ShareReader& reader, FileKind kind, uint64_t& lines) {
+  const uint32_t parse_kind = kind == FileKind::kVertices ? kVertexParse : kEdgeParse;
+  if (failure_.set && failure_.kind <= parse_kind) return;
+  while (!reader.done()) {
+    auto text = reader.Next(options_.round_bytes);
+    if (!text.ok()) return Note(failure_, FromStatus(text.status()));
+    ParsedFile file = io::ParseTextKeepingErrors("", std::move(*text), kind, false, true);
+    if (auto f = ParseFailure(file, parse_kind, rank_, lines)) return Note(failure_, *f);
+    lines += LinesOf(file);
+  }
+}
+
+absl::Status PartitionLoader::LoadVertexFile(const std::string& path) {
+  ShareReader reader;
+  if (auto st = AgreeOnStatus(exchange_, reader.Open(path, rank_, size_)); !st.ok()) return st;
+  uint64_t lines = 0;
+  while (true) {
+    // 1. Parse this round's lines; hash each distinct ID once.
+    auto text = reader.Next(options_.round_bytes);
+    std::optional<ParsedFile> file;
+    if (!text.ok()) {
+      Note(failure_, FromStatus(text.status()));
+    } else {
+      file = io::ParseTextKeepingErrors(path, std::move(*text), FileKind::kVertices, false, true);
+      if (auto f = ParseFailure(*file, kVertexParse, rank_, lines)) Note(failure_, *f);
+    }
+    const bool stop_here = failure_.set;
+    std::vector<std::string> out(size_);
+    for (auto& o : out)
+      Put(o, uint8_t{static_cast<uint8_t>((reader.done() ? 0 : 1) | (stop_here ? 2 : 0))});
+    if (!stop_here) {
+      Dictionary dict;
+      if (file->integer_mode()) {
+        dict.BuildIntegers(file->chunks, file->mode);
+      } else {
+        dict.BuildText(file->chunks);
+      }
+      // Every listing travels (a repeat is an error the owner finds), each with its UUID and line.
+      std::vector<uint32_t> part, fresh;
+      std::vector<VertexId> uuids;
+      // Within a round a repeated ID is hashed once; across rounds only a repeat meets it again.
+      share_ids_ = ShareIds();
+      MeetIds(dict, part, fresh, uuids);
+      std::vector<uint32_t> fresh_of(dict.size(), kNoIndex);
+      for (uint32_t j = 0; j < fresh.size(); ++j) fresh_of[fresh[j]] = j;
+      const IdCoding coding = CodingOf(file->mode);
+      for (auto& o : out) Put(o, static_cast<uint8_t>(coding));
+      for (size_t c = 0; c < file->chunks.size(); ++c) {
+        const ParsedChunk& ch = file->chunks[c];
+        const std::vector<uint64_t> rec_lines = RecordLines(*file, c);
+        const uint64_t base = lines + file->LineOf(c, 0);
+        for (size_t i = 0; i < ch.num_ids(file->mode); ++i) {
+          uint32_t d;
+          if (file->mode == IdMode::kNarrow) {
+            d = dict.Find(uint64_t{ch.narrow[i]});
+          } else if (file->mode == IdMode::kWide) {
+            d = dict.Find(ch.wide[i]);
+          } else {
+            d = dict.Find(ch.strs[i]);
+          }
+          std::string& o = out[part[d]];
+          PutKey(o, coding, dict.KeyAt(d));
+          Put(o, uuids[fresh_of[d]]);
+          Put(o, base + rec_lines[i]);
+        }
+        stats_.records_parsed += ch.num_ids(file->mode);
+      }
+      lines += LinesOf(*file);
+    }
+    file.reset();
+    auto in = FirstStep(std::move(out));
+    if (!in.ok()) return in.status();
+    const bool more = in->more, stop = in->stop;
+    if (stop) {
+      vertex_stopped_ = true;
+      vertex_lines_ = lines;
+      FinishShare(reader, FileKind::kVertices, vertex_lines_);
+      break;
+    }
+    for (uint32_t p = 0; p < size_; ++p) {
+      Reader r(std::string_view(in->batches[p]).substr(1));
+      IdCoding coding;
+      if (!GetCoding(r, coding)) return Malformed();
+      while (!r.empty()) {
+        TextKey k;
+        VertexId uuid;
+        uint64_t line;
+        if (!GetKey(r, coding, k) || !r.Get(uuid) || !r.Get(line)) return Malformed();
+        bool added;
+        const uint32_t v = table_.Intern(k, rank_, added);
+        if (added) {
+          table_.owned[v] = 1;
+          table_.uuid[v] = uuid;
+          listed_at_.emplace_back(p, line);
+        } else {
+          relisted_.emplace_back(v, p, line);
+        }
+      }
+    }
+    in->batches.clear();
+    if (!more) {
+      vertex_lines_ = lines;
+      break;
+    }
+  }
+  stats_.lines_parsed += vertex_lines_;
+  share_ids_ = ShareIds();
+  // A vertex listed more than once: the error is at its second listing in file order.
+  if (!relisted_.empty()) {
+    std::sort(relisted_.begin(), relisted_.end());
+    for (size_t i = 0; i < relisted_.size();) {
+      const uint32_t v = std::get<0>(relisted_[i]);
+      std::vector<std::pair<uint32_t, uint64_t>> at = {listed_at_[v]};
+      for (; i < relisted_.size() && std::get<0>(relisted_[i]) == v; ++i) {
+        at.emplace_back(std::get<1>(relisted_[i]), std::get<2>(relisted_[i]));
+      }
+      std::sort(at.begin(), at.end());
+      Failure f;
+      f.kind = kListedTwice;
+      f.share = at[1].first;
+      f.line = at[1].second;
+      f.aux_share = at[0].first;
+      f.aux_line = at[0].second;
+      f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
+      f.text = NameOf(table_.KeyAt(v));
+      Note(failure_, std::move(f));
+    }
+  }
+  std::vector<std::pair<uint32_t, uint64_t>>().swap(listed_at_);
+  std::vector<std::tuple<uint32_t, uint32_t, uint64_t>>().swap(relisted_);
+  return absl::OkStatus();
+}
+
+absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphalytics) {
+  ShareReader reader;
+  if (auto st = AgreeOnStatus(exchange_, reader.Open(path, rank_, size_)); !st.ok()) return st;
+  const bool both_ends = in_edges_ || symmetric_;
+  uint64_t lines = 0;
+  while (true) {
+    // 1. Parse; hash the IDs this share has not met; tell their owners (the vertex of an edge
+    // list, with its UUID; the question "is it listed?" for a Graphalytics graph).
+    auto text = reader.Next(options_.round_bytes);
+    std::optional<ParsedFile> file;
+    const bool parse_failed_before = failure_.set && failure_.kind <= kEdgeParse;
+    if (!text.ok()) {
+      Note(failure_, FromStatus(text.status()));
+    } else if (!parse_failed_before) {
+      file = io::ParseTextKeepingErrors(path, std::move(*text), FileKind::kEdges, keep_weights(),
+                                        true);
+      if (auto f = ParseFailure(*file, kEdgeParse, rank_, lines)) Note(failure_, *f);
+    }
+    const bool stop_here = failure_.set && failure_.kind <= kEdgeParse;
+    std::vector<std::string> out(size_);
+    for (auto& o : out)
+      Put(o, uint8_t{static_cast<uint8_t>((reader.done() ? 0 : 1) | (stop_here ? 2 : 0))});
+    Dictionary dict;
+    std::vector<uint32_t> part, fresh;
+    IdCoding coding = IdCoding::kTagged;
+    if (!stop_here) {
+      if (file->integer_mode()) {
+        dict.BuildIntegers(file->chunks, file->mode);
+      } else {
+        dict.BuildText(file->chunks);
+      }
+      coding = CodingOf(file->mode);
+      std::vector<VertexId> uuids;
+      MeetIds(dict, part, fresh, uuids);
+      for (auto& o : out) Put(o, static_cast<uint8_t>(coding));
+      for (uint32_t j = 0; j < fresh.size(); ++j) {
+        std::string& o = out[part[fresh[j]]];
+        PutKey(o, coding, dict.KeyAt(fresh[j]));
+        if (!graphalytics) Put(o, uuids[j]);
+      }
+    }
+    auto in = FirstStep(std::move(out));
+    if (!in.ok()) return in.status();
+    const bool more = in->more, stop = in->stop;
+    if (stop) {
+      if (file && !stop_here) lines += LinesOf(*file);
+      file.reset();
+      edge_lines_ = lines;
+      FinishShare(reader, FileKind::kEdges, edge_lines_);
+      break;
+    }
+    // 2. Owners take the vertices, or answer whether they list them.
+    std::vector<std::string> answers(size_);
+    for (uint32_t p = 0; p < size_; ++p) {
+      Reader r(std::string_view(in->batches[p]).substr(1));
+      IdCoding c;
+      if (!GetCoding(r, c)) return Malformed();
+      while (!r.empty()) {
+        TextKey k;
+        if (!GetKey(r, c, k)) return Malformed();
+        if (graphalytics) {
+          const uint32_t v = table_.Find(k);
+          Put(answers[p], uint8_t{v != kNoIndex && table_.owned[v]});
+          continue;
+        }
+        VertexId uuid;
+        if (!r.Get(uuid)) return Malformed();
+        bool added;
+        const uint32_t v = table_.Intern(k, rank_, added);
+        if (added) table_.uuid[v] = uuid;
+        table_.owned[v] = 1;
+      }
+    }
+    in->batches.clear();
+    if (graphalytics) {
+      auto replies = exchange_.AllToAll(std::move(answers));
+      if (!replies.ok()) return replies.status();
+      std::vector<size_t> next(size_, 0);
+      for (uint32_t i : fresh) {
+        const std::string& reply = (*replies)[part[i]];
+        size_t& at = next[part[i]];
+        if (at >= reply.size()) return Malformed();
+        if (reply[at++] == 0) {
+          part[i] |= kUnlistedBit;
+          *share_ids_.Find(dict.KeyAt(i)) |= kUnlistedBit;
+        }
+      }
+    }
+
+    // 3. Edges to the owners of their ends, with the partition of the end the receiver does not
+    // own; weights and bad-weight checks on the way.
+    const size_t chunks = file->chunks.size();
+    // Per chunk, the first edge naming an unlisted vertex and the first bad weight (kinds that
+    // LoadGraph reports in this order, whatever their lines).
+    std::vector<std::optional<Failure>> unlisted(chunks), bad_weight(chunks);
+    // Calls emit(to, other, s, d, w) for each record of chunk c: s and d index `dict`.
+    auto walk = [&](size_t c, auto&& emit) {
+      const ParsedChunk& ch = file->chunks[c];
+      const size_t m = ch.num_ids(file->mode) / 2;
+      for (size_t i = 0; i < m; ++i) {
+        uint32_t s, d;
+        if (file->mode == IdMode::kNarrow) {
+          s = dict.Find(uint64_t{ch.narrow[2 * i]});
+          d = dict.Find(uint64_t{ch.narrow[2 * i + 1]});
+        } else if (file->mode == IdMode::kWide) {
+          s = dict.Find(ch.wide[2 * i]);
+          d = dict.Find(ch.wide[2 * i + 1]);
+        } else {
+          s = dict.Find(ch.strs[2 * i]);
+          d = dict.Find(ch.strs[2 * i + 1]);
+        }
+        if (((part[s] | part[d]) & kUnlistedBit) != 0) {
+          if (!unlisted[c]) {
+            std::string_view tok[3];
+            Failure f;
+            f.kind = kUnlisted;
+            f.share = rank_;
+            f.line = file->LineOf(c, file->RecordLine(c, i, tok));
+            f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
+            f.text =
+                io::UnlistedVertexMessage((part[s] & kUnlistedBit) ? tok[0] : tok[1], vertex_file_);
+            unlisted[c] = std::move(f);
+          }
+          continue;
+        }
+        const uint32_t ps = part[s], pd = part[d];
+        const double w = keep_weights() ? ch.weights[i] : 0.0;
+        if (keep_weights() && (w < 0 || std::isinf(w)) && !bad_weight[c]) {
+          std::string_view tok[3];
+          Failure f;
+          f.kind = kBadWeight;
+          f.share = rank_;
+          f.line = file->LineOf(c, file->RecordLine(c, i, tok));
+          f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
+          f.text = io::BadWeightMessage(w, tok[2]);
+          bad_weight[c] = std::move(f);
+        }
+        emit(ps, pd, s, d, w);
+        if (both_ends && pd != ps) emit(pd, ps, s, d, w);
+      }
+    };
+    std::vector<std::string> edges_out(size_);
+    if (coding != IdCoding::kTagged) {
+      // Fixed-size records: count them per chunk and destination, then write each chunk's in
+      // place, so that the batches are built once and at their final size.
+      const size_t key_bytes = coding == IdCoding::kNarrow ? 4 : 8;
+      const size_t record = 2 * key_bytes + 4 + (keep_weights() ? 8 : 0);
+      std::vector<std::vector<size_t>> at(chunks, std::vector<size_t>(size_, 0));
+      tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+        walk(c, [&](uint32_t to, uint32_t, uint32_t, uint32_t, double) { ++at[c][to]; });
+      });
+      for (uint32_t q = 0; q < size_; ++q) {
+        size_t pos = 1;
+        for (size_t c = 0; c < chunks; ++c) {
+          const size_t n = at[c][q];
+          at[c][q] = pos;
+          pos += n * record;
+        }
+        edges_out[q].resize(pos);
+        edges_out[q][0] = static_cast<char>(coding);
+      }
+      tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+        walk(c, [&](uint32_t to, uint32_t other, uint32_t s, uint32_t d, double w) {
+          char* rec = edges_out[to].data() + at[c][to];
+          const uint64_t keys[2] = {dict.KeyAt(s).value, dict.KeyAt(d).value};
+          for (int k = 0; k < 2; ++k, rec += key_bytes) {
+            if (key_bytes == 4) {
+              const uint32_t v = static_cast<uint32_t>(keys[k]);
+              std::memcpy(rec, &v, 4);
+            } else {
+              std::memcpy(rec, &keys[k], 8);
+            }
+          }
+          std::memcpy(rec, &other, 4);
+          if (keep_weights()) std::memcpy(rec + 4, &w, 8);
+          at[c][to] += record;
+        });
+      });
+    } else {
+      std::vector<std::vector<std::string>> pieces(chunks, std::vector<std::string>(size_));
+      tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+        walk(c, [&](uint32_t to, uint32_t other, uint32_t s, uint32_t d, double w) {
+          std::string& o = pieces[c][to];
+          PutKey(o, coding, dict.KeyAt(s));
+          PutKey(o, coding, dict.KeyAt(d));
+          Put(o, other);
+          if (keep_weights()) Put(o, w);
+        });
+      });
+      for (uint32_t q = 0; q < size_; ++q) {
+        size_t total = 1;
+        for (size_t c = 0; c < chunks; ++c) total += pieces[c][q].size();
+        edges_out[q].reserve(total);
+        Put(edges_out[q], static_cast<uint8_t>(coding));
+        for (size_t c = 0; c < chunks; ++c) {
+          edges_out[q] += pieces[c][q];
+          std::string().swap(pieces[c][q]);
+        }
+      }
+    }
+    for (size_t c = 0; c < chunks; ++c) {
+      for (auto* f : {&unlisted[c], &bad_weight[c]}) {
+        if (!*f) continue;
+        (*f)->line += lines;
+        Note(failure_, std::move(**f));
+      }
+    }
+    // The first weight and the first missing one of the share, for the all-or-none rule.
+    for (size_t c = 0; c < chunks; ++c) {
+      const ParsedChunk& ch = file->chunks[c];
+      if (first_with_weight_ == 0 && ch.first_with_weight != 0) {
+        first_with_weight_ = lines + file->LineOf(c, ch.first_with_weight);
+      }
+      if (first_without_weight_ == 0 && ch.first_without_weight != 0) {
+        first_without_weight_ = lines + file->LineOf(c, ch.first_without_weight);
+      }
+      stats_.records_parsed += ch.num_ids(file->mode) / 2;
+    }
+    lines += LinesOf(*file);
+    file.reset();
+    auto edges_in = exchange_.AllToAll(std::move(edges_out));
+    if (!edges_in.ok()) return edges_in.status();
+    if (auto st = TakeEdges(*edges_in); !st.ok()) return st;
+    edges_in->clear();
+    if (!more) {
+      edge_lines_ = lines;
+      break;
+    }
+  }
+  stats_.lines_parsed += edge_lines_;
+  share_ids_ = ShareIds();
+  return absl::OkStatus();
+}
+
+absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
+  // Integer IDs (the common case) are looked up through a dictionary of the round's distinct IDs,
+  // as LoadGraph's are: a hash lookup per distinct ID instead of two per edge.
+  std::vector<IdCoding> coding(size_, IdCoding::kNarrow);
+  for (uint32_t p = 0; p < size_; ++p) {
+    Reader r(batches[p]);
+    if (!GetCoding(r, coding[p])) return Malformed();
+  }
+  const bool text =
+      std::any_of(coding.begin(), coding.end(), [](IdCoding c) { return c == IdCoding::kTagged; });
+  if (text) {
+    for (uint32_t p = 0; p < size_; ++p) {
+      Reader r(std::string_view(batches[p]).substr(1));
+      EdgesFrom& to = from_[p];
+      while (!r.empty()) {
+        TextKey ks, kd;
+        uint32_t other;
+        double w = 0;
+        if (!GetKey(r, coding[p], ks) || !GetKey(r, coding[p], kd) || !r.Get(other) ||
+            (keep_weights() && !r.Get(w)) || other >= size_) {
+          return Malformed();
+        }
+        bool added;
+        to.src.push_back(table_.Intern(ks, other, added));
+        to.dst.push_back(table_.Intern(kd, other, added));
+        if (keep_weights()) to.weights.push_back(w);
+      }
+      std::string().swap(batches[p]);
+    }
+    return absl::OkStatus();
+  }
+  const IdMode mode =
+      std::all_of(coding.begin(), coding.end(), [](IdCoding c) { return c == IdCoding::kNarrow; })
+          ? IdMode::kNarrow
+          : IdMode::kWide;
+  // Decode: endpoints into a ParsedChunk per sender, the rest beside them.
+  std::vector<ParsedChunk> chunks(size_);
+  std::vector<std::vector<uint32_t>> others(size_);
+  std::vector<double> no_weights;
+  std::atomic<bool> malformed{false};
+  tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
+    Reader r(std::string_view(batches[p]).substr(1));
+    const size_t key_bytes = coding[p] == IdCoding::kNarrow ? 4 : 8;
+    const size_t record = 2 * key_bytes + 4 + (keep_weights() ? 8 : 0);
+    const size_t n = (batches[p].size() - 1) / record;
+    if ((batches[p].size() - 1) % record != 0) malformed = true;
+    ParsedChunk& ch = chunks[p];
+    (mode == IdMode::kNarrow ? ch.narrow.reserve(2 * n) : ch.wide.reserve(2 * n));
+    others[p].reserve(n);
+    if (keep_weights()) ch.weights.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      TextKey ks, kd;
+      uint32_t other = 0;
+      double w = 0;
+      GetKey(r, coding[p], ks);
+      GetKey(r, coding[p], kd);
+      r.Get(other);
+      if (keep_weights()) r.Get(w);
+      if (other >= size_) malformed = true;
+      if (mode == IdMode::kNarrow) {
+        ch.narrow.push_back(static_cast<uint32_t>(ks.value));
+        ch.narrow.push_back(static_cast<uint32_t>(kd.value));
+      } else {
+        ch.wide.push_back(ks.value);
+        ch.wide.push_back(kd.value);
+      }
+      others[p].push_back(other);
+      if (keep_weights()) ch.weights.push_back(w);
+    }
+    std::string().swap(batches[p]);
+  });
+  if (malformed) return Malformed();
+  Dictionary dict;
+  dict.BuildIntegers(chunks, mode);
+  auto find = [&](const ParsedChunk& ch, size_t j) {
+    return mode == IdMode::kNarrow ? dict.Find(uint64_t{ch.narrow[j]}) : dict.Find(ch.wide[j]);
+  };
+  // The table's index of each distinct ID; a new one is a remote end, whose owner its edges name.
+  std::vector<uint32_t> index(dict.size());
+  tbb::parallel_for(size_t{0}, dict.size(),
+                    [&](size_t i) { index[i] = table_.Find(dict.KeyAt(i)); });
+  // Each endpoint's ID is replaced by its place in the dictionary as it is looked up.
+  std::vector<uint32_t> owner_of_new(dict.size(), kNoIndex);
+  tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
+    ParsedChunk& ch = chunks[p];
+    for (size_t e = 0; e < others[p].size(); ++e) {
+      for (size_t j : {2 * e, 2 * e + 1}) {
+        const uint32_t d = find(ch, j);
+        if (mode == IdMode::kNarrow) {
+          ch.narrow[j] = d;
+        } else {
+          ch.wide[j] = d;
+        }
+        if (index[d] == kNoIndex) {
+          std::atomic_ref<uint32_t>(owner_of_new[d]).store(others[p][e], std::memory_order_relaxed);
+        }
+      }
+    }
+  });
+  for (size_t i = 0; i < dict.size(); ++i) {
+    if (index[i] != kNoIndex) continue;
+    bool added;
+    index[i] = table_.Intern(dict.KeyAt(i), owner_of_new[i], added);
+  }
+  tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
+    const ParsedChunk& ch = chunks[p];
+    EdgesFrom& to = from_[p];
+    const size_t n = others[p].size();
+    // No reserve: an exact one per round would copy everything received so far, every round.
+    auto at = [&](size_t j) {
+      return index[mode == IdMode::kNarrow ? ch.narrow[j] : static_cast<uint32_t>(ch.wide[j])];
+    };
+    for (size_t e = 0; e < n; ++e) {
+      to.src.push_back(at(2 * e));
+      to.dst.push_back(at(2 * e + 1));
+    }
+    if (keep_weights()) to.weights.insert(to.weights.end(), ch.weights.begin(), ch.weights.end());
+  });
+  return absl::OkStatus();
+}
+
+absl::Status PartitionLoader::Resolve(bool& weighted) {
+  std::string mine;
+  Put(mine, vertex_lines_);
+  Put(mine, edge_lines_);
+  Put(mine, first_with_weight_);
+  Put(mine, first_without_weight_);
+  failure_.Encode(mine);
+  auto all = AllGather(exchange_, mine);
+  if (!all.ok()) return all.status();
+  std::vector<uint64_t> vbase(size_ + 1, 0), ebase(size_ + 1, 0);
+  Failure best, with, without;
+  for (uint32_t p = 0; p < size_; ++p) {
+    Reader r((*all)[p]);
+    uint64_t vl, el, fw, fwo;
+    Failure f;
+    if (!r.Get(vl) || !r.Get(el) || !r.Get(fw) || !r.Get(fwo) || !f.Decode(r)) return Malformed();
+    vbase[p + 1] = vbase[p] + vl;
+    ebase[p + 1] = ebase[p] + el;
+    if (f.set) Note(best, f);
+    if (fw != 0 && !with.set) {
+      with.set = true;
+      with.share = p;
+      with.line = fw;
+    }
+    if (fwo != 0 && !without.set) {
+      without.set = true;
+      without.share = p;
+      without.line = fwo;
+    }
+  }
+  weighted = keep_weights() && with.set;
+  if (weighted && without.set) {
+    Failure f;
+    f.kind = kMissingWeight;
+    f.share = without.share;
+    f.line = without.line;
+    f.aux_share = with.share;
+    f.aux_line = with.line;
+    f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
+    Note(best, std::move(f));
+  }
+  if (!best.set) return absl::OkStatus();
+  const auto code = static_cast<absl::StatusCode>(best.code);
+  if (best.kind == kIo || best.kind == kInternal) return absl::Status(code, best.text);
+  const bool in_vertices = best.kind == kVertexParse || best.kind == kListedTwice;
+  const std::vector<uint64_t>& base = in_vertices ? vbase : ebase;
+  const std::string& file = in_vertices ? vertex_file_ : edge_file_;
+  const uint64_t line = base[best.share] + best.line;
+  const uint64_t aux = base[best.aux_share] + best.aux_line;
+  std::string message = best.kind == kListedTwice     ? io::ListedTwiceMessage(best.text, aux)
+                        : best.kind == kMissingWeight ? io::MissingWeightMessage(aux)
+                                                      : best.text;
+  return absl::Status(code, absl::StrCat(file, ":", line, ": ", message));
+}
+
+bool KeyLess(const TextKey& a, const TextKey& b) { return a < b; }
+
+absl::Status PartitionLoader::Rank() {
+  // This worker's vertices in ID order.
+  std::vector<uint32_t> own;
+  for (uint32_t v = 0; v < table_.size(); ++v) {
+    if (table_.owned[v]) own.push_back(v);
+  }
+  tbb::parallel_sort(own.begin(), own.end(), [&](uint32_t a, uint32_t b) {
+    return KeyLess(table_.KeyAt(a), table_.KeyAt(b));
+  });
+  // Samples, evenly spaced; the same splitters everywhere.
+  const size_t samples = std::min<size_t>(own.size(), 64);
+  std::string mine;
+  for (size_t j = 0; j < samples; ++j) {
+    PutKey(mine, IdCoding::kTagged, table_.KeyAt(own[j * own.size() / samples]));
+  }
+  auto gathered = AllGather(exchange_, mine);
+  if (!gathered.ok()) return gathered.status();
+  std::vector<TextKey> all;
+  for (const std::string& s : *gathered) {
+    Reader r(s);
+    while (!r.empty()) {
+      TextKey k;
+      if (!GetKey(r, IdCoding::kTagged, k)) return Malformed();
+      all.push_back(k);
+    }
+  }
+  std::sort(all.begin(), all.end(), KeyLess);
+  std::vector<TextKey> splitters;
+  if (!all.empty()) {
+    for (uint32_t b = 1; b < size_; ++b) splitters.push_back(all[b * all.size() / size_]);
+  }
+  // Send each name to the worker whose rank range it falls in (a contiguous run per worker).
+  std::vector<size_t> run_begin(size_ + 1, own.size());
+  run_begin[0] = 0;
+  {
+    size_t i = 0;
+    for (uint32_t b = 0; b < size_; ++b) {
+      run_begin[b] = i;
+      while (i < own.size() &&
+             (b + 1 >= size_ || splitters.empty() || KeyLess(table_.KeyAt(own[i]), splitters[b])))
+        ++i;
+    }
+    run_begin[size_] = own.size();
+  }
+  std::vector<std::string> out(size_);
+  for (uint32_t b = 0; b < size_; ++b) {
+    for (size_t i = run_begin[b]; i < run_begin[b + 1]; ++i) {
+      PutKey(out[b], IdCoding::kTagged, table_.KeyAt(own[i]));
+    }
+  }
+  auto in = exchange_.AllToAll(std::move(out));
+  if (!in.ok()) return in.status();
+  struct Entry {
+    TextKey key;
+    uint32_t from;
+    uint32_t pos;
+  };
+  std::vector<Entry> range;
+  std::vector<uint32_t> run_size(size_, 0);
+  for (uint32_t p = 0; p < size_; ++p) {
+    Reader r((*in)[p]);
+    while (!r.empty()) {
+      TextKey k;
+      if (!GetKey(r, IdCoding::kTagged, k)) return Malformed();
+      range.push_back({k, p, run_size[p]++});
+    }
+  }
+  tbb::parallel_sort(range.begin(), range.end(),
+                     [](const Entry& a, const Entry& b) { return KeyLess(a.key, b.key); });
+  std::string count;
+  Put(count, static_cast<uint64_t>(range.size()));
+  auto counts = AllGather(exchange_, count);
+  if (!counts.ok()) return counts.status();
+  starts_.assign(size_ + 1, 0);
+  for (uint32_t p = 0; p < size_; ++p) {
+    Reader r((*counts)[p]);
+    uint64_t n;
+    if (!r.Get(n)) return Malformed();
+    starts_[p + 1] = starts_[p] + n;
+  }
+  if (starts_[size_] >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 vertices");
+  // Ranks back to the owners, in the order their runs came.
+  std::vector<std::vector<uint32_t>> ranks(size_);
+  for (uint32_t p = 0; p < size_; ++p) ranks[p].resize(run_size[p]);
+  for (size_t i = 0; i < range.size(); ++i) {
+    ranks[range[i].from][range[i].pos] = static_cast<uint32_t>(starts_[rank_] + i);
+    if (range[i].key.is_int) {
+      names_ints_.push_back(range[i].key.value);
+    } else {
+      names_texts_.emplace_back(range[i].key.text);
+    }
+  }
+  range = {};
+  in->clear();
+  std::vector<std::string> replies(size_);
+  for (uint32_t p = 0; p < size_; ++p) {
+    replies[p].assign(reinterpret_cast<const char*>(ranks[p].data()),
+                      ranks[p].size() * sizeof(uint32_t));
+  }
+  ranks.clear();
+  auto back = exchange_.AllToAll(std::move(replies));
+  if (!back.ok()) return back.status();
+  rank_of_.assign(table_.size(), kNoIndex);
+  for (uint32_t b = 0; b < size_; ++b) {
+    Reader r((*back)[b]);
+    for (size_t i = run_begin[b]; i < run_begin[b + 1]; ++i) {
+      if (!r.Get(rank_of_[own[i]])) return Malformed();
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PartitionLoader::AskRemotes() {
+  std::vector<std::string> out(size_);
+  std::vector<std::vector<uint32_t>> asked(size_);
+  for (uint32_t v = 0; v < table_.size(); ++v) {
+    if (table_.owned[v]) continue;
+    PutKey(out[table_.part[v]], IdCoding::kTagged, table_.KeyAt(v));
+    asked[table_.part[v]].push_back(v);
+  }
+  auto in = exchange_.AllToAll(std::move(out));
+  if (!in.ok()) return in.status();
+  std::vector<std::string> replies(size_);
+  bool unknown = false;
+  for (uint32_t p = 0; p < size_; ++p) {
+    Reader r((*in)[p]);
+    while (!r.empty()) {
+      TextKey k;
+      if (!GetKey(r, IdCoding::kTagged, k)) return Malformed();
+      const uint32_t v = table_.Find(k);
+      const bool mine = v != kNoIndex && table_.owned[v];
+      unknown |= !mine;
+      Put(replies[p], mine ? rank_of_[v] : kNoIndex);
+      Put(replies[p], mine ? table_.uuid[v] : VertexId{});
+    }
+  }
+  in->clear();
+  auto back = exchange_.AllToAll(std::move(replies));
+  if (!back.ok()) return back.status();
+  for (uint32_t p = 0; p < size_; ++p) {
+    Reader r((*back)[p]);
+    for (uint32_t v : asked[p]) {
+      if (!r.Get(rank_of_[v]) || !r.Get(table_.uuid[v])) return Malformed();
+    }
+  }
+  return unknown ? absl::InternalError("partitioned load: a vertex has no owner")
+                 : absl::OkStatus();
+}
+
+absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
+  PartitionInput result;
+  GraphInput& g = result.input;
+  const uint32_t n = table_.size();
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  tbb::parallel_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return rank_of_[a] < rank_of_[b]; });
+  std::vector<uint32_t> pos(n);
+  for (uint32_t i = 0; i < n; ++i) pos[order[i]] = i;
+  // The owned vertices' names, in the same order (the remote ones need none).
+  std::vector<uint32_t> owned_rank(n, kNoIndex);
+  uint32_t owned = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (table_.owned[order[i]]) owned_rank[i] = owned++;
+  }
+  result.vertices.owned_names.resize(owned);
+  result.vertices.uuids.resize(n);
+  result.vertices.global.resize(n);
+  result.vertices.num_global = starts_[size_];
+  tbb::parallel_for(uint32_t{0}, n, [&](uint32_t i) {
+    const uint32_t v = order[i];
+    if (owned_rank[i] != kNoIndex) {
+      result.vertices.owned_names[owned_rank[i]] = NameOf(table_.KeyAt(v));
+    }
+    result.vertices.uuids[i] = table_.uuid[v];
+    result.vertices.global[i] = rank_of_[v];
+  });
+  order = {};
+  owned_rank = {};
+  // The vertex table goes before the edge arrays are laid out, where an assembly peaks.
+  table_ = VertexTable();
+  rank_of_ = {};
+  size_t m = 0;
+  for (const EdgesFrom& e : from_) m += e.src.size();
+  if (m >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 edges are not supported");
+  // One array at a time, each sender's part freed once copied: the received edges and the laid
+  // out ones are never both held whole.
+  auto lay_out = [&](std::vector<uint32_t> EdgesFrom::*ends, std::vector<uint32_t>& into) {
+    into.resize(m);
+    size_t at = 0;
+    for (EdgesFrom& e : from_) {
+      const std::vector<uint32_t>& from = e.*ends;
+      tbb::parallel_for(size_t{0}, from.size(), [&](size_t i) { into[at + i] = pos[from[i]]; });
+      at += from.size();
+      std::vector<uint32_t>().swap(e.*ends);
+    }
+  };
+  lay_out(&EdgesFrom::src, g.src);
+  lay_out(&EdgesFrom::dst, g.dst);
+  if (weighted) {
+    g.weights.reserve(m);
+    for (EdgesFrom& e : from_) {
+      g.weights.insert(g.weights.end(), e.weights.begin(), e.weights.end());
+      std::vector<double>().swap(e.weights);
+    }
+  }
+  from_.clear();
+  g.directed = !symmetric_;
+  g.properties = properties_;
+  if (symmetric_) MakeSymmetric(g);
+  stats_.vertices_known = n;
+  stats_.edges_received = m;
+  result.names = RankNames(starts_, rank_, std::move(names_ints_), std::move(names_texts_));
+  result.stats = stats_;
+  return result;
+}
+
+absl::StatusOr<PartitionInput> PartitionLoader::Run() {
+  const std::string format = IsGraphalytics(source_)  ? "graphalytics"
+                             : source_.format.empty() ? "edgelist"
+                                                      : source_.format;
+  absl::Status setup;
+  if (format == "graphalytics") {
+    graphalytics_ = true;
+    auto files = io::ResolveGraphalytics(source_);
+    if (files.ok()) {
+      properties_ = std::move(files->properties);
+      vertex_file_ = std::move(files->vertex_file);
+      edge_file_ = std::move(files->edge_file);
+      symmetric_ = !files->directed;
+    } else {
+      setup = files.status();
+    }
+  } else if (format == "edgelist") {
+    edge_file_ = source_.path;
+    symmetric_ = source_.undirected;
+  } else {
+    setup = absl::InvalidArgumentError(absl::StrCat("graph format: unknown format '", format,
+                                                    "' (expected edgelist or graphalytics)"));
+  }
+  if (auto st = AgreeOnStatus(exchange_, setup); !st.ok()) return st;
+  if (graphalytics_) {
+    if (auto st = LoadVertexFile(vertex_file_); !st.ok()) return st;
+  }
+  // A bad vertex line anywhere ends the load before the edges, as in LoadGraph (all know it).
+  if (!vertex_stopped_) {
+    if (auto st = LoadEdgeFile(edge_file_, graphalytics_); !st.ok()) return st;
+  }
+  bool weighted = false;
+  if (auto st = Resolve(weighted); !st.ok()) return st;
+  if (auto st = Rank(); !st.ok()) return st;
+  absl::Status asked = AskRemotes();
+  if (auto st = AgreeOnStatus(exchange_, asked); !st.ok()) return st;
+  return Assemble(weighted);
+}
+
+}  // namespace
+
+uint32_t RankNames::HolderOf(uint64_t g) const {
+  auto it = std::upper_bound(starts_.begin(), starts_.end(), g);
+  return static_cast<uint32_t>(std::max<ptrdiff_t>(1, it - starts_.begin()) - 1);
+}
+
+void RankNames::Append(uint64_t g, std::string& out) const {
+  const uint64_t i = g - first();
+  if (i < ints_.size()) {
+    char buf[24];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, ints_[i]);
+    out.append(buf, end);
+  } else {
+    out += texts_[i - ints_.size()];
+  }
+}
+
+absl::StatusOr<PartitionInput> LoadPartition(const GraphSource& source, WeightUse weights,
+                                             Exchange& exchange, bool in_edges,
+                                             const PartitionLoadOptions& options) {
+  PartitionLoader loader(source, weights, exchange, in_edges, options);
+  return loader.Run();
+}
+
+absl::Status AgreeOnStatus(Exchange& exchange, const absl::Status& status) {
+  auto all = AllGather(exchange, EncodeStatus(status));
+  if (!all.ok()) return all.status();
+  for (const std::string& s : *all) {
+    Reader r(s);
+    int32_t code;
+    if (!r.Get(code)) return Malformed();
+    if (code == 0) continue;
+    std::string_view message;
+    r.GetBytes(s.size() - sizeof code, message);
+    return absl::Status(static_cast<absl::StatusCode>(code),
+                        absl::string_view(message.data(), message.size()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<bool>> HaveVertices(const Topology& topology, Exchange& exchange,
+                                               const std::vector<std::string>& names) {
+  std::string mine(names.size(), '\0');
+  for (size_t i = 0; i < names.size(); ++i) {
+    const uint32_t v = topology.Find(VertexIdFromExternal(names[i]));
+    mine[i] = v != kNoVertex && topology.external_id(v) == names[i] ? 1 : 0;
+  }
+  auto all = AllGather(exchange, mine);
+  if (!all.ok()) return all.status();
+  std::vector<bool> have(names.size(), false);
+  for (const std::string& s : *all) {
+    if (s.size() != names.size()) return Malformed();
+    for (size_t i = 0; i < names.size(); ++i) have[i] = have[i] || s[i] != 0;
+  }
+  return have;
+}
+
+absl::StatusOr<absl::flat_hash_map<uint32_t, std::string>> ResolveNames(
+    const RankNames& names, Exchange& exchange, std::vector<uint32_t> globals) {
+  std::sort(globals.begin(), globals.end());
+  globals.erase(std::unique(globals.begin(), globals.end()), globals.end());
+  const uint32_t size = exchange.size();
+  std::vector<std::string> out(size);
+  std::vector<std::vector<uint32_t>> asked(size);
+  for (uint32_t g : globals) {
+    const uint32_t holder = names.HolderOf(g);
+    if (holder >= size) return absl::InternalError("a global index out of range");
+    Put(out[holder], g);
+    asked[holder].push_back(g);
+  }
+  auto in = exchange.AllToAll(std::move(out));
+  if (!in.ok()) return in.status();
+  std::vector<std::string> replies(size);
+  for (uint32_t p = 0; p < size; ++p) {
+    Reader r((*in)[p]);
+    while (!r.empty()) {
+      uint32_t g;
+      if (!r.Get(g) || g < names.first() || g - names.first() >= names.size()) return Malformed();
+      std::string name;
+      names.Append(g, name);
+      Put(replies[p], static_cast<uint32_t>(name.size()));
+      replies[p] += name;
+    }
+  }
+  auto back = exchange.AllToAll(std::move(replies));
+  if (!back.ok()) return back.status();
+  absl::flat_hash_map<uint32_t, std::string> resolved;
+  resolved.reserve(globals.size());
+  for (uint32_t p = 0; p < size; ++p) {
+    Reader r((*back)[p]);
+    for (uint32_t g : asked[p]) {
+      uint32_t n;
+      std::string_view name;
+      if (!r.Get(n) || !r.GetBytes(n, name)) return Malformed();
+      resolved.emplace(g, std::string(name));
+    }
+  }
+  return resolved;
+}
+
+}  // namespace lockstep::bsp

@@ -1,0 +1,576 @@
+// Loading by partition (partitioned_load.h): N workers as N threads over an in-process Exchange.
+// Each worker's part must equal, field by field, what Topology::Build makes of the whole input for
+// that part; errors must be the whole-graph loader's, on every worker.
+#include "lockstep/bsp/partitioned_load.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "lockstep/bsp/app.h"
+#include "lockstep/bsp/graph.h"
+#include "lockstep/bsp/graph_input.h"
+#include "lockstep/partition/range.h"
+#include "util/temp_dir.h"
+#include "util/thread_exchange.h"
+
+namespace lockstep::bsp {
+namespace {
+
+using ::testing::HasSubstr;
+
+template <class E>
+struct Worker {
+  absl::Status status;
+  std::optional<Graph<E>> graph;
+  PartitionLoadStats stats;
+  RankNames names;
+};
+
+// Runs `body(rank, exchange)` on n threads joined by one ThreadExchangeGroup.
+template <class F>
+void OnWorkers(uint32_t n, F&& body) {
+  auto group = std::make_shared<test::ThreadExchangeGroup>(n);
+  std::vector<std::thread> threads;
+  for (uint32_t r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      test::ThreadExchange exchange(group, r);
+      body(r, exchange);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+template <class E>
+std::vector<Worker<E>> LoadOnWorkers(const GraphSource& source, WeightUse weights, uint32_t n,
+                                     bool in_edges, uint64_t round_bytes) {
+  std::vector<Worker<E>> workers(n);
+  OnWorkers(n, [&](uint32_t r, Exchange& exchange) {
+    Worker<E>& w = workers[r];
+    auto part = LoadPartition(source, weights, exchange, in_edges, {.round_bytes = round_bytes});
+    if (!part.ok()) {
+      w.status = part.status();
+      return;
+    }
+    w.stats = part->stats;
+    w.names = part->names;
+    auto split = partition::Range::Whole(n);
+    auto graph = Graph<E>::BuildPart(part->input, std::move(part->vertices), *split, r, in_edges);
+    if (!graph.ok()) {
+      w.status = graph.status();
+      return;
+    }
+    w.graph.emplace(std::move(*graph));
+  });
+  return workers;
+}
+
+template <class E>
+void ExpectSameGraph(const Graph<E>& got, const Graph<E>& want, const std::string& where) {
+  const Topology& a = got.topology();
+  const Topology& b = want.topology();
+  ASSERT_EQ(a.num_local(), b.num_local()) << where;
+  ASSERT_EQ(a.num_remote(), b.num_remote()) << where;
+  EXPECT_EQ(a.num_global(), b.num_global()) << where;
+  EXPECT_EQ(a.num_out_edges(), b.num_out_edges()) << where;
+  ASSERT_EQ(a.has_in_edges(), b.has_in_edges()) << where;
+  EXPECT_EQ(a.remote_partition_begin(), b.remote_partition_begin()) << where;
+  for (uint32_t v = 0; v < a.num_local(); ++v) {
+    ASSERT_EQ(a.id(v), b.id(v)) << where << " vertex " << v;
+    ASSERT_EQ(a.global_index(v), b.global_index(v)) << where << " vertex " << v;
+    ASSERT_EQ(a.external_id(v), b.external_id(v)) << where << " vertex " << v;
+    ASSERT_EQ(a.out_begin(v), b.out_begin(v)) << where << " vertex " << v;
+    ASSERT_EQ(a.out_end(v), b.out_end(v)) << where << " vertex " << v;
+    const auto ao = a.out_slots(v), bo = b.out_slots(v);
+    ASSERT_EQ(std::vector<uint32_t>(ao.begin(), ao.end()),
+              std::vector<uint32_t>(bo.begin(), bo.end()))
+        << where << " out-edges of " << a.external_id(v);
+    if constexpr (!std::is_same_v<E, NoValue>) {
+      const auto av = got.out_values(v), bv = want.out_values(v);
+      ASSERT_EQ(std::vector<E>(av.begin(), av.end()), std::vector<E>(bv.begin(), bv.end()))
+          << where << " out-values of " << a.external_id(v);
+    }
+    if (a.has_in_edges()) {
+      ASSERT_EQ(a.in_begin(v), b.in_begin(v)) << where << " vertex " << v;
+      const auto ai = a.in_slots(v), bi = b.in_slots(v);
+      ASSERT_EQ(std::vector<uint32_t>(ai.begin(), ai.end()),
+                std::vector<uint32_t>(bi.begin(), bi.end()))
+          << where << " in-edges of " << a.external_id(v);
+      if constexpr (!std::is_same_v<E, NoValue>) {
+        const auto av = got.in_values(v), bv = want.in_values(v);
+        ASSERT_EQ(std::vector<E>(av.begin(), av.end()), std::vector<E>(bv.begin(), bv.end()))
+            << where << " in-values of " << a.external_id(v);
+      }
+    }
+    ASSERT_EQ(a.Find(a.id(v)), v) << where;
+  }
+  for (uint32_t r = 0; r < a.num_remote(); ++r) {
+    ASSERT_EQ(a.remote_id(r), b.remote_id(r)) << where << " remote " << r;
+    ASSERT_EQ(a.remote_partition(r), b.remote_partition(r)) << where << " remote " << r;
+    ASSERT_EQ(a.SlotGlobalIndex(a.num_local() + r), b.SlotGlobalIndex(b.num_local() + r))
+        << where << " remote " << r;
+    ASSERT_EQ(a.FindRemote(a.remote_id(r)), r) << where;
+  }
+}
+
+// Loads `source` whole and on 1..4 workers (with and without in-edges, at several round sizes)
+// and compares every part; also that the rank ranges name every vertex.
+template <class E>
+void ExpectPartsEqualWhole(const GraphSource& source, WeightUse weights,
+                           const std::vector<uint64_t>& round_sizes = {7, 100, 1 << 20}) {
+  auto whole = LoadGraph(source, weights);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  for (uint32_t n = 1; n <= 4; ++n) {
+    auto split = partition::Range::Whole(n);
+    for (bool in_edges : {false, true}) {
+      for (uint64_t round : round_sizes) {
+        const std::string where = "n=" + std::to_string(n) +
+                                  " in_edges=" + std::to_string(in_edges) +
+                                  " round=" + std::to_string(round);
+        auto workers = LoadOnWorkers<E>(source, weights, n, in_edges, round);
+        for (uint32_t r = 0; r < n; ++r) {
+          ASSERT_TRUE(workers[r].status.ok())
+              << where << " worker " << r << ": " << workers[r].status;
+          auto want = Graph<E>::Build(*whole, *split, r, in_edges);
+          ASSERT_TRUE(want.ok()) << want.status();
+          ExpectSameGraph(*workers[r].graph, *want, where + " worker " + std::to_string(r));
+        }
+        // Every global index's name is held by exactly the worker whose range holds it.
+        ASSERT_EQ(workers[0].names.starts().back(), whole->num_vertices()) << where;
+        for (uint64_t g = 0; g < whole->num_vertices(); ++g) {
+          const uint32_t holder = workers[0].names.HolderOf(g);
+          ASSERT_LT(holder, n);
+          std::string name;
+          workers[holder].names.Append(g, name);
+          ASSERT_EQ(name, whole->external_ids[g]) << where << " global " << g;
+        }
+      }
+    }
+  }
+}
+
+// The same error, on every worker, as LoadGraph gives.
+void ExpectSameError(const GraphSource& source, WeightUse weights,
+                     const std::vector<uint64_t>& round_sizes = {5, 64, 1 << 20}) {
+  auto whole = LoadGraph(source, weights);
+  ASSERT_FALSE(whole.ok()) << "the whole-graph load succeeded";
+  for (uint32_t n = 1; n <= 4; ++n) {
+    for (uint64_t round : round_sizes) {
+      auto workers = LoadOnWorkers<NoValue>(source, weights, n, true, round);
+      for (uint32_t r = 0; r < n; ++r) {
+        EXPECT_EQ(workers[r].status, whole.status())
+            << "n=" << n << " round=" << round << " worker " << r;
+      }
+    }
+  }
+}
+
+enum class Ids { kSmall, kWide, kText, kMixed };
+
+// A random edge list with the awkward spellings: comments, blank lines, tabs, CRLF, self-loops,
+// repeated edges; weights if asked for.
+std::string RandomEdgeList(uint64_t seed, Ids ids, uint32_t vertices, uint32_t edges, bool weights,
+                           bool crlf = false, bool final_newline = true) {
+  std::mt19937_64 rng(seed);
+  auto name = [&](uint64_t v) -> std::string {
+    switch (ids) {
+      case Ids::kSmall:
+        return std::to_string(v * 3 + 1);
+      case Ids::kWide:
+        return std::to_string((uint64_t{1} << 33) + v * 1000003);
+      case Ids::kText:
+        return "v" + std::to_string(v * 7 % 1000) + "-" + std::to_string(v);
+      case Ids::kMixed:
+        break;
+    }
+    switch (v % 5) {
+      case 0:
+        return std::to_string(v);
+      case 1:
+        return "n" + std::to_string(v);
+      case 2:
+        return "00" + std::to_string(v);  // not canonical: text
+      case 3:
+        return std::to_string(18446744073709551615ull - v);
+      default:
+        return "3f1c2a58-9d4e-4b7a-8c35-" + std::to_string(100000000000ull + v);
+    }
+  };
+  const std::string nl = crlf ? "\r\n" : "\n";
+  std::string text = "# a random graph" + nl;
+  for (uint32_t e = 0; e < edges; ++e) {
+    const uint64_t s = rng() % vertices;
+    const uint64_t d = rng() % 7 == 0 ? s : rng() % vertices;
+    const uint64_t roll = rng() % 50;
+    if (roll == 0) text += nl;
+    if (roll == 1) text += "% note" + nl;
+    text += name(s) + (roll == 2 ? "\t" : " ") + name(d);
+    if (weights) text += " " + std::to_string(rng() % 9) + (rng() % 2 ? ".5" : "");
+    text += nl;
+    if (roll == 3) {  // a repeated edge
+      text += name(s) + " " + name(d) + (weights ? " 1" : "") + nl;
+    }
+  }
+  if (!final_newline) text.resize(text.size() - nl.size());
+  return text;
+}
+
+class PartitionedLoadTest : public ::testing::Test {
+ protected:
+  test::TempDir dir_;
+};
+
+TEST_F(PartitionedLoadTest, IntegerIdsEqualWholeBuild) {
+  const std::string path = dir_.Write("small.el", RandomEdgeList(1, Ids::kSmall, 60, 300, false));
+  ExpectPartsEqualWhole<NoValue>({.path = path}, WeightUse::kIgnore);
+}
+
+TEST_F(PartitionedLoadTest, WideIdsEqualWholeBuild) {
+  const std::string path = dir_.Write("wide.el", RandomEdgeList(2, Ids::kWide, 50, 200, false));
+  ExpectPartsEqualWhole<NoValue>({.path = path}, WeightUse::kIgnore);
+}
+
+TEST_F(PartitionedLoadTest, TextIdsEqualWholeBuild) {
+  const std::string path = dir_.Write("text.el", RandomEdgeList(3, Ids::kText, 50, 200, false));
+  ExpectPartsEqualWhole<NoValue>({.path = path}, WeightUse::kIgnore);
+}
+
+TEST_F(PartitionedLoadTest, MixedIdsEqualWholeBuild) {
+  const std::string path = dir_.Write("mixed.el", RandomEdgeList(4, Ids::kMixed, 70, 250, false));
+  ExpectPartsEqualWhole<NoValue>({.path = path}, WeightUse::kIgnore);
+}
+
+TEST_F(PartitionedLoadTest, UndirectedEqualsWholeBuild) {
+  for (Ids ids : {Ids::kSmall, Ids::kMixed}) {
+    const std::string path = dir_.Write("u.el", RandomEdgeList(5, ids, 40, 160, false));
+    ExpectPartsEqualWhole<NoValue>({.path = path, .undirected = true}, WeightUse::kIgnore);
+  }
+}
+
+TEST_F(PartitionedLoadTest, WeightsEqualWholeBuild) {
+  const std::string path = dir_.Write("w.el", RandomEdgeList(6, Ids::kSmall, 40, 200, true));
+  ExpectPartsEqualWhole<double>({.path = path}, WeightUse::kNonNegative);
+  ExpectPartsEqualWhole<double>({.path = path, .undirected = true}, WeightUse::kNonNegative);
+  // Weights that are not asked for are not kept: every edge value is 1.
+  ExpectPartsEqualWhole<double>({.path = path}, WeightUse::kIgnore, {64});
+  // An unweighted input gives the default weight.
+  const std::string plain = dir_.Write("p.el", RandomEdgeList(7, Ids::kText, 30, 90, false));
+  ExpectPartsEqualWhole<double>({.path = plain}, WeightUse::kNonNegative, {64});
+}
+
+TEST_F(PartitionedLoadTest, CrlfAndNoFinalNewline) {
+  const std::string path =
+      dir_.Write("crlf.el", RandomEdgeList(8, Ids::kMixed, 30, 100, true, true, false));
+  ExpectPartsEqualWhole<double>({.path = path}, WeightUse::kNonNegative);
+}
+
+TEST_F(PartitionedLoadTest, EmptyAndTinyInputsLeaveSharesEmpty) {
+  for (const std::string text : {"", "\n", "# only a comment\n", "1 2", "1 1\n", "a b\nb a\n"}) {
+    const std::string path = dir_.Write("tiny.el", text);
+    ExpectPartsEqualWhole<NoValue>({.path = path}, WeightUse::kIgnore, {1, 1 << 20});
+    ExpectPartsEqualWhole<NoValue>({.path = path, .undirected = true}, WeightUse::kIgnore, {3});
+  }
+  // A long line: every other share is empty.
+  const std::string path = dir_.Write("long.el", "x" + std::string(500, '7') + " 2 1\n2 3 1\n");
+  ExpectPartsEqualWhole<double>({.path = path}, WeightUse::kNonNegative, {10});
+}
+
+class GraphalyticsPartitionTest : public PartitionedLoadTest {
+ protected:
+  std::string Write(const std::string& v, const std::string& e, bool directed) {
+    dir_.Write("g.v", v);
+    dir_.Write("g.e", e);
+    return dir_.Write("g.properties", std::string("graph.g.vertex-file = g.v\n") +
+                                          "graph.g.edge-file = g.e\ngraph.g.directed = " +
+                                          (directed ? "true" : "false") + "\n");
+  }
+};
+
+TEST_F(GraphalyticsPartitionTest, IsolatedVerticesSelfLoopsAndRepeatedEdges) {
+  for (bool directed : {true, false}) {
+    const std::string path =
+        Write("1\n2\n3\n4\n99\n# c\n100\n", "1 2 0.5\n2 2 1\n3 1 2\n1 2 3\n99 3 4\n", directed);
+    ExpectPartsEqualWhole<double>({.path = path}, WeightUse::kNonNegative);
+    ExpectPartsEqualWhole<NoValue>({.path = path}, WeightUse::kIgnore);
+  }
+  // Text IDs, and a random graph whose vertex file lists more vertices than the edges name.
+  std::string v;
+  for (int i = 0; i < 80; ++i) v += (i % 3 ? "x" : "") + std::to_string(i) + "\n";
+  std::mt19937_64 rng(9);
+  std::string e;
+  for (int i = 0; i < 200; ++i) {
+    auto pick = [&] {
+      const int x = static_cast<int>(rng() % 60);
+      return (x % 3 ? "x" : "") + std::to_string(x);
+    };
+    e += pick() + " " + pick() + "\n";
+  }
+  ExpectPartsEqualWhole<NoValue>({.path = Write(v, e, true)}, WeightUse::kIgnore);
+  ExpectPartsEqualWhole<NoValue>({.path = Write(v, e, false)}, WeightUse::kIgnore);
+}
+
+TEST_F(PartitionedLoadTest, BadLinesGiveEveryWorkerLoadGraphsError) {
+  const std::string good = RandomEdgeList(10, Ids::kSmall, 40, 120, true);
+  std::vector<size_t> starts = {0};
+  for (size_t i = 0; i + 1 < good.size(); ++i) {
+    if (good[i] == '\n') starts.push_back(i + 1);
+  }
+  // A bad line at several places, one of them in the share of worker 2 of 4, and two bad lines of
+  // different kinds (a parse error wins over an earlier missing weight, as in LoadGraph).
+  const std::vector<std::string> bad = {"5\n",      "1 2 x\n",   "1 2\n",
+                                        "1 2 -3\n", "1 2 inf\n", "1 2 3 4\n"};
+  for (const std::string& line : bad) {
+    for (size_t at : {size_t{1}, starts.size() / 2 + 3, starts.size() * 5 / 8, starts.size() - 1}) {
+      std::string text = good;
+      text.insert(starts[at], line);
+      ExpectSameError({.path = dir_.Write("bad.el", text)}, WeightUse::kNonNegative);
+    }
+  }
+  std::string two = good;
+  two.insert(starts[starts.size() - 2], "1 2 3 4\n");
+  two.insert(starts[2], "1 2\n");
+  ExpectSameError({.path = dir_.Write("two.el", two)}, WeightUse::kNonNegative);
+  std::string missing_then_negative = good;
+  missing_then_negative.insert(starts[starts.size() - 2], "1 2\n");
+  missing_then_negative.insert(starts[3], "1 2 -1\n");
+  ExpectSameError({.path = dir_.Write("mn.el", missing_then_negative)}, WeightUse::kNonNegative);
+  // The first weightless line is in a late share, the first weighted one in an early share.
+  ExpectSameError({.path = dir_.Write("late.el", "1 2 1\n" + std::string(200, '\n') + "2 3\n")},
+                  WeightUse::kNonNegative);
+  ExpectSameError({.path = dir_.Write("early.el", "1 2\n" + std::string(200, '\n') + "2 3 1\n")},
+                  WeightUse::kNonNegative);
+}
+
+TEST_F(PartitionedLoadTest, BadLineInWorkerTwosShare) {
+  // 4 workers over 400 lines of "i i+1": worker 2's share starts near line 201.
+  std::string text;
+  for (int i = 0; i < 400; ++i) {
+    text += i == 250 ? std::string("7 8 9 10\n")
+                     : std::to_string(i) + " " + std::to_string(i + 1) + "\n";
+  }
+  const std::string path = dir_.Write("share2.el", text);
+  auto workers = LoadOnWorkers<NoValue>({.path = path}, WeightUse::kIgnore, 4, false, 1 << 20);
+  for (const auto& w : workers) {
+    EXPECT_EQ(w.status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(std::string(w.status.message()),
+              path + ":251: expected 'src dst [weight]', found 4 fields");
+  }
+}
+
+TEST_F(GraphalyticsPartitionTest, ErrorsAreLoadGraphsOnEveryWorker) {
+  std::string many;
+  for (int i = 0; i < 100; ++i) many += std::to_string(i * 2) + "\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"1\n2\n# c\n3\n2\n3\n", "1 2\n"},                        // listed twice
+      {many + "40\n" + many.substr(0, 30), "0 2\n"},            // listed twice, across shares
+      {many, "0 2\n4 6\n" + std::string(300, '\n') + "8 7\n"},  // unlisted, in a late share
+      {many, "0 2\n4 x\n"},                                     // a text ID in an integer graph
+      {"a\nb\n", "a b\nb c\n"},                                 // unlisted text ID
+      {many + "1 2\n", "0 2\n"},                                // a bad vertex line
+      {many, "0 2 1\n4 6\n"},                                   // missing weight
+      {many, "0 2 1\n4 6 -1\n1 2\n"},                           // unlisted beats negative
+      {many + "400\n400\n", "0 2\n4 6 7\n"},  // an edge parse error beats a repeat
+  };
+  for (const auto& [v, e] : cases) {
+    for (bool directed : {true, false}) {
+      ExpectSameError({.path = Write(v, e, directed)}, WeightUse::kNonNegative);
+    }
+  }
+}
+
+TEST_F(PartitionedLoadTest, SetupErrorsAreLoadGraphs) {
+  ExpectSameError({.path = dir_.File("missing.el")}, WeightUse::kIgnore);
+  ExpectSameError({.path = dir_.path().string()}, WeightUse::kIgnore);
+  ExpectSameError({.path = dir_.Write("x.el", "1 2\n"), .format = "csv"}, WeightUse::kIgnore);
+  ExpectSameError({.path = dir_.Write("x.properties", "graph.g.edge-file = g.e\n")},
+                  WeightUse::kIgnore);
+}
+
+// No worker reads or holds the whole graph: each parses about its share of the lines and receives
+// only the edges with an end it owns.
+TEST_F(PartitionedLoadTest, NoWorkerHoldsTheWholeGraph) {
+  const uint32_t kVertices = 4000, kEdges = 40000;
+  const std::string path =
+      dir_.Write("big.el", RandomEdgeList(11, Ids::kSmall, kVertices, kEdges, false));
+  auto whole = LoadGraph({.path = path}, WeightUse::kIgnore);
+  ASSERT_TRUE(whole.ok());
+  for (bool in_edges : {false, true}) {
+    auto workers = LoadOnWorkers<NoValue>({.path = path}, WeightUse::kIgnore, 4, in_edges, 4096);
+    uint64_t lines = 0, records = 0;
+    for (const auto& w : workers) {
+      ASSERT_TRUE(w.status.ok()) << w.status;
+      lines += w.stats.lines_parsed;
+      records += w.stats.records_parsed;
+      const double edges = static_cast<double>(whole->num_edges());
+      EXPECT_LT(w.stats.records_parsed, 0.3 * edges);
+      EXPECT_LT(w.stats.edges_received, (in_edges ? 0.6 : 0.35) * edges);
+      EXPECT_LT(w.graph->topology().num_local(), 0.3 * whole->num_vertices());
+      EXPECT_GT(w.stats.rounds, 2u);
+    }
+    EXPECT_EQ(records, whole->num_edges());  // each line parsed by one worker
+  }
+}
+
+TEST_F(PartitionedLoadTest, HaveVerticesAndResolveNames) {
+  const std::string path = dir_.Write("n.el", RandomEdgeList(12, Ids::kMixed, 50, 150, false));
+  auto whole = LoadGraph({.path = path}, WeightUse::kIgnore);
+  ASSERT_TRUE(whole.ok());
+  const std::vector<std::string> names = {whole->external_ids[0], "no-such-vertex",
+                                          whole->external_ids.back(), "7777777"};
+  for (uint32_t n = 1; n <= 4; ++n) {
+    std::vector<absl::StatusOr<std::vector<bool>>> have(n, std::vector<bool>{});
+    std::vector<absl::StatusOr<absl::flat_hash_map<uint32_t, std::string>>> resolved(
+        n, absl::flat_hash_map<uint32_t, std::string>{});
+    OnWorkers(n, [&](uint32_t r, Exchange& exchange) {
+      auto part = LoadPartition({.path = path}, WeightUse::kIgnore, exchange, false);
+      ASSERT_TRUE(part.ok()) << part.status();
+      auto split = partition::Range::Whole(n);
+      RankNames rank_names = part->names;
+      auto graph =
+          Graph<NoValue>::BuildPart(part->input, std::move(part->vertices), *split, r, false);
+      ASSERT_TRUE(graph.ok());
+      have[r] = HaveVertices(graph->topology(), exchange, names);
+      // Each worker asks for the labels of its vertices' out-neighbours.
+      std::vector<uint32_t> globals;
+      const Topology& t = graph->topology();
+      for (uint32_t v = 0; v < t.num_local(); ++v) {
+        for (uint32_t s : t.out_slots(v)) globals.push_back(t.SlotGlobalIndex(s));
+      }
+      resolved[r] = ResolveNames(rank_names, exchange, globals);
+      ASSERT_TRUE(resolved[r].ok());
+      for (uint32_t g : globals) ASSERT_EQ(resolved[r]->at(g), whole->external_ids[g]);
+    });
+    for (uint32_t r = 0; r < n; ++r) {
+      ASSERT_TRUE(have[r].ok());
+      EXPECT_EQ(*have[r], (std::vector<bool>{true, false, true, false})) << n;
+    }
+  }
+}
+
+// A one-superstep program whose value is a vertex: the smallest global index among a vertex and
+// its neighbours, printed as that vertex's ID. It sends nothing, so each worker's engine runs
+// alone; what it exercises is the runner: the partitioned load, the facts Make checks, and the
+// collective lookup of names in CompleteJob.
+struct NearestProgram {
+  using VertexValue = uint32_t;
+  using EdgeValue = double;
+  using Message = uint32_t;
+  static constexpr bool kNeedsInEdges = true;
+
+  void Compute(Context<NearestProgram>& ctx, std::span<const uint32_t>) const {
+    uint32_t best = ctx.global_index();
+    for (uint32_t slot : ctx.out_slots()) best = std::min(best, ctx.SlotGlobalIndex(slot));
+    for (uint32_t slot : ctx.in_slots()) best = std::min(best, ctx.SlotGlobalIndex(slot));
+    ctx.value() = best;
+    ctx.VoteToHalt();
+  }
+};
+
+struct NearestApp {
+  using Program = NearestProgram;
+  static constexpr WeightUse kWeights = WeightUse::kNonNegative;
+  static std::vector<std::string> NamedVertices(const Params& params) {
+    return {ParamString(params, "must-have")};
+  }
+  static absl::StatusOr<Program> Make(const Params& params, const GraphFacts& facts) {
+    if (facts.Lacks(ParamString(params, "must-have"))) {
+      return ParamError("must-have", "not in the graph");
+    }
+    return Program{};
+  }
+  static void Format(const Program&, uint32_t label, const VertexNames& names, std::string& out) {
+    names.Append(label, out);
+  }
+};
+
+// The sorted lines of the files.
+std::vector<std::string> SortedLines(const std::vector<std::string>& paths) {
+  std::vector<std::string> lines;
+  for (const auto& path : paths) {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// Runs NearestApp as `run` does (worker_count 1, no exchange), or as n workers with an exchange,
+// or (exchange false) as n workers that each load the whole input; returns each process's status
+// and the output paths.
+std::pair<std::vector<absl::Status>, std::vector<std::string>> RunNearest(const test::TempDir& dir,
+                                                                          const GraphSource& graph,
+                                                                          const Params& params,
+                                                                          uint32_t n,
+                                                                          bool exchange) {
+  std::vector<absl::Status> status(n);
+  std::vector<std::string> outputs(n);
+  OnWorkers(n, [&](uint32_t r, Exchange& ex) {
+    JobDetails details;
+    details.job_id = "job";
+    details.params = params;
+    details.graph = graph;
+    details.output = dir.File("part-" + std::to_string(n) + "-" + std::to_string(r));
+    details.worker_index = r;
+    details.worker_count = n;
+    details.exchange = exchange ? &ex : nullptr;
+    outputs[r] = details.output;
+    ProgramRunner<NearestApp> runner;
+    auto executor = runner.StartJob(details, LocalExecutorFactory());
+    if (!executor.ok()) {
+      status[r] = executor.status();
+      return;
+    }
+    if (auto st = (*executor)->RunToCompletion(); !st.ok()) {
+      status[r] = st;
+      return;
+    }
+    status[r] = runner.CompleteJob(details).status();
+  });
+  return {status, outputs};
+}
+
+TEST_F(PartitionedLoadTest, RunnerLoadsByPartitionWhenGivenAnExchange) {
+  const std::string path = dir_.Write("r.el", RandomEdgeList(13, Ids::kMixed, 60, 200, true));
+  auto whole = LoadGraph({.path = path}, WeightUse::kNonNegative);
+  ASSERT_TRUE(whole.ok());
+  const Params params = {{"must-have", whole->external_ids[5]}};
+  auto [local_status, local_out] = RunNearest(dir_, {.path = path}, params, 1, false);
+  ASSERT_TRUE(local_status[0].ok()) << local_status[0];
+  const std::vector<std::string> want = SortedLines(local_out);
+  ASSERT_EQ(want.size(), whole->num_vertices());
+  for (uint32_t n = 1; n <= 4; ++n) {
+    for (bool exchange : {true, false}) {
+      auto [status, out] = RunNearest(dir_, {.path = path}, params, n, exchange);
+      for (const auto& st : status) ASSERT_TRUE(st.ok()) << st;
+      EXPECT_EQ(SortedLines(out), want) << n << " workers, exchange " << exchange;
+    }
+  }
+  // A parameter naming a vertex the graph lacks fails every worker alike, as it fails `run`.
+  const Params missing = {{"must-have", "no-such-vertex"}};
+  auto run_status = RunNearest(dir_, {.path = path}, missing, 1, false).first;
+  EXPECT_EQ(run_status[0], ParamError("must-have", "not in the graph"));
+  for (uint32_t n = 2; n <= 3; ++n) {
+    for (const auto& st : RunNearest(dir_, {.path = path}, missing, n, true).first) {
+      EXPECT_EQ(st, run_status[0]);
+    }
+  }
+  // So does a bad line, with the whole-graph loader's error.
+  const std::string bad = dir_.Write("bad.el", "1 2 1\n2 3 1\n3 4 x\n");
+  auto bad_run = RunNearest(dir_, {.path = bad}, params, 1, false).first;
+  auto bad_parts = RunNearest(dir_, {.path = bad}, params, 3, true).first;
+  for (const auto& st : bad_parts) EXPECT_EQ(st, bad_run[0]);
+}
+
+}  // namespace
+}  // namespace lockstep::bsp
