@@ -272,6 +272,34 @@ std::vector<std::string> Cat(std::vector<std::string> a, const std::vector<std::
   return a;
 }
 
+// Each worker reads only its share of the input: a bad line in the last worker's share fails the
+// job on every worker with the file and the line in the whole file, publishes nothing, and the
+// master serves the next job (once the file is mended).
+TEST_F(FaultTest, ABadLineInTheLastWorkersShareNamesTheFileAndItsLine) {
+  const std::string good = FaultGraph();
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < good.size();) {
+    const size_t nl = good.find('\n', at);
+    lines.push_back(good.substr(at, nl - at));
+    at = nl + 1;
+  }
+  ASSERT_GT(lines.size(), 850u);
+  lines[849] = "849";  // one ID: line 850 of the file, in the last third of its bytes
+  std::string bad;
+  for (const std::string& l : lines) bad += l + "\n";
+  WriteFile(graph_, bad);
+  Process& master = cluster_.StartMaster(
+      MasterArgs({"--every", "1s", "--min-workers", "3", "--max-workers", "3"}));
+  ASSERT_NE(cluster_.port(), 0);
+  std::vector<Process*> workers;
+  for (int i = 0; i < 3; ++i) workers.push_back(&cluster_.StartWorker());
+  ASSERT_TRUE(master.WaitForLog("aborted: ", 30s)) << master.Log();
+  WriteFile(graph_, good);
+  const std::string where = graph_.string() + ":850: ";
+  const std::string failed = ExpectFailedThenServed(workers, where, where);
+  StopAndCheckPublished(failed, 3);
+}
+
 TEST_F(FaultTest, WorkerKilledMidSuperstepFailsTheJobWithin10sAndTheNextJobRuns) {
   Process& master =
       cluster_.StartMaster(MasterArgs(Cat({"--every", "1s", "--min-workers", "2"}, kSlow)));
