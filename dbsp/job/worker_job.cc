@@ -341,6 +341,8 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
     engine.aggregators().set_count_outside_compute(false);
     bsp::Callbacks wrapped;
     wrapped.pre_step = [&job, user](uint64_t s) -> absl::Status {
+      // What the load's exchanges sent is not a superstep's relay.
+      if (s == 0) job.TakeRelayedCounts();
       Step entry;
       entry.barrier = Barrier::kPre;
       entry.superstep = s;
