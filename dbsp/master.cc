@@ -27,21 +27,21 @@ using protocol::Barrier;
 constexpr auto kHangUpGrace = std::chrono::seconds(5);
 
 // A job's key: random bytes that admit a peer's batch to this job and no other.
-std::string NewJobKey() {
+// A random (v4) UUID; the generator is shared and not thread-safe.
+boost::uuids::uuid RandomUuid() {
   static std::mutex mu;
   static boost::uuids::random_generator gen;
   std::lock_guard<std::mutex> lock(mu);
-  const boost::uuids::uuid u = gen();
+  return gen();
+}
+
+std::string NewJobKey() {
+  const boost::uuids::uuid u = RandomUuid();
   static_assert(sizeof(u.data) == transport::kJobKeyBytes);
   return std::string(reinterpret_cast<const char*>(u.data), sizeof(u.data));
 }
 
-std::string NewJobId() {
-  static std::mutex mu;
-  static boost::uuids::random_generator gen;
-  std::lock_guard<std::mutex> lock(mu);
-  return boost::uuids::to_string(gen());
-}
+std::string NewJobId() { return boost::uuids::to_string(RandomUuid()); }
 
 int64_t NowUnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(

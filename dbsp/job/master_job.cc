@@ -29,7 +29,8 @@ MasterJob::MasterJob(std::vector<transport::WorkerStream*> streams, std::vector<
       names_(std::move(names)),
       peer_timeout_(peer_timeout),
       protocol_(static_cast<uint32_t>(streams_.size())),
-      opened_at_(Clock::now()) {}
+      opened_at_(Clock::now()),
+      waiting_(streams_.size(), false) {}
 
 void MasterJob::FlushAll() {
   for (transport::WorkerStream* s : streams_) s->Flush();
@@ -67,7 +68,7 @@ void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
         std::lock_guard<std::mutex> lock(mu_);
         if (!status_.ok()) return;
         refused = protocol_.Enter(worker, std::move(*step));
-        if (worker < waiting_.size()) waiting_[worker] = false;
+        waiting_[worker] = false;
         if (refused.ok() && protocol_.complete()) changed_.notify_all();
       }
       if (!refused.ok()) Violation(worker, std::string(refused.message()));
@@ -104,7 +105,6 @@ void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
     }
     case v1::WorkerPayload::kWaiting: {
       std::lock_guard<std::mutex> lock(mu_);
-      waiting_.resize(num_workers());
       waiting_[worker] = true;
       return;
     }
@@ -177,7 +177,6 @@ absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
       late_ = protocol_.missing();
       // A late worker that waits for others in an exchange is held up, not the cause: name the
       // ones it waits for (unless every late worker says it waits).
-      waiting_.resize(num_workers());
       for (uint32_t w : late_) {
         if (!waiting_[w]) late.push_back(names_[w]);
       }

@@ -292,7 +292,7 @@ void WorkerJob::Finish(const absl::Status& local_error) {
       }
       if (!failed_by_master_) report = std::string(status_.message().substr(0, kReportBytes));
       // The job failed because a peer could not be reached: say which, for the master to blame.
-      if (links_ != nullptr && links_->unreachable() && status_ == links_->Drain()) {
+      if (links_ != nullptr && links_->unreachable() && status_ == links_->status()) {
         unreachable = *links_->unreachable() + 1;
       }
     }

@@ -320,6 +320,11 @@ void PeerLinks::Cancel(absl::Status reason) {
   for (auto& context : in_flight) context->TryCancel();
 }
 
+absl::Status PeerLinks::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
 std::optional<uint32_t> PeerLinks::unreachable() const {
   std::lock_guard<std::mutex> lock(mu_);
   return unreachable_;

@@ -113,6 +113,8 @@ class PeerLinks {
   // The peer whose call failed for want of a connection or an answer in time (not a refusal), if
   // that is why the links failed.
   std::optional<uint32_t> unreachable() const;
+  // OK, or why the links failed (the first failed call, or the cancellation's reason).
+  absl::Status status() const;
   // Bytes and batches sent so far.
   uint64_t sent_bytes() const;
   uint64_t sent_batches() const;
