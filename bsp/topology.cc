@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "free_memory.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
 #include "tbb/task_arena.h"
@@ -227,8 +228,6 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
   Release(owner);
   Release(needed);
   Release(remotes);
-  t.remote_index_.reserve(t.remote_ids_.size());
-  for (uint32_t r = 0; r < t.remote_ids_.size(); ++r) t.remote_index_.emplace(t.remote_ids_[r], r);
   std::partial_sum(t.remote_partition_begin_.begin(), t.remote_partition_begin_.end(),
                    t.remote_partition_begin_.begin());
 
@@ -284,6 +283,8 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
   std::vector<uint64_t> heads;
   const bool rotate =
       symmetric && in_edges && (input_edge_of_in == nullptr || input_edge_of_out != nullptr);
+  // The vertex tables' temporaries are gone; what malloc kept of them goes back before the CSR.
+  ReturnFreedMemory();
   build_csr(input.src, input.dst, t.out_offsets_, t.out_targets_, input_edge_of_out,
             rotate ? &heads : nullptr);
   bool rotated = false;

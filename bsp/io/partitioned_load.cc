@@ -24,6 +24,7 @@
 #include "lockstep/bsp/partitioned_load.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +39,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "free_memory.h"
 #include "io/parse.h"
 #include "lockstep/bsp/vertex_id.h"
 #include "tbb/parallel_for.h"
@@ -358,21 +360,45 @@ class ShareIds {
 
 class VertexTable {
  public:
-  uint32_t Find(const TextKey& k) const {
-    if (k.is_int) {
-      auto it = ints_.find(k.value);
-      return it == ints_.end() ? kNoIndex : it->second;
-    }
-    auto it = texts_.find(Absl(k.text));
+  uint32_t Find(const TextKey& k) const { return k.is_int ? FindInt(k.value) : FindText(k.text); }
+  uint32_t FindInt(uint64_t value) const {
+    if (value < direct_.size()) return direct_[value];
+    auto it = ints_.find(value);
+    return it == ints_.end() ? kNoIndex : it->second;
+  }
+  uint32_t FindText(std::string_view text) const {
+    auto it = texts_.find(Absl(text));
     return it == texts_.end() ? kNoIndex : it->second;
+  }
+  // Integer IDs below `limit` are then looked up in a direct table (an array indexed by the ID),
+  // not hashed: the receiving side of a load looks up two IDs per edge. The caller bounds the
+  // table by what it holds anyway (docs/design.md §4), so the table never follows the ID space
+  // of a sparse-ID graph.
+  void CoverIntegersBelow(uint64_t limit) {
+    if (limit <= direct_.size()) return;
+    const uint64_t old = direct_.size();
+    direct_.resize(limit, kNoIndex);
+    for (auto it = ints_.begin(); it != ints_.end();) {
+      if (it->first >= old && it->first < limit) {
+        direct_[it->first] = it->second;
+        ints_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
   }
   // The index of `k`, added (not owned, partition `part`) if new.
   uint32_t Intern(const TextKey& k, uint32_t owner, bool& added) {
     const uint32_t next = static_cast<uint32_t>(value_.size());
     added = false;
     if (k.is_int) {
-      auto [it, inserted] = ints_.emplace(k.value, next);
-      if (!inserted) return it->second;
+      if (k.value < direct_.size()) {
+        if (direct_[k.value] != kNoIndex) return direct_[k.value];
+        direct_[k.value] = next;
+      } else {
+        auto [it, inserted] = ints_.emplace(k.value, next);
+        if (!inserted) return it->second;
+      }
       value_.push_back(k.value);
       text_.push_back(kNoIndex);
     } else {
@@ -400,17 +426,72 @@ class VertexTable {
   std::vector<uint32_t> part;
 
  private:
-  absl::flat_hash_map<uint64_t, uint32_t> ints_;
+  std::vector<uint32_t> direct_;                  // integer ID -> index, for IDs below its size
+  absl::flat_hash_map<uint64_t, uint32_t> ints_;  // the other integer IDs
   absl::flat_hash_map<absl::string_view, uint32_t> texts_;
   std::deque<std::string> storage_;  // a deque: the map's keys point into its strings
   std::vector<uint64_t> value_;
   std::vector<uint32_t> text_;
 };
 
+// An append-only array in fixed-size blocks: growing it never copies what it holds nor leaves
+// more than one block's slack, which a vector's doubling would. The blocks are mapped from the
+// kernel, not taken from malloc, so that they never sit between a round's temporaries in the heap
+// (which malloc could then not give back) and are returned as soon as they are drained.
+template <class T>
+class Blocks {
+ public:
+  static constexpr size_t kBlock = size_t{1} << 18;
+  static constexpr size_t kBlockBytes = kBlock * sizeof(T);
+  Blocks() = default;
+  Blocks(const Blocks&) = delete;
+  Blocks& operator=(const Blocks&) = delete;
+  Blocks(Blocks&& o) noexcept : blocks_(std::move(o.blocks_)), size_(o.size_) {
+    o.blocks_.clear();
+    o.size_ = 0;
+  }
+  ~Blocks() { Clear(); }
+
+  size_t size() const { return size_; }
+  T& operator[](size_t i) { return blocks_[i / kBlock][i % kBlock]; }
+  void push_back(T v) {
+    if (size_ % kBlock == 0) {
+      void* p =
+          ::mmap(nullptr, kBlockBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      blocks_.push_back(static_cast<T*>(p));
+    }
+    blocks_[size_ / kBlock][size_ % kBlock] = v;
+    ++size_;
+  }
+  // Calls f(data, n) for each block in order, unmapping each block after it.
+  template <class F>
+  void Drain(F&& f) {
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      f(static_cast<const T*>(blocks_[b]), std::min(kBlock, size_ - b * kBlock));
+      ::munmap(blocks_[b], kBlockBytes);
+      blocks_[b] = nullptr;
+    }
+    blocks_.clear();
+    size_ = 0;
+  }
+  void Clear() {
+    for (T* b : blocks_) {
+      if (b != nullptr) ::munmap(b, kBlockBytes);
+    }
+    blocks_.clear();
+    size_ = 0;
+  }
+
+ private:
+  std::vector<T*> blocks_;
+  size_t size_ = 0;
+};
+
 // The stored edges a worker received from one sender, in the sender's (input) order.
 struct EdgesFrom {
-  std::vector<uint32_t> src, dst;
-  std::vector<double> weights;
+  Blocks<uint32_t> src, dst;
+  Blocks<double> weights;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -484,6 +565,7 @@ class PartitionLoader {
   uint64_t vertex_lines_ = 0, edge_lines_ = 0;
   uint64_t first_with_weight_ = 0, first_without_weight_ = 0;  // lines in this share
 
+  uint64_t received_ends_ = 0;     // edge ends received so far (bounds the direct table)
   std::vector<uint32_t> rank_of_;  // per table entry
   std::vector<uint64_t> starts_;
   std::vector<uint64_t> names_ints_;
@@ -969,93 +1051,92 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
     }
     return absl::OkStatus();
   }
-  const IdMode mode =
-      std::all_of(coding.begin(), coding.end(), [](IdCoding c) { return c == IdCoding::kNarrow; })
-          ? IdMode::kNarrow
-          : IdMode::kWide;
-  // Decode: endpoints into a ParsedChunk per sender, the rest beside them.
-  std::vector<ParsedChunk> chunks(size_);
-  std::vector<std::vector<uint32_t>> others(size_);
-  std::vector<double> no_weights;
+  // Fixed-size records of integer IDs. Each end is looked up in the vertex table (directly, where
+  // its direct part covers the ID), in parallel per sender; the ends the table does not know yet
+  // (remote ends met for the first time) are then added in sender and record order, so the table
+  // does not depend on the thread count.
+  std::vector<size_t> records(size_);
+  for (uint32_t p = 0; p < size_; ++p) {
+    const size_t record =
+        2 * (coding[p] == IdCoding::kNarrow ? 4 : 8) + 4 + (keep_weights() ? 8 : 0);
+    if ((batches[p].size() - 1) % record != 0) return Malformed();
+    records[p] = (batches[p].size() - 1) / record;
+    received_ends_ += 2 * records[p];
+  }
+  auto key_at = [&](uint32_t p, const char* rec, int end) {
+    if (coding[p] == IdCoding::kNarrow) {
+      uint32_t v;
+      std::memcpy(&v, rec + 4 * end, 4);
+      return uint64_t{v};
+    }
+    uint64_t v;
+    std::memcpy(&v, rec + 8 * end, 8);
+    return v;
+  };
+  auto record_bytes = [&](uint32_t p) {
+    return 2 * (coding[p] == IdCoding::kNarrow ? size_t{4} : size_t{8}) + 4 +
+           (keep_weights() ? 8 : 0);
+  };
+  // The direct table covers the IDs up to the largest received so far while it stays within 4
+  // bytes per end received (the edge arrays take 4 per end): a dense-ID graph is never hashed
+  // here, a sparse-ID one falls back to the hash map.
+  std::vector<uint64_t> max_of(size_, 0);
+  tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
+    const char* rec = batches[p].data() + 1;
+    const size_t bytes = record_bytes(p);
+    uint64_t m = 0;
+    for (size_t i = 0; i < records[p]; ++i, rec += bytes) {
+      m = std::max({m, key_at(p, rec, 0), key_at(p, rec, 1)});
+    }
+    max_of[p] = m;
+  });
+  const uint64_t max_id = *std::max_element(max_of.begin(), max_of.end());
+  if (max_id < std::max<uint64_t>(uint64_t{1} << 20, received_ends_)) {
+    table_.CoverIntegersBelow(max_id + 1);
+  }
+  struct Miss {
+    size_t at;  // the edge's place among the sender's
+    uint64_t key;
+    uint32_t owner;
+    bool dst;
+  };
+  std::vector<std::vector<Miss>> misses(size_);
   std::atomic<bool> malformed{false};
   tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
-    Reader r(std::string_view(batches[p]).substr(1));
+    const char* rec = batches[p].data() + 1;
+    const size_t bytes = record_bytes(p);
     const size_t key_bytes = coding[p] == IdCoding::kNarrow ? 4 : 8;
-    const size_t record = 2 * key_bytes + 4 + (keep_weights() ? 8 : 0);
-    const size_t n = (batches[p].size() - 1) / record;
-    if ((batches[p].size() - 1) % record != 0) malformed = true;
-    ParsedChunk& ch = chunks[p];
-    (mode == IdMode::kNarrow ? ch.narrow.reserve(2 * n) : ch.wide.reserve(2 * n));
-    others[p].reserve(n);
-    if (keep_weights()) ch.weights.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-      TextKey ks, kd;
-      uint32_t other = 0;
-      double w = 0;
-      GetKey(r, coding[p], ks);
-      GetKey(r, coding[p], kd);
-      r.Get(other);
-      if (keep_weights()) r.Get(w);
-      if (other >= size_) malformed = true;
-      if (mode == IdMode::kNarrow) {
-        ch.narrow.push_back(static_cast<uint32_t>(ks.value));
-        ch.narrow.push_back(static_cast<uint32_t>(kd.value));
-      } else {
-        ch.wide.push_back(ks.value);
-        ch.wide.push_back(kd.value);
+    EdgesFrom& to = from_[p];
+    for (size_t i = 0; i < records[p]; ++i, rec += bytes) {
+      uint32_t other;
+      std::memcpy(&other, rec + 2 * key_bytes, 4);
+      if (other >= size_) {
+        malformed = true;
+        return;
       }
-      others[p].push_back(other);
-      if (keep_weights()) ch.weights.push_back(w);
+      const size_t at = to.src.size();
+      for (int end = 0; end < 2; ++end) {
+        const uint64_t key = key_at(p, rec, end);
+        const uint32_t v = table_.FindInt(key);
+        if (v == kNoIndex) misses[p].push_back({at, key, other, end == 1});
+        (end == 0 ? to.src : to.dst).push_back(v);
+      }
+      if (keep_weights()) {
+        double w;
+        std::memcpy(&w, rec + 2 * key_bytes + 4, 8);
+        to.weights.push_back(w);
+      }
     }
-    std::string().swap(batches[p]);
   });
   if (malformed) return Malformed();
-  Dictionary dict;
-  dict.BuildIntegers(chunks, mode);
-  auto find = [&](const ParsedChunk& ch, size_t j) {
-    return mode == IdMode::kNarrow ? dict.Find(uint64_t{ch.narrow[j]}) : dict.Find(ch.wide[j]);
-  };
-  // The table's index of each distinct ID; a new one is a remote end, whose owner its edges name.
-  std::vector<uint32_t> index(dict.size());
-  tbb::parallel_for(size_t{0}, dict.size(),
-                    [&](size_t i) { index[i] = table_.Find(dict.KeyAt(i)); });
-  // Each endpoint's ID is replaced by its place in the dictionary as it is looked up.
-  std::vector<uint32_t> owner_of_new(dict.size(), kNoIndex);
-  tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
-    ParsedChunk& ch = chunks[p];
-    for (size_t e = 0; e < others[p].size(); ++e) {
-      for (size_t j : {2 * e, 2 * e + 1}) {
-        const uint32_t d = find(ch, j);
-        if (mode == IdMode::kNarrow) {
-          ch.narrow[j] = d;
-        } else {
-          ch.wide[j] = d;
-        }
-        if (index[d] == kNoIndex) {
-          std::atomic_ref<uint32_t>(owner_of_new[d]).store(others[p][e], std::memory_order_relaxed);
-        }
-      }
+  for (uint32_t p = 0; p < size_; ++p) {
+    for (const Miss& m : misses[p]) {
+      bool added;
+      const uint32_t v = table_.Intern(TextKey{true, m.key, {}}, m.owner, added);
+      (m.dst ? from_[p].dst : from_[p].src)[m.at] = v;
     }
-  });
-  for (size_t i = 0; i < dict.size(); ++i) {
-    if (index[i] != kNoIndex) continue;
-    bool added;
-    index[i] = table_.Intern(dict.KeyAt(i), owner_of_new[i], added);
+    std::string().swap(batches[p]);
   }
-  tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
-    const ParsedChunk& ch = chunks[p];
-    EdgesFrom& to = from_[p];
-    const size_t n = others[p].size();
-    // No reserve: an exact one per round would copy everything received so far, every round.
-    auto at = [&](size_t j) {
-      return index[mode == IdMode::kNarrow ? ch.narrow[j] : static_cast<uint32_t>(ch.wide[j])];
-    };
-    for (size_t e = 0; e < n; ++e) {
-      to.src.push_back(at(2 * e));
-      to.dst.push_back(at(2 * e + 1));
-    }
-    if (keep_weights()) to.weights.insert(to.weights.end(), ch.weights.begin(), ch.weights.end());
-  });
   return absl::OkStatus();
 }
 
@@ -1303,14 +1384,14 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
   if (m >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 edges are not supported");
   // One array at a time, each sender's part freed once copied: the received edges and the laid
   // out ones are never both held whole.
-  auto lay_out = [&](std::vector<uint32_t> EdgesFrom::*ends, std::vector<uint32_t>& into) {
+  auto lay_out = [&](Blocks<uint32_t> EdgesFrom::*ends, std::vector<uint32_t>& into) {
     into.resize(m);
     size_t at = 0;
     for (EdgesFrom& e : from_) {
-      const std::vector<uint32_t>& from = e.*ends;
-      tbb::parallel_for(size_t{0}, from.size(), [&](size_t i) { into[at + i] = pos[from[i]]; });
-      at += from.size();
-      std::vector<uint32_t>().swap(e.*ends);
+      (e.*ends).Drain([&](const uint32_t* from, size_t count) {
+        tbb::parallel_for(size_t{0}, count, [&](size_t i) { into[at + i] = pos[from[i]]; });
+        at += count;
+      });
     }
   };
   lay_out(&EdgesFrom::src, g.src);
@@ -1318,8 +1399,8 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
   if (weighted) {
     g.weights.reserve(m);
     for (EdgesFrom& e : from_) {
-      g.weights.insert(g.weights.end(), e.weights.begin(), e.weights.end());
-      std::vector<double>().swap(e.weights);
+      e.weights.Drain(
+          [&](const double* w, size_t count) { g.weights.insert(g.weights.end(), w, w + count); });
     }
   }
   from_.clear();
@@ -1364,12 +1445,18 @@ absl::StatusOr<PartitionInput> PartitionLoader::Run() {
   if (!vertex_stopped_) {
     if (auto st = LoadEdgeFile(edge_file_, graphalytics_); !st.ok()) return st;
   }
+  // The rounds' buffers were reused from round to round in malloc's heap; give them back before
+  // the assembly and the build, where a worker's memory peaks.
+  ReturnFreedMemory();
   bool weighted = false;
   if (auto st = Resolve(weighted); !st.ok()) return st;
   if (auto st = Rank(); !st.ok()) return st;
   absl::Status asked = AskRemotes();
   if (auto st = AgreeOnStatus(exchange_, asked); !st.ok()) return st;
-  return Assemble(weighted);
+  ReturnFreedMemory();
+  auto assembled = Assemble(weighted);
+  ReturnFreedMemory();
+  return assembled;
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ namespace lockstep::bsp {
 struct PartitionLoadOptions {
   // The input a worker parses and sends per round (each round is one collective step): bounds the
   // memory a round's text and records take, whatever the size of the graph.
-  uint64_t round_bytes = uint64_t{8} << 20;
+  uint64_t round_bytes = uint64_t{2} << 20;
 };
 
 // The external IDs of one worker's range of global indexes: a partitioned load ranks all vertices

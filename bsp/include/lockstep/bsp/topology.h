@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -118,10 +119,17 @@ class Topology {
     auto it = index_.find(id);
     return it == index_.end() ? kNoVertex : it->second;
   }
-  // The remote index of a UUID in the remote table, or kNoVertex (relayed published values).
+  // The remote index of a UUID in the remote table, or kNoVertex (relayed published values). A
+  // binary search within its partition's run of the table (ordered by partition, then UUID):
+  // it is used when the relay is set up and for UUID-coded batches, and a hash index of every
+  // remote vertex took a tenth of a worker's peak memory.
   uint32_t FindRemote(const VertexId& id) const {
-    auto it = remote_index_.find(id);
-    return it == remote_index_.end() ? kNoVertex : it->second;
+    const uint64_t p = split_.PartitionForUnchecked(id);
+    if (p + 1 >= remote_partition_begin_.size()) return kNoVertex;
+    const auto first = remote_ids_.begin() + remote_partition_begin_[p];
+    const auto last = remote_ids_.begin() + remote_partition_begin_[p + 1];
+    const auto it = std::lower_bound(first, last, id);
+    return it != last && *it == id ? static_cast<uint32_t>(it - remote_ids_.begin()) : kNoVertex;
   }
   // The partition a UUID belongs to under the job's split.
   const partition::Range& split() const { return split_; }
@@ -150,7 +158,6 @@ class Topology {
   std::vector<uint32_t> remote_partition_;
   std::vector<uint32_t> remote_partition_begin_;
   absl::flat_hash_map<VertexId, uint32_t, VertexIdHash> index_;
-  absl::flat_hash_map<VertexId, uint32_t, VertexIdHash> remote_index_;
 };
 
 }  // namespace lockstep::bsp
