@@ -307,24 +307,26 @@ TEST_F(FaultTest, ABadLineInTheLastWorkersShareNamesTheFileAndItsLine) {
 // next job (once the file is mended).
 TEST_F(FaultTest, ABadLineInADirectoryNamesItsFileAndTheLineInIt) {
   const std::string good = FaultGraph();
+  // Lines 1-100, 101-500 and 501-900: each of the 3 workers' shares (about 300 lines) but the
+  // last spans two files.
   std::vector<std::string> files(3);
   size_t line = 0;
   for (size_t at = 0; at < good.size(); ++line) {
     const size_t nl = good.find('\n', at);
-    files[std::min<size_t>(2, line / 300)] += good.substr(at, nl + 1 - at);
+    files[line < 100 ? 0 : line < 500 ? 1 : 2] += good.substr(at, nl + 1 - at);
     at = nl + 1;
   }
   ASSERT_EQ(line, 900u);
   std::string bad_c = files[2];
   size_t at = 0;
-  for (int l = 0; l < 249; ++l) at = bad_c.find('\n', at) + 1;
-  bad_c.replace(at, bad_c.find('\n', at) - at, "849");  // line 250 of c, line 850 of the input
+  for (int l = 0; l < 349; ++l) at = bad_c.find('\n', at) + 1;
+  bad_c.replace(at, bad_c.find('\n', at) - at, "849");  // line 350 of c, line 850 of the input
   graph_ = dir_ / "parts";
   fs::create_directories(graph_);
   WriteFile(graph_ / "a", files[0]);
   WriteFile(graph_ / "b", files[1]);
   WriteFile(graph_ / "c", bad_c);
-  const std::string where = (graph_ / "c").string() + ":250: ";
+  const std::string where = (graph_ / "c").string() + ":350: ";
   {
     // `run` says the same.
     Process::Options o;
