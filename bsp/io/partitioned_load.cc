@@ -237,8 +237,13 @@ class ShareReader {
       const size_t at = text.size();
       text.resize(at + (until - pos_));
       if (auto st = ReadAt(i, pos_ - s.start, text.data() + at, until - pos_); !st.ok()) return st;
-      // The file's last line ends with it.
-      if (until == s.start + s.size && text.back() != '\n') text.push_back('\n');
+      if (until == s.start + s.size) {
+        // The file's last line ends with it; and the share is done with the file (a directory may
+        // hold more files than a process may keep open).
+        if (text.back() != '\n') text.push_back('\n');
+        if (s.fd >= 0) ::close(s.fd);
+        s.fd = -1;
+      }
       const auto lines = static_cast<uint64_t>(std::count(text.begin() + at, text.end(), '\n'));
       if (!lines_.empty() && lines_.back().first == i) {
         lines_.back().second += lines;

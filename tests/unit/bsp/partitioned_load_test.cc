@@ -5,9 +5,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -514,6 +516,42 @@ TEST_F(PartitionedLoadTest, SharesOfADirectorySpanItsFiles) {
     EXPECT_EQ(parsed, lines) << n << " workers";
     EXPECT_EQ(records, whole->num_stored_edges()) << n << " workers";
   }
+}
+
+// More files than a process may keep open at once (1,500, of one to three lines each, some
+// without a final newline): each worker closes a file once its share is past it.
+TEST_F(PartitionedLoadTest, ADirectoryOfManySmallFiles) {
+  std::mt19937_64 rng(24);
+  std::vector<std::pair<std::string, std::string>> files;
+  std::string whole;
+  for (int i = 0; i < 1500; ++i) {
+    std::string text;
+    for (uint64_t l = 0, n = 1 + rng() % 3; l < n; ++l) {
+      text += std::to_string(rng() % 400) + " " + std::to_string(rng() % 400) + "\n";
+    }
+    whole += text;
+    if (rng() % 4 == 0) text.pop_back();
+    char name[16];
+    std::snprintf(name, sizeof name, "f%05d", i);
+    files.emplace_back(name, text);
+  }
+  const std::string dir = WriteDirectory(dir_, "many", files);
+  // Fewer descriptors than files, whatever the environment allows (restored at the end).
+  rlimit saved;
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = std::min<rlim_t>(saved.rlim_cur, 512);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  struct Restore {
+    rlimit limit;
+    ~Restore() { ::setrlimit(RLIMIT_NOFILE, &limit); }
+  } restore{saved};
+  auto want = LoadGraph({.path = dir_.Write("whole.el", whole)}, WeightUse::kIgnore);
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto got = LoadGraph({.path = dir}, WeightUse::kIgnore);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ExpectSameInput(*got, *want);
+  ExpectPartsEqualWhole<NoValue>({.path = dir}, WeightUse::kIgnore, {64, 1 << 20});
 }
 
 // A bad line names its file in the directory and its line in that file, on every worker and in
