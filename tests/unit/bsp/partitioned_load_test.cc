@@ -733,6 +733,43 @@ std::pair<std::vector<absl::Status>, std::vector<std::string>> RunNearest(const 
   return {status, outputs};
 }
 
+// The runner hands each worker's load figures to JobDetails::on_partition_loaded (which a
+// distributed worker logs), once per partitioned load; a whole-graph load has none.
+TEST_F(PartitionedLoadTest, RunnerReportsWhatEachWorkerLoaded) {
+  const std::string text = RandomEdgeList(14, Ids::kSmall, 80, 400, true);
+  const std::string path = dir_.Write("f.el", text);
+  const auto lines = static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n'));
+  for (bool exchange : {true, false}) {
+    constexpr uint32_t kWorkers = 3;
+    std::vector<std::vector<PartitionLoadStats>> reported(kWorkers);
+    OnWorkers(kWorkers, [&](uint32_t r, Exchange& ex) {
+      JobDetails details;
+      details.params = {{"must-have", "1"}};
+      details.graph = {.path = path};
+      details.worker_index = r;
+      details.worker_count = kWorkers;
+      details.exchange = exchange ? &ex : nullptr;
+      details.on_partition_loaded = [&, r](const PartitionLoadStats& s) {
+        reported[r].push_back(s);
+      };
+      ProgramRunner<NearestApp> runner;
+      auto executor = runner.StartJob(details, LocalExecutorFactory());
+      ASSERT_TRUE(executor.ok()) << executor.status();
+    });
+    uint64_t parsed = 0;
+    for (uint32_t r = 0; r < kWorkers; ++r) {
+      ASSERT_EQ(reported[r].size(), exchange ? 1u : 0u) << "worker " << r;
+      if (!exchange) continue;
+      parsed += reported[r][0].lines_parsed;
+      EXPECT_LT(reported[r][0].lines_parsed, lines) << "worker " << r;
+      EXPECT_GT(reported[r][0].edges_received, 0u) << "worker " << r;
+    }
+    if (exchange) {
+      EXPECT_EQ(parsed, lines);
+    }
+  }
+}
+
 TEST_F(PartitionedLoadTest, RunnerLoadsByPartitionWhenGivenAnExchange) {
   const std::string path = dir_.Write("r.el", RandomEdgeList(13, Ids::kMixed, 60, 200, true));
   auto whole = LoadGraph({.path = path}, WeightUse::kNonNegative);
