@@ -115,9 +115,10 @@ struct JobFlags {
 
 void AddGraphOptions(CLI::App* sub, JobFlags& flags) {
   sub->add_option("--graph", flags.graph,
-                  "input graph: an edge list 'src dst [weight]' or a Graphalytics .properties")
+                  "input graph: an edge list 'src dst [weight]' (a file, or a directory whose "
+                  "files are read as one input) or a Graphalytics .properties")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   sub->add_option("--format", flags.format, "edgelist or graphalytics (default: by suffix)")
       ->check(CLI::IsMember({"edgelist", "graphalytics"}));
   sub->add_flag("--undirected", flags.undirected, "add the reverse of every edge");

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "job/peer_collective.h"
 #include "job/worker_job.h"
+#include "lockstep/bsp/partitioned_load.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/dbsp/health.h"
 #include "spdlog/spdlog.h"
@@ -116,6 +117,12 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
                       kPeerInflightBytes, a.peer_timeout);
         collective.emplace(*links, a.max_batch_bytes, 2 * a.peer_timeout);
         assignment->details.exchange = &*collective;
+        assignment->details.on_partition_loaded = [tag](const bsp::PartitionLoadStats& s) {
+          spdlog::info(
+              "{}loaded its share: lines {} | records {} | vertices known {} | edges held {} | "
+              "rounds {}",
+              tag, s.lines_parsed, s.records_parsed, s.vertices_known, s.edges_received, s.rounds);
+        };
       }
       job::WorkerJob job(link, assignment.ok() ? *assignment : transport::Assignment{});
       if (assignment.ok()) {

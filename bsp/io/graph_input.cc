@@ -40,9 +40,11 @@ std::string UnlistedVertexMessage(std::string_view token, const std::string& ver
                       vertex_file);
 }
 
-std::string MissingWeightMessage(uint64_t line_with_weight) {
-  return absl::StrCat("missing weight (line ", line_with_weight,
-                      " has one, so every edge needs one)");
+std::string MissingWeightMessage(std::string_view error_file, std::string_view weight_file,
+                                 uint64_t weight_line) {
+  // Debian's absl::string_view is not std::string_view: the files go through std::string.
+  const std::string where = error_file == weight_file ? "line " : std::string(weight_file) + ":";
+  return absl::StrCat("missing weight (", where, weight_line, " has one, so every edge needs one)");
 }
 
 std::string BadWeightMessage(double weight, std::string_view token) {
@@ -167,8 +169,13 @@ absl::Status CollectWeights(const ParsedFile& edges, WeightUse use, GraphInput& 
   }
   if (!with) return absl::OkStatus();  // unweighted: the app uses its default weight
   if (without) {
-    return edges.ErrorAt(without->first, without->second,
-                         io::MissingWeightMessage(edges.LineOf(with->first, with->second)));
+    const auto [error_file, error_line] =
+        io::Locate(edges.path, edges.pieces, edges.LineOf(without->first, without->second));
+    const auto [weight_file, weight_line] =
+        io::Locate(edges.path, edges.pieces, edges.LineOf(with->first, with->second));
+    return absl::InvalidArgumentError(
+        absl::StrCat(*error_file, ":", error_line, ": ",
+                     io::MissingWeightMessage(*error_file, *weight_file, weight_line)));
   }
   out.weights.reserve(out.src.size());
   for (size_t c = 0; c < edges.chunks.size(); ++c) {
@@ -302,7 +309,7 @@ absl::StatusOr<std::map<std::string, Property>> ReadGraphalyticsPropertyLines(
 }
 
 absl::StatusOr<GraphInput> LoadEdgeList(const GraphSource& source, WeightUse use) {
-  auto edges = ParseFile(source.path, FileKind::kEdges, use != WeightUse::kIgnore, true);
+  auto edges = io::ParseEdgeInput(source.path, use != WeightUse::kIgnore);
   if (!edges.ok()) return edges.status();
   Dictionary dict;
   if (edges->integer_mode()) {
@@ -508,6 +515,10 @@ uint64_t EstimateLoadBytes(const GraphSource& source) {
       if (it == props->end()) continue;
       bytes += size_of(it->second.starts_with("/") ? it->second : dir + "/" + it->second);
     }
+  } else if (io::IsDirectory(source.path)) {
+    auto files = io::ListEdgeFiles(source.path);
+    if (!files.ok()) return 0;
+    for (const io::InputFile& f : *files) bytes += f.size;
   } else {
     bytes = size_of(source.path);
   }

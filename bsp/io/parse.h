@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -30,8 +31,7 @@ struct Span {
   size_t end = 0;
 };
 
-// Cuts `data` into about `parts` pieces that end just after a newline (or at the end).// Cuts
-// `data` into about `parts` pieces that end just after a newline (or at the end).
+// Cuts `data` into about `parts` pieces that end just after a newline (or at the end).
 std::vector<Span> SplitAtLines(std::string_view data, size_t parts);
 
 // How many chunks to parse `bytes` of text in.
@@ -81,8 +81,40 @@ enum class FileKind { kEdges, kVertices };
 void ParseChunk(std::string_view text, FileKind kind, IdMode mode, bool keep_weights,
                 ParsedChunk& out);
 
+// An edge list may be a directory of files, read as the concatenation of its files (docs/design.md
+// §4). Lines never span files: a file that does not end in a newline ends its last line there.
+struct InputFile {
+  std::string path;
+  uint64_t size = 0;
+};
+
+// A directory holding this file is a graph in lockstep's partitioned binary form, not a directory
+// of edge-list text: its reader, not the edge-list loaders, must take it.
+inline constexpr std::string_view kPartsManifest = "lockstep-parts.manifest";
+
+bool IsDirectory(const std::string& path);
+
+// The files of an edge-list input at `path`: `path` itself if it is not a directory (its size is
+// left 0: opening it says what is wrong), else the regular files directly in it, in byte-wise name
+// order, names that start with '.' skipped. A directory without any is an error naming it.
+absl::StatusOr<std::vector<InputFile>> ListEdgeFiles(const std::string& path);
+
+// One file's lines in the line numbering of a concatenation of files.
+struct FilePiece {
+  std::string path;
+  uint64_t lines = 0;
+};
+
+// Line `line` (1-based) of the concatenation of `pieces` as its file and the line in that file;
+// without pieces, line `line` of `path`.
+std::pair<const std::string*, uint64_t> Locate(const std::string& path,
+                                               const std::vector<FilePiece>& pieces, uint64_t line);
+
 struct ParsedFile {
   std::string path;
+  // A directory's files, in the order their text was concatenated (empty for one file): errors
+  // name the file and the line in it.
+  std::vector<FilePiece> pieces;
   // On the heap so that the string_views in `chunks` stay valid when the ParsedFile moves (a
   // short std::string keeps its bytes inline, and moving it would move them).
   std::unique_ptr<const std::string> data;
@@ -99,8 +131,8 @@ struct ParsedFile {
     return base + line;
   }
   absl::Status ErrorAt(size_t chunk, uint64_t line, std::string_view message) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ":", LineOf(chunk, line), ": ", std::string(message)));
+    const auto [file, at] = Locate(path, pieces, LineOf(chunk, line));
+    return absl::InvalidArgumentError(absl::StrCat(*file, ":", at, ": ", std::string(message)));
   }
   // The chunk-level line of the `index`-th record (edge, or vertex of a vertex file) of chunk
   // `chunk`, and its fields: the bad-input paths find lines again by rescanning rather than keep a
@@ -138,6 +170,9 @@ ParsedFile ParseTextKeepingErrors(std::string path, std::string data, FileKind k
 // ParseText of the whole file.
 absl::StatusOr<ParsedFile> ParseFile(const std::string& path, FileKind kind, bool keep_weights,
                                      bool allow_integer_mode);
+// ParseText of the whole edge-list input at `path`: one file, or the concatenation of a
+// directory's files (ListEdgeFiles), with `pieces` set.
+absl::StatusOr<ParsedFile> ParseEdgeInput(const std::string& path, bool keep_weights);
 
 // The key of an ID in text mode: integers order before text and among themselves numerically.
 struct TextKey {
@@ -260,7 +295,10 @@ class Dictionary {
 // The wording of input errors, shared by both loaders so that they say the same.
 std::string ListedTwiceMessage(std::string_view token, uint64_t first_line);
 std::string UnlistedVertexMessage(std::string_view token, const std::string& vertex_file);
-std::string MissingWeightMessage(uint64_t line_with_weight);
+// An edge without a weight at a line of `error_file`, where line `weight_line` of `weight_file`
+// has one (the file is named only if it is another).
+std::string MissingWeightMessage(std::string_view error_file, std::string_view weight_file,
+                                 uint64_t weight_line);
 // A weight that is negative or infinite.
 std::string BadWeightMessage(double weight, std::string_view token);
 

@@ -169,7 +169,11 @@ std::string EncodeStatus(const absl::Status& st) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A share of a file: the lines that start in this worker's byte range, read in rounds.
+// A share of an input: the lines that start in this worker's byte range, read in rounds. The
+// input is one file or the concatenation of a directory's files (io::ListEdgeFiles), in which
+// every file starts a line: a file that does not end in a newline ends its last line there, and
+// its text gets one. The byte ranges are of the whole concatenation, so a share may end one file
+// and start the next; a worker opens only the files its share touches.
 
 class ShareReader {
  public:
@@ -177,24 +181,37 @@ class ShareReader {
   ShareReader(const ShareReader&) = delete;
   ShareReader& operator=(const ShareReader&) = delete;
   ~ShareReader() {
-    if (fd_ >= 0) ::close(fd_);
+    for (Segment& s : segments_) {
+      if (s.fd >= 0) ::close(s.fd);
+    }
   }
 
-  // Errors as ReadFile's, so that both loaders say the same.
-  absl::Status Open(const std::string& path, uint32_t rank, uint32_t size) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) {
-      return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  // Errors as ReadFile's, so that both loaders say the same. `directories`: a directory is read
+  // as its files (an edge list), else it is a file that cannot be read (Graphalytics' .v and .e).
+  absl::Status Open(const std::string& path, uint32_t rank, uint32_t size, bool directories) {
+    if (directories && io::IsDirectory(path)) {
+      directory_ = true;
+      auto files = io::ListEdgeFiles(path);
+      if (!files.ok()) return files.status();
+      for (io::InputFile& f : *files) {
+        segments_.push_back({std::move(f.path), total_, f.size, -1});
+        total_ += f.size;
+      }
+    } else {
+      Segment one{path, 0, 0, ::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+      if (one.fd < 0) {
+        return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+      }
+      segments_.push_back(std::move(one));
+      struct stat info;
+      if (::fstat(segments_[0].fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+        return absl::DataLossError(absl::StrCat("cannot read ", path));
+      }
+      segments_[0].size = total_ = static_cast<uint64_t>(info.st_size);
     }
-    struct stat info;
-    if (::fstat(fd_, &info) != 0 || !S_ISREG(info.st_mode)) {
-      return absl::DataLossError(absl::StrCat("cannot read ", path));
-    }
-    path_ = path;
-    size_ = static_cast<uint64_t>(info.st_size);
     const auto cut = [&](uint64_t r) {
-      // floor(size_ * r / size) without the product, which may not fit 64 bits.
-      return size_ / size * r + size_ % size * r / size;
+      // floor(total_ * r / size) without the product, which may not fit 64 bits.
+      return total_ / size * r + total_ % size * r / size;
     };
     auto begin = LineStartFrom(cut(rank));
     if (!begin.ok()) return begin.status();
@@ -213,18 +230,76 @@ class ShareReader {
     if (done()) return std::string();
     auto next = LineStartFrom(std::min(end_, pos_ + std::max<uint64_t>(1, max_bytes)));
     if (!next.ok()) return next.status();
-    std::string text(*next - pos_, '\0');
-    if (auto st = ReadAt(pos_, text.data(), text.size()); !st.ok()) return st;
+    std::string text;
+    text.reserve(*next - pos_ + 1);
+    for (size_t i = SegmentAt(pos_); pos_ < *next; ++i) {
+      Segment& s = segments_[i];
+      const uint64_t until = std::min(*next, s.start + s.size);
+      if (until <= pos_) continue;  // an empty file
+      const size_t at = text.size();
+      text.resize(at + (until - pos_));
+      if (auto st = ReadAt(i, pos_ - s.start, text.data() + at, until - pos_); !st.ok()) return st;
+      if (until == s.start + s.size) {
+        // The file's last line ends with it; and the share is done with the file (a directory may
+        // hold more files than a process may keep open).
+        if (text.back() != '\n') text.push_back('\n');
+        if (s.fd >= 0) ::close(s.fd);
+        s.fd = -1;
+      }
+      const auto lines = static_cast<uint64_t>(std::count(text.begin() + at, text.end(), '\n'));
+      if (!lines_.empty() && lines_.back().first == i) {
+        lines_.back().second += lines;
+      } else {
+        lines_.emplace_back(static_cast<uint32_t>(i), lines);
+      }
+      pos_ = until;
+    }
     pos_ = *next;
     return text;
   }
 
+  // The input's files (one, for a file): their indexes are the same on every worker.
+  std::vector<std::string> paths() const {
+    std::vector<std::string> out;
+    for (const Segment& s : segments_) out.push_back(s.path);
+    return out;
+  }
+  // The lines read so far, per file, in input order: (file index, lines).
+  const std::vector<std::pair<uint32_t, uint64_t>>& lines() const { return lines_; }
+  // The input is a directory's files: errors name the file and the line in it.
+  bool directory() const { return directory_; }
+
  private:
-  absl::Status ReadAt(uint64_t offset, char* out, size_t n) const {
+  struct Segment {
+    std::string path;
+    uint64_t start = 0;  // in the concatenation
+    uint64_t size = 0;
+    int fd = -1;  // opened when first read
+  };
+
+  // The segment holding byte x of the concatenation (x < total_), the last if several start at x
+  // (empty files before a non-empty one).
+  size_t SegmentAt(uint64_t x) const {
+    auto it = std::upper_bound(segments_.begin(), segments_.end(), x,
+                               [](uint64_t v, const Segment& s) { return v < s.start; });
+    size_t i = static_cast<size_t>(it - segments_.begin()) - 1;
+    while (i + 1 < segments_.size() && segments_[i].size == 0) ++i;
+    return i;
+  }
+
+  absl::Status ReadAt(size_t segment, uint64_t offset, char* out, size_t n) {
+    Segment& s = segments_[segment];
+    if (s.fd < 0) {
+      s.fd = ::open(s.path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (s.fd < 0) {
+        return absl::NotFoundError(
+            absl::StrCat("cannot open ", s.path, ": ", std::strerror(errno)));
+      }
+    }
     while (n > 0) {
-      const ssize_t got = ::pread(fd_, out, n, static_cast<off_t>(offset));
+      const ssize_t got = ::pread(s.fd, out, n, static_cast<off_t>(offset));
       if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) return absl::DataLossError(absl::StrCat("cannot read ", path_));
+      if (got <= 0) return absl::DataLossError(absl::StrCat("cannot read ", s.path));
       out += got;
       n -= static_cast<size_t>(got);
       offset += static_cast<uint64_t>(got);
@@ -232,27 +307,32 @@ class ShareReader {
     return absl::OkStatus();
   }
 
-  // The first line start at or after `x` (the file's size if none): a line belongs to the share
-  // in which it starts.
-  absl::StatusOr<uint64_t> LineStartFrom(uint64_t x) const {
-    if (x == 0 || x >= size_) return std::min(x, size_);
+  // The first line start at or after `x` (the input's size if none): a line belongs to the share
+  // in which it starts, and every file starts a line.
+  absl::StatusOr<uint64_t> LineStartFrom(uint64_t x) {
+    if (x == 0 || x >= total_) return std::min(x, total_);
+    const size_t i = SegmentAt(x);
+    const Segment& s = segments_[i];
+    if (x == s.start) return x;
+    const uint64_t end = s.start + s.size;
     char buf[1 << 16];
     uint64_t at = x - 1;
-    while (at < size_) {
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof buf, size_ - at));
-      if (auto st = ReadAt(at, buf, n); !st.ok()) return st;
+    while (at < end) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof buf, end - at));
+      if (auto st = ReadAt(i, at - s.start, buf, n); !st.ok()) return st;
       const void* nl = std::memchr(buf, '\n', n);
       if (nl != nullptr) return at + static_cast<uint64_t>(static_cast<const char*>(nl) - buf) + 1;
       at += n;
     }
-    return size_;
+    return end;
   }
 
-  int fd_ = -1;
-  std::string path_;
-  uint64_t size_ = 0;
+  std::vector<Segment> segments_;
+  bool directory_ = false;
+  uint64_t total_ = 0;
   uint64_t pos_ = 0;
   uint64_t end_ = 0;
+  std::vector<std::pair<uint32_t, uint64_t>> lines_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -551,6 +631,10 @@ class PartitionLoader {
   bool graphalytics_ = false;
   bool symmetric_ = false;
   std::string vertex_file_, edge_file_;
+  // An edge input that is a directory: its files, and the lines of this share in each.
+  bool edge_dir_ = false;
+  std::vector<std::string> edge_paths_;
+  std::vector<std::pair<uint32_t, uint64_t>> edge_share_lines_;
   std::map<std::string, std::string> properties_;
 
   ShareIds share_ids_;
@@ -667,7 +751,9 @@ void PartitionLoader::FinishShare(ShareReader& reader, FileKind kind, uint64_t& 
 
 absl::Status PartitionLoader::LoadVertexFile(const std::string& path) {
   ShareReader reader;
-  if (auto st = AgreeOnStatus(exchange_, reader.Open(path, rank_, size_)); !st.ok()) return st;
+  if (auto st = AgreeOnStatus(exchange_, reader.Open(path, rank_, size_, false)); !st.ok()) {
+    return st;
+  }
   uint64_t lines = 0;
   while (true) {
     // 1. Parse this round's lines; hash each distinct ID once.
@@ -788,7 +874,10 @@ absl::Status PartitionLoader::LoadVertexFile(const std::string& path) {
 
 absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphalytics) {
   ShareReader reader;
-  if (auto st = AgreeOnStatus(exchange_, reader.Open(path, rank_, size_)); !st.ok()) return st;
+  if (auto st = AgreeOnStatus(exchange_, reader.Open(path, rank_, size_, !graphalytics));
+      !st.ok()) {
+    return st;
+  }
   const bool both_ends = in_edges_ || symmetric_;
   uint64_t lines = 0;
   while (true) {
@@ -1016,6 +1105,11 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     }
   }
   stats_.lines_parsed += edge_lines_;
+  edge_dir_ = reader.directory();
+  if (edge_dir_) {
+    edge_paths_ = reader.paths();
+    edge_share_lines_ = reader.lines();
+  }
   share_ids_ = ShareIds();
   return absl::OkStatus();
 }
@@ -1147,15 +1241,32 @@ absl::Status PartitionLoader::Resolve(bool& weighted) {
   Put(mine, first_with_weight_);
   Put(mine, first_without_weight_);
   failure_.Encode(mine);
+  Put(mine, static_cast<uint32_t>(edge_share_lines_.size()));
+  for (const auto& [file, lines] : edge_share_lines_) {
+    Put(mine, file);
+    Put(mine, lines);
+  }
   auto all = AllGather(exchange_, mine);
   if (!all.ok()) return all.status();
   std::vector<uint64_t> vbase(size_ + 1, 0), ebase(size_ + 1, 0);
+  // A directory's edge files: each share's lines per file.
+  std::vector<std::vector<std::pair<uint32_t, uint64_t>>> share_lines(size_);
   Failure best, with, without;
   for (uint32_t p = 0; p < size_; ++p) {
     Reader r((*all)[p]);
     uint64_t vl, el, fw, fwo;
     Failure f;
-    if (!r.Get(vl) || !r.Get(el) || !r.Get(fw) || !r.Get(fwo) || !f.Decode(r)) return Malformed();
+    uint32_t pieces;
+    if (!r.Get(vl) || !r.Get(el) || !r.Get(fw) || !r.Get(fwo) || !f.Decode(r) || !r.Get(pieces)) {
+      return Malformed();
+    }
+    for (uint32_t i = 0; i < pieces; ++i) {
+      std::pair<uint32_t, uint64_t> piece;
+      if (!r.Get(piece.first) || !r.Get(piece.second) || piece.first >= edge_paths_.size()) {
+        return Malformed();
+      }
+      share_lines[p].push_back(piece);
+    }
     vbase[p + 1] = vbase[p] + vl;
     ebase[p + 1] = ebase[p] + el;
     if (f.set) Note(best, f);
@@ -1185,13 +1296,30 @@ absl::Status PartitionLoader::Resolve(bool& weighted) {
   const auto code = static_cast<absl::StatusCode>(best.code);
   if (best.kind == kIo || best.kind == kInternal) return absl::Status(code, best.text);
   const bool in_vertices = best.kind == kVertexParse || best.kind == kListedTwice;
-  const std::vector<uint64_t>& base = in_vertices ? vbase : ebase;
-  const std::string& file = in_vertices ? vertex_file_ : edge_file_;
-  const uint64_t line = base[best.share] + best.line;
-  const uint64_t aux = base[best.aux_share] + best.aux_line;
-  std::string message = best.kind == kListedTwice     ? io::ListedTwiceMessage(best.text, aux)
-                        : best.kind == kMissingWeight ? io::MissingWeightMessage(aux)
-                                                      : best.text;
+  // Line `line` of share `share` as a file and a line in it: the whole file's line, or for a
+  // directory, the file of the share's lines it falls in and its line counted over every share.
+  const auto locate = [&](uint32_t share, uint64_t line) -> std::pair<std::string, uint64_t> {
+    if (in_vertices) return {vertex_file_, vbase[share] + line};
+    if (!edge_dir_ || share_lines[share].empty()) return {edge_file_, ebase[share] + line};
+    uint32_t file = share_lines[share].back().first;
+    uint64_t in_share = line;
+    for (const auto& [f, n] : share_lines[share]) {
+      file = f;
+      if (in_share <= n) break;
+      in_share -= n;
+    }
+    uint64_t before = 0;
+    for (uint32_t p = 0; p < share; ++p) {
+      for (const auto& [f, n] : share_lines[p]) before += f == file ? n : 0;
+    }
+    return {edge_paths_[file], before + in_share};
+  };
+  const auto [file, line] = locate(best.share, best.line);
+  const auto [aux_file, aux] = locate(best.aux_share, best.aux_line);
+  std::string message = best.kind == kListedTwice ? io::ListedTwiceMessage(best.text, aux)
+                        : best.kind == kMissingWeight
+                            ? io::MissingWeightMessage(file, aux_file, aux)
+                            : best.text;
   return absl::Status(code, absl::StrCat(file, ":", line, ": ", message));
 }
 

@@ -6,11 +6,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -437,6 +441,121 @@ TEST(ConformanceScale, SixteenWorkersComplete) {
   ASSERT_TRUE(published.has_value());
   EXPECT_EQ(published->parts, 16u);
   ExpectSameLines(local, published->lines, "pagerank on kron10 at 16 workers");
+}
+
+// --- No process reads or holds the whole graph (docs/design.md §4)
+
+// What a worker logged when its partitioned load ended.
+struct LoadFigures {
+  uint64_t lines = 0, records = 0, vertices = 0, edges = 0, rounds = 0;
+};
+
+std::optional<LoadFigures> LoadFiguresOf(const std::string& log) {
+  const std::string key = "loaded its share: ";
+  const size_t at = log.find(key);
+  if (at == std::string::npos) return std::nullopt;
+  LoadFigures f;
+  if (std::sscanf(log.c_str() + at + key.size(),
+                  "lines %" SCNu64 " | records %" SCNu64 " | vertices known %" SCNu64
+                  " | edges held %" SCNu64 " | rounds %" SCNu64,
+                  &f.lines, &f.records, &f.vertices, &f.edges, &f.rounds) != 5) {
+    return std::nullopt;
+  }
+  return f;
+}
+
+// The bytes process `pid` has read through read(2) and its kin: /proc/PID/io's rchar (-1 if
+// unreadable). Sockets read with recvmsg(2), as gRPC reads them, do not count.
+int64_t BytesRead(pid_t pid) {
+  std::istringstream io(ReadFile("/proc/" + std::to_string(pid) + "/io"));
+  for (std::string key; io >> key;) {
+    int64_t value;
+    if (!(io >> value)) break;
+    if (key == "rchar:") return value;
+  }
+  return -1;
+}
+
+// On a master and 4 worker processes, over one file and over a directory of files holding the
+// same lines: each worker parses under half of the input's lines and holds under 3/4 of its
+// edges and fewer vertices than the graph has (the figures it logs when its load ends); together
+// the shares cover every line once; the master reads less than the graph's size in all (it reads
+// none of it); and the result is `run`'s on the file.
+TEST(PartitionedLoad, NoProcessReadsOrHoldsTheWholeGraph) {
+  TempDir dir("lockstep-partitioned-load");
+  // Sparse, so that no worker meets every vertex: 6,000 vertices, 9,000 edges, text IDs.
+  constexpr int kVertices = 6000;
+  std::string text = "# every vertex has out-edges\n";
+  std::vector<std::string> files(3);
+  for (int i = 0; i < kVertices; ++i) {
+    for (int k = 0; k < (i % 2 == 0 ? 2 : 1); ++k) {
+      const std::string line = "vertex-" + std::to_string(i) + " vertex-" +
+                               std::to_string((i * 7919 + 13 * k + 1) % kVertices) + "\n";
+      text += line;
+      files[static_cast<size_t>(i) * 3 / kVertices] += line;
+    }
+  }
+  files[0] = "# every vertex has out-edges\n" + files[0];
+  const uint64_t lines = static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n'));
+  const uint64_t edges = lines - 1;
+  const std::string graph = dir.Write("g.el", text);
+  fs::create_directories(dir / "g.d");
+  for (size_t i = 0; i < files.size(); ++i) {
+    WriteFile(dir / "g.d" / ("part-" + std::to_string(i)), files[i]);
+  }
+  const std::vector<std::string> local =
+      RunLocal(LOCKSTEP_BINARY, "pagerank", {"--graph", graph}, dir);
+  ASSERT_EQ(local.size(), static_cast<size_t>(kVertices));
+  for (const std::string& input : {graph, (dir / "g.d").string()}) {
+    SCOPED_TRACE(input);
+    const fs::path run_dir = dir / (input == graph ? "file" : "directory");
+    fs::create_directories(run_dir / "res");
+    Cluster cluster(LOCKSTEP_BINARY, run_dir);
+    // A service master (--every), so that it is still there to be asked what it read.
+    Process& master = cluster.StartMaster({"--app", "pagerank", "--graph", input, "--out",
+                                           (run_dir / "res" / "out").string(), "--min-workers", "4",
+                                           "--max-workers", "4", "--every", "1h"});
+    ASSERT_NE(cluster.port(), 0);
+    // What the master read to start (its libraries, its configuration), before the job.
+    const int64_t read_before = BytesRead(master.pid());
+    ASSERT_GE(read_before, 0);
+    for (int i = 0; i < 4; ++i) cluster.StartWorker({"--max-jobs", "1"});
+    ASSERT_TRUE(master.WaitForLog(": completed: ", 60s)) << master.Log();
+    const int64_t read_after = BytesRead(master.pid());
+    uint64_t parts = 0;
+    const fs::path job_dir = run_dir / "res" / fs::read_symlink(run_dir / "res" / "out");
+    for (const auto& e : fs::directory_iterator(job_dir)) {
+      if (e.path().filename().string().starts_with("part-")) parts += e.file_size();
+    }
+    ASSERT_GE(read_after, read_before);
+    const uint64_t during = static_cast<uint64_t>(read_after - read_before);
+    std::cout << "the master read " << during << " bytes during the job, " << parts
+              << " of them the parts it checks; the graph has " << text.size() << "\n";
+    EXPECT_GE(during, parts);
+    // Besides the parts: a few hundred bytes of eventfd wake-ups and /proc or /sys files, at
+    // times some tens of KiB (/proc/self/maps); reading the graph would add all of its bytes.
+    EXPECT_LT(during, parts + text.size() / 2) << "the master read the graph";
+    LoadFigures sum;
+    for (Process* w : cluster.workers()) {
+      ASSERT_TRUE(w->Wait(30s).has_value()) << w->command();
+      auto f = LoadFiguresOf(w->Log());
+      ASSERT_TRUE(f.has_value()) << w->Log();
+      std::cout << w->log_path().filename() << ": lines " << f->lines << ", edges held " << f->edges
+                << ", vertices known " << f->vertices << "\n";
+      EXPECT_LT(f->lines, lines / 2);
+      EXPECT_LT(f->edges, edges * 3 / 4);
+      EXPECT_LT(f->vertices, static_cast<uint64_t>(kVertices));
+      sum.lines += f->lines;
+      sum.records += f->records;
+    }
+    EXPECT_EQ(sum.lines, lines);
+    EXPECT_EQ(sum.records, edges);
+    cluster.Stop();
+    EXPECT_EQ(master.exit_code(), 0) << master.Log();
+    auto published = ReadPublished(run_dir / "res" / "out", 4);
+    ASSERT_TRUE(published.has_value());
+    ExpectSameLines(local, published->lines, "pagerank at 4 workers from " + input);
+  }
 }
 
 // Every job option a worker needs travels in the job details: --max-supersteps above the default

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <sstream>
@@ -296,6 +297,54 @@ TEST_F(FaultTest, ABadLineInTheLastWorkersShareNamesTheFileAndItsLine) {
   ASSERT_TRUE(master.WaitForLog("aborted: ", 30s)) << master.Log();
   WriteFile(graph_, good);
   const std::string where = graph_.string() + ":850: ";
+  const std::string failed = ExpectFailedThenServed(workers, where, where);
+  StopAndCheckPublished(failed, 3);
+}
+
+// A directory of files is one input whose shares are byte ranges of the files' concatenation: a
+// bad line in its last file, in the last worker's share, fails every worker with that file and
+// the line in that file, as `run` reports it; nothing is published, and the master serves the
+// next job (once the file is mended).
+TEST_F(FaultTest, ABadLineInADirectoryNamesItsFileAndTheLineInIt) {
+  const std::string good = FaultGraph();
+  // Lines 1-100, 101-500 and 501-900: each of the 3 workers' shares (about 300 lines) but the
+  // last spans two files.
+  std::vector<std::string> files(3);
+  size_t line = 0;
+  for (size_t at = 0; at < good.size(); ++line) {
+    const size_t nl = good.find('\n', at);
+    files[line < 100 ? 0 : line < 500 ? 1 : 2] += good.substr(at, nl + 1 - at);
+    at = nl + 1;
+  }
+  ASSERT_EQ(line, 900u);
+  std::string bad_c = files[2];
+  size_t at = 0;
+  for (int l = 0; l < 349; ++l) at = bad_c.find('\n', at) + 1;
+  bad_c.replace(at, bad_c.find('\n', at) - at, "849");  // line 350 of c, line 850 of the input
+  graph_ = dir_ / "parts";
+  fs::create_directories(graph_);
+  WriteFile(graph_ / "a", files[0]);
+  WriteFile(graph_ / "b", files[1]);
+  WriteFile(graph_ / "c", bad_c);
+  const std::string where = (graph_ / "c").string() + ":350: ";
+  {
+    // `run` says the same.
+    Process::Options o;
+    o.cwd = dir_.path();
+    o.log = dir_ / "run.log";
+    auto run = Process::Start(
+        FAULT_BINARY,
+        {"run", "pagerank", "--graph", graph_.string(), "--out", (dir_ / "run.txt").string()}, o);
+    EXPECT_EQ(run->Wait(30s), 1);
+    EXPECT_THAT(ReadFile(o.log), HasSubstr(where));
+  }
+  Process& master = cluster_.StartMaster(
+      MasterArgs({"--every", "1s", "--min-workers", "3", "--max-workers", "3"}));
+  ASSERT_NE(cluster_.port(), 0);
+  std::vector<Process*> workers;
+  for (int i = 0; i < 3; ++i) workers.push_back(&cluster_.StartWorker());
+  ASSERT_TRUE(master.WaitForLog("aborted: ", 30s)) << master.Log();
+  WriteFile(graph_ / "c", files[2]);
   const std::string failed = ExpectFailedThenServed(workers, where, where);
   StopAndCheckPublished(failed, 3);
 }

@@ -205,6 +205,39 @@ TEST_F(CliTest, BadWeightsNameTheirLineAndLeaveTheOutputAlone) {
 
 // --- Bad command lines: a non-zero exit and a message naming what is wrong. ---
 
+// An edge-list --graph may be a directory: its files in byte-wise name order are one input (the
+// output is the concatenated file's, byte for byte); a bad line names its file and the line in
+// it; a directory without input files is bad input naming it.
+TEST_F(CliTest, ADirectoryOfEdgeListsIsOneInput) {
+  fs::create_directories(dir_ / "g");
+  Write("g/b", "c d 2\nd a 1\n");
+  Write("g/a", "a b 1\nb c 3");  // no final newline: its last line ends with the file
+  Write("g/.skip", "not an edge\n");
+  const std::string whole = Write("whole.el", "a b 1\nb c 3\nc d 2\nd a 1\n");
+  for (const std::string app : {"pagerank", "sssp"}) {
+    std::vector<std::string> source;
+    if (app == "sssp") source = {"--source", "a"};
+    std::vector<std::string> from_dir = {"run", app, "--graph", Path("g"), "--out", Path("d.txt")};
+    std::vector<std::string> from_file = {"run", app, "--graph", whole, "--out", Path("f.txt")};
+    from_dir.insert(from_dir.end(), source.begin(), source.end());
+    from_file.insert(from_file.end(), source.begin(), source.end());
+    const Process d = Run(from_dir);
+    ASSERT_EQ(d.exit_code, 0) << d.err;
+    const Process f = Run(from_file);
+    ASSERT_EQ(f.exit_code, 0) << f.err;
+    EXPECT_EQ(ReadFile(Path("d.txt")), ReadFile(Path("f.txt"))) << app;
+  }
+  Write("g/b", "c d 2\nd\n");
+  const Process bad = Run({"run", "pagerank", "--graph", Path("g"), "--out", Path("bad.txt")});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr(Path("g") + "/b:2: expected 'src dst [weight]', found 1 field"));
+  EXPECT_FALSE(fs::exists(Path("bad.txt")));
+  fs::create_directories(dir_ / "empty");
+  const Process empty = Run({"run", "pagerank", "--graph", Path("empty"), "--out", Path("e.txt")});
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_THAT(empty.err, HasSubstr(Path("empty") + ": the directory holds no input files"));
+}
+
 TEST_F(CliTest, UnknownAppIsNamed) {
   const std::string graph = Write("g.el", "1 2\n");
   const Process p = Run({"run", "nosuchapp", "--graph", graph, "--out", Path("out.txt")});

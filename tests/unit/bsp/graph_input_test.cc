@@ -295,7 +295,7 @@ TEST_F(LoaderTest, MissingFileNamesThePath) {
   auto g = LoadGraph({.path = path}, WeightUse::kIgnore);
   EXPECT_EQ(g.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(g.status().message()), HasSubstr(path));
-  // A directory opens but does not read.
+  // A directory without input files is an error naming it.
   auto from_dir = LoadGraph({.path = dir_.path().string()}, WeightUse::kIgnore);
   EXPECT_FALSE(from_dir.ok());
   EXPECT_THAT(std::string(from_dir.status().message()), HasSubstr(dir_.path().string()));

@@ -5,9 +5,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -422,6 +425,196 @@ TEST_F(PartitionedLoadTest, NoWorkerHoldsTheWholeGraph) {
   }
 }
 
+// --- A directory of edge-list files, read as their concatenation in byte-wise name order.
+
+// Writes `pieces` (name, text) into a new directory `name` of dir_ and returns its path.
+std::string WriteDirectory(const test::TempDir& dir, const std::string& name,
+                           const std::vector<std::pair<std::string, std::string>>& pieces) {
+  const std::filesystem::path at = dir / name;
+  std::filesystem::create_directories(at);
+  for (const auto& [file, text] : pieces) {
+    std::ofstream(at / file, std::ios::binary) << text;
+  }
+  return at.string();
+}
+
+// `text` cut at line starts into `n` pieces of about equal size (some may be empty).
+std::vector<std::string> CutAtLines(const std::string& text, size_t n) {
+  std::vector<std::string> pieces;
+  size_t begin = 0;
+  for (size_t i = 1; i <= n; ++i) {
+    size_t end = i == n ? text.size() : std::max(begin, text.size() * i / n);
+    while (end < text.size() && end > 0 && text[end - 1] != '\n') ++end;
+    pieces.push_back(text.substr(begin, end - begin));
+    begin = end;
+  }
+  return pieces;
+}
+
+void ExpectSameInput(const GraphInput& got, const GraphInput& want) {
+  EXPECT_EQ(got.external_ids, want.external_ids);
+  EXPECT_EQ(got.src, want.src);
+  EXPECT_EQ(got.dst, want.dst);
+  EXPECT_EQ(got.weights, want.weights);
+  EXPECT_EQ(got.symmetric, want.symmetric);
+}
+
+TEST_F(PartitionedLoadTest, ADirectoryIsTheConcatenationOfItsFilesInNameOrder) {
+  for (Ids ids : {Ids::kSmall, Ids::kMixed}) {
+    const std::string text = RandomEdgeList(21, ids, 60, 400, true);
+    const std::vector<std::string> cut = CutAtLines(text, 5);
+    // Names whose byte order is not the order they are written in, an empty file, a file that
+    // does not end in a newline (its last line ends there), and what is not read: a name that
+    // starts with '.', and a subdirectory.
+    std::string last = cut[4];
+    ASSERT_EQ(last.back(), '\n');
+    last.pop_back();
+    const std::string dir = WriteDirectory(dir_, ids == Ids::kSmall ? "small" : "mixed",
+                                           {{"b", cut[2]},
+                                            {"B-2", cut[1]},
+                                            {"B-10", cut[0]},
+                                            {"b0", ""},
+                                            {"c.el", cut[3]},
+                                            {"d", last},
+                                            {".hidden", "not an edge list\n"}});
+    std::filesystem::create_directories(std::filesystem::path(dir) / "sub");
+    std::ofstream(std::filesystem::path(dir) / "sub" / "x") << "1 2 3 4 5\n";
+    const std::string whole_file = dir_.Write("whole.el", text);
+    for (bool undirected : {false, true}) {
+      auto want =
+          LoadGraph({.path = whole_file, .undirected = undirected}, WeightUse::kNonNegative);
+      ASSERT_TRUE(want.ok()) << want.status();
+      auto got = LoadGraph({.path = dir, .undirected = undirected}, WeightUse::kNonNegative);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ExpectSameInput(*got, *want);
+      ExpectPartsEqualWhole<double>({.path = dir, .undirected = undirected},
+                                    WeightUse::kNonNegative);
+    }
+  }
+}
+
+// Shares are byte ranges of the whole concatenation: a worker reads the end of one file and the
+// start of the next, and only its share.
+TEST_F(PartitionedLoadTest, SharesOfADirectorySpanItsFiles) {
+  const std::string text = RandomEdgeList(22, Ids::kSmall, 3000, 8000, false);
+  const std::vector<std::string> cut = CutAtLines(text, 7);
+  std::vector<std::pair<std::string, std::string>> files;
+  for (size_t i = 0; i < cut.size(); ++i) files.emplace_back("part-" + std::to_string(i), cut[i]);
+  const std::string dir = WriteDirectory(dir_, "spans", files);
+  const auto lines = static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n'));
+  auto whole = LoadGraph({.path = dir}, WeightUse::kIgnore);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  for (uint32_t n : {2u, 3u, 4u}) {
+    auto workers = LoadOnWorkers<NoValue>({.path = dir}, WeightUse::kIgnore, n, false, 4096);
+    uint64_t parsed = 0, records = 0;
+    for (const auto& w : workers) {
+      ASSERT_TRUE(w.status.ok()) << w.status;
+      parsed += w.stats.lines_parsed;
+      records += w.stats.records_parsed;
+      EXPECT_LT(w.stats.lines_parsed, lines / n + lines / 20) << n << " workers";
+    }
+    EXPECT_EQ(parsed, lines) << n << " workers";
+    EXPECT_EQ(records, whole->num_stored_edges()) << n << " workers";
+  }
+}
+
+// More files than a process may keep open at once (1,500, of one to three lines each, some
+// without a final newline): each worker closes a file once its share is past it.
+TEST_F(PartitionedLoadTest, ADirectoryOfManySmallFiles) {
+  std::mt19937_64 rng(24);
+  std::vector<std::pair<std::string, std::string>> files;
+  std::string whole;
+  for (int i = 0; i < 1500; ++i) {
+    std::string text;
+    for (uint64_t l = 0, n = 1 + rng() % 3; l < n; ++l) {
+      text += std::to_string(rng() % 400) + " " + std::to_string(rng() % 400) + "\n";
+    }
+    whole += text;
+    if (rng() % 4 == 0) text.pop_back();
+    char name[16];
+    std::snprintf(name, sizeof name, "f%05d", i);
+    files.emplace_back(name, text);
+  }
+  const std::string dir = WriteDirectory(dir_, "many", files);
+  // Fewer descriptors than files, whatever the environment allows (restored at the end).
+  rlimit saved;
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = std::min<rlim_t>(saved.rlim_cur, 512);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  struct Restore {
+    rlimit limit;
+    ~Restore() { ::setrlimit(RLIMIT_NOFILE, &limit); }
+  } restore{saved};
+  auto want = LoadGraph({.path = dir_.Write("whole.el", whole)}, WeightUse::kIgnore);
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto got = LoadGraph({.path = dir}, WeightUse::kIgnore);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ExpectSameInput(*got, *want);
+  ExpectPartsEqualWhole<NoValue>({.path = dir}, WeightUse::kIgnore, {64, 1 << 20});
+}
+
+// A bad line names its file in the directory and its line in that file, on every worker and in
+// LoadGraph alike, wherever it falls among the shares.
+TEST_F(PartitionedLoadTest, ABadLineInADirectoryNamesItsFileAndLine) {
+  const std::string good = RandomEdgeList(23, Ids::kSmall, 40, 240, true);
+  const std::vector<std::string> cut = CutAtLines(good, 4);
+  auto lines_of = [](const std::string& t) {
+    return static_cast<uint64_t>(std::count(t.begin(), t.end(), '\n'));
+  };
+  for (size_t file = 0; file < cut.size(); ++file) {
+    for (const std::string& bad : {std::string("5\n"), std::string("1 2 -3\n")}) {
+      std::vector<std::pair<std::string, std::string>> files;
+      std::string text = cut[file];
+      // After the file's middle line: line lines/2 + 1 of that file.
+      size_t at = 0;
+      for (uint64_t l = 0; l < lines_of(text) / 2; ++l) at = text.find('\n', at) + 1;
+      text.insert(at, bad);
+      for (size_t i = 0; i < cut.size(); ++i) {
+        files.emplace_back("f" + std::to_string(i), i == file ? text : cut[i]);
+      }
+      const std::string dir = WriteDirectory(dir_, "bad" + std::to_string(file), files);
+      const std::string where = dir + "/f" + std::to_string(file) + ":" +
+                                std::to_string(lines_of(cut[file]) / 2 + 1) + ": ";
+      auto whole = LoadGraph({.path = dir}, WeightUse::kNonNegative);
+      ASSERT_FALSE(whole.ok());
+      EXPECT_THAT(std::string(whole.status().message()), ::testing::StartsWith(where));
+      ExpectSameError({.path = dir}, WeightUse::kNonNegative);
+      std::filesystem::remove_all(dir);
+    }
+  }
+  // A missing weight in one file where another file has one: both named.
+  const std::string dir = WriteDirectory(
+      dir_, "weights", {{"a", "1 2 1\n2 3 1\n"}, {"b", "# x\n3 4 1\n"}, {"c", "4 5 1\n5 6\n"}});
+  auto whole = LoadGraph({.path = dir}, WeightUse::kNonNegative);
+  EXPECT_EQ(std::string(whole.status().message()),
+            dir + "/c:2: missing weight (" + dir + "/a:1 has one, so every edge needs one)");
+  ExpectSameError({.path = dir}, WeightUse::kNonNegative, {1, 5, 64});
+  // In the same file, only the line is given (as for one file).
+  const std::string same = WriteDirectory(dir_, "same", {{"a", "# x\n"}, {"b", "1 2 1\n5 6\n"}});
+  whole = LoadGraph({.path = same}, WeightUse::kNonNegative);
+  EXPECT_EQ(std::string(whole.status().message()),
+            same + "/b:2: missing weight (line 1 has one, so every edge needs one)");
+  ExpectSameError({.path = same}, WeightUse::kNonNegative, {1, 64});
+}
+
+TEST_F(PartitionedLoadTest, ADirectoryWithoutInputFilesIsAnErrorNamingIt) {
+  const std::string empty = WriteDirectory(dir_, "empty", {});
+  const std::string hidden = WriteDirectory(dir_, "hidden", {{".a", "1 2\n"}});
+  for (const std::string& dir : {empty, hidden}) {
+    auto whole = LoadGraph({.path = dir}, WeightUse::kIgnore);
+    ASSERT_FALSE(whole.ok());
+    EXPECT_THAT(std::string(whole.status().message()), HasSubstr(dir + ": "));
+    ExpectSameError({.path = dir}, WeightUse::kIgnore, {64});
+  }
+  // The partitioned binary form is not read as edge lists.
+  const std::string parts =
+      WriteDirectory(dir_, "parts", {{"lockstep-parts.manifest", "\x01\x02"}, {"p0", "\x03"}});
+  auto whole = LoadGraph({.path = parts}, WeightUse::kIgnore);
+  EXPECT_THAT(std::string(whole.status().message()), HasSubstr("lockstep-parts.manifest"));
+  ExpectSameError({.path = parts}, WeightUse::kIgnore, {64});
+}
+
 TEST_F(PartitionedLoadTest, HaveVerticesAndResolveNames) {
   const std::string path = dir_.Write("n.el", RandomEdgeList(12, Ids::kMixed, 50, 150, false));
   auto whole = LoadGraph({.path = path}, WeightUse::kIgnore);
@@ -538,6 +731,43 @@ std::pair<std::vector<absl::Status>, std::vector<std::string>> RunNearest(const 
     status[r] = runner.CompleteJob(details).status();
   });
   return {status, outputs};
+}
+
+// The runner hands each worker's load figures to JobDetails::on_partition_loaded (which a
+// distributed worker logs), once per partitioned load; a whole-graph load has none.
+TEST_F(PartitionedLoadTest, RunnerReportsWhatEachWorkerLoaded) {
+  const std::string text = RandomEdgeList(14, Ids::kSmall, 80, 400, true);
+  const std::string path = dir_.Write("f.el", text);
+  const auto lines = static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n'));
+  for (bool exchange : {true, false}) {
+    constexpr uint32_t kWorkers = 3;
+    std::vector<std::vector<PartitionLoadStats>> reported(kWorkers);
+    OnWorkers(kWorkers, [&](uint32_t r, Exchange& ex) {
+      JobDetails details;
+      details.params = {{"must-have", "1"}};
+      details.graph = {.path = path};
+      details.worker_index = r;
+      details.worker_count = kWorkers;
+      details.exchange = exchange ? &ex : nullptr;
+      details.on_partition_loaded = [&, r](const PartitionLoadStats& s) {
+        reported[r].push_back(s);
+      };
+      ProgramRunner<NearestApp> runner;
+      auto executor = runner.StartJob(details, LocalExecutorFactory());
+      ASSERT_TRUE(executor.ok()) << executor.status();
+    });
+    uint64_t parsed = 0;
+    for (uint32_t r = 0; r < kWorkers; ++r) {
+      ASSERT_EQ(reported[r].size(), exchange ? 1u : 0u) << "worker " << r;
+      if (!exchange) continue;
+      parsed += reported[r][0].lines_parsed;
+      EXPECT_LT(reported[r][0].lines_parsed, lines) << "worker " << r;
+      EXPECT_GT(reported[r][0].edges_received, 0u) << "worker " << r;
+    }
+    if (exchange) {
+      EXPECT_EQ(parsed, lines);
+    }
+  }
 }
 
 TEST_F(PartitionedLoadTest, RunnerLoadsByPartitionWhenGivenAnExchange) {

@@ -231,6 +231,7 @@ class ProgramRunner final : public JobRunner {
     needed = EstimateLoadBytes(details.graph) / std::max<uint32_t>(1, exchange.size());
     auto part = LoadPartition(details.graph, App::kWeights, exchange, NeedsInEdges<Program>());
     if (!part.ok()) return part.status();
+    if (details.on_partition_loaded) details.on_partition_loaded(part->stats);
     auto split = partition::Range::Whole(exchange.size());
     if (!split.ok()) return split.status();
     GraphFacts facts;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,6 +15,8 @@
 #include "lockstep/bsp/vertex_id.h"
 
 namespace lockstep::bsp {
+
+struct PartitionLoadStats;  // partitioned_load.h
 
 // Everything a process needs to run its part of a job, in plain types (the distributed layer
 // converts it to and from the wire).
@@ -40,6 +43,9 @@ struct JobDetails {
   // sets it on every worker). Null in local mode and on the master, which load the graph whole
   // and nothing respectively; a worker with one loads its share of the input (docs/design.md §4).
   Exchange* exchange = nullptr;
+  // Told what a worker's partitioned load read and kept, when it ends (not on the wire: the
+  // distributed layer sets it to log the figures, which show that no process holds the graph).
+  std::function<void(const PartitionLoadStats&)> on_partition_loaded;
 };
 
 // What a process wrote to its output: the distributed master checks every part against it before
