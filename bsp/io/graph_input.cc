@@ -22,6 +22,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "io/parse.h"
+#include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/text.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
@@ -455,6 +456,8 @@ bool IsGraphalytics(const GraphSource& source) {
 }
 
 absl::StatusOr<GraphInput> LoadGraph(const GraphSource& source, WeightUse weights) {
+  // A directory with a manifest holds the graph's partitioned binary form (part_files.h).
+  if (IsPartitionedGraph(source.path)) return LoadPartFiles(source, weights);
   const std::string format = IsGraphalytics(source)  ? "graphalytics"
                              : source.format.empty() ? "edgelist"
                                                      : source.format;
