@@ -502,6 +502,11 @@ uint64_t EstimateLoadBytes(const GraphSource& source) {
                : 0;
   };
   uint64_t bytes = 0;
+  if (IsPartitionedGraph(source.path)) {
+    // The mapped files and the arrays laid out from them.
+    auto facts = ReadPartGraphFacts(source.path);
+    return facts.ok() ? 2 * facts->data_bytes : 0;
+  }
   if (IsGraphalytics(source)) {
     auto props = ReadGraphalyticsProperties(source.path);
     if (!props.ok()) return 0;

@@ -366,6 +366,7 @@ absl::StatusOr<Manifest> ReadManifest(const std::string& dir) {
     }
   }
   m.facts.num_files = static_cast<uint32_t>(m.data.size());
+  for (const FileEntry& f : m.data) m.facts.data_bytes += f.size;
   return m;
 }
 
@@ -1145,10 +1146,11 @@ absl::StatusOr<PartitionInput> ReadPartFiles(const GraphSource& source, WeightUs
   GraphInput& g = result.input;
   size_t total = 0;
   for (const Taken& t : taken) total += t.edges[0].size() + t.edges[1].size();
-  g.src.reserve(total);
-  g.dst.reserve(total);
+  g.src.resize(total);
+  g.dst.resize(total);
   const bool weighted = m->facts.weighted && weights != WeightUse::kIgnore;
-  if (weighted) g.weights.reserve(total);
+  if (weighted) g.weights.resize(total);
+  size_t out = 0;
   // Each (file, list) is a stream in input order; the streams hold no edge twice.
   using Head = std::pair<uint32_t, uint32_t>;  // (sequence number, stream = 2 * file + list)
   std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
@@ -1173,9 +1175,10 @@ absl::StatusOr<PartitionInput> ReadPartFiles(const GraphSource& source, WeightUs
       return absl::DataLossError(
           absl::StrCat((*files)[stream / 2].path, ": an edge names an unknown vertex"));
     }
-    g.src.push_back(s);
-    g.dst.push_back(e);
-    if (weighted) g.weights.push_back(v.weights[j]);
+    g.src[out] = s;
+    g.dst[out] = e;
+    if (weighted) g.weights[out] = v.weights[j];
+    ++out;
     if (++next[stream] < edges.size()) heads.push({v.seq[edges[next[stream]]], stream});
   }
   files = std::vector<DataFile>();

@@ -40,6 +40,8 @@ struct PartGraphFacts {
   // Graphalytics only: as GraphInput::properties.
   std::map<std::string, std::string> properties;
   uint32_t num_files = 0;
+  // The data files' bytes, all of them.
+  uint64_t data_bytes = 0;
 };
 absl::StatusOr<PartGraphFacts> ReadPartGraphFacts(const std::string& dir);
 
