@@ -814,6 +814,12 @@ std::string EncodeNamesFile(const GraphInput& g, uint64_t graph_id) {
   return out;
 }
 
+// The names this writer gives files: a directory holding nothing else may be written over.
+bool IsPartFileName(std::string_view name) {
+  return name == kPartManifestName || name == std::string(kPartManifestName) + ".tmp" ||
+         name == kNamesFile || (name.starts_with("part-") && name.ends_with(".lsp"));
+}
+
 std::string DataFileName(uint32_t part, uint32_t parts) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "part-%05u-of-%05u.lsp", part, parts);
@@ -870,15 +876,25 @@ absl::Status WritePartFiles(const GraphInput& g, const std::string& dir,
   if (!g.weights.empty() && g.weights.size() != g.src.size()) {
     return absl::InvalidArgumentError("partitioned graph: weights do not match the edges");
   }
-  // The directory: new, empty, or a partitioned graph being replaced.
+  // The directory: new, empty, or holding only this writer's files (a partitioned graph being
+  // replaced, or what an interrupted `partition` left).
   std::error_code ec;
   std::vector<std::string> old_files;
   if (std::filesystem::exists(dir, ec)) {
-    if (IsPartitionedGraph(dir)) {
-      auto old = ReadManifest(dir);
-      if (old.ok()) {
-        for (const FileEntry& f : old->data) old_files.push_back(f.name);
+    if (!std::filesystem::is_directory(dir, ec)) {
+      return absl::FailedPreconditionError(absl::StrCat(dir, " exists and is not a directory"));
+    }
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (!IsPartFileName(name)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(dir, " exists and is not a partitioned graph (it holds ", name,
+                         "; give a new or empty directory)"));
       }
+      if (name != kPartManifestName) old_files.push_back(name);
+    }
+    if (ec) return absl::InternalError(absl::StrCat("cannot list ", dir, ": ", ec.message()));
+    if (IsPartitionedGraph(dir)) {
       // The old manifest goes first: from here until the new one is in place, the directory is
       // not a partitioned graph, so no reader takes a mix of old and new files.
       if (::unlink(ManifestPath(dir).c_str()) != 0) {
@@ -886,9 +902,6 @@ absl::Status WritePartFiles(const GraphInput& g, const std::string& dir,
             absl::StrCat("cannot remove ", ManifestPath(dir), ": ", std::strerror(errno)));
       }
       if (auto st = SyncDir(dir); !st.ok()) return st;
-    } else if (!std::filesystem::is_directory(dir, ec) || !std::filesystem::is_empty(dir, ec)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          dir, " exists and is not a partitioned graph (give a new or empty directory)"));
     }
   } else if (!std::filesystem::create_directories(dir, ec)) {
     return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
@@ -971,10 +984,11 @@ absl::Status WritePartFiles(const GraphInput& g, const std::string& dir,
         absl::StrCat("cannot rename ", tmp, " to ", ManifestPath(dir), ": ", std::strerror(errno)));
   }
   if (auto st = SyncDir(dir); !st.ok()) return st;
-  // Data files of the replaced graph that the new one does not use (it had more parts).
+  // Files of the replaced graph that the new one does not use (it had more parts).
   for (const std::string& name : old_files) {
-    const bool used = std::any_of(m.data.begin(), m.data.end(),
-                                  [&](const FileEntry& f) { return f.name == name; });
+    const bool used =
+        name == m.names.name || std::any_of(m.data.begin(), m.data.end(),
+                                            [&](const FileEntry& f) { return f.name == name; });
     if (!used) std::filesystem::remove(dir + "/" + name, ec);
   }
   return absl::OkStatus();

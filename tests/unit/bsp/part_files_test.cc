@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -120,6 +121,15 @@ void ExpectSameAsText(const GraphSource& source, const std::string& dir) {
   }
 }
 
+std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 class PartFilesTest : public ::testing::Test {
  protected:
   // A random directed graph with weights, self-loops, repeated edges and mixed IDs.
@@ -188,6 +198,27 @@ TEST_F(PartFilesTest, GraphalyticsWithIsolatedVerticesAndTextIds) {
   ASSERT_TRUE(facts.ok()) << facts.status();
   EXPECT_EQ(facts->format, "graphalytics");
   EXPECT_EQ(facts->properties.at("pr.damping-factor"), "0.85");
+}
+
+TEST_F(PartFilesTest, SevenFilesReadByThreeAndFiveWorkers) {
+  const GraphSource source{.path = RandomGraph(7, true)};
+  auto text = LoadGraph(source, WeightUse::kNonNegative);
+  ASSERT_TRUE(text.ok());
+  ASSERT_TRUE(WritePartFiles(*text, Out(), {.parts = 7}).ok());
+  for (uint32_t n : {3u, 5u}) {
+    for (bool in_edges : {false, true}) {
+      auto want = LoadOnWorkers(source, WeightUse::kNonNegative, n, in_edges);
+      auto got = LoadOnWorkers({.path = Out()}, WeightUse::kNonNegative, n, in_edges);
+      for (uint32_t r = 0; r < n; ++r) {
+        const std::string at = "P=" + std::to_string(n) + " worker " + std::to_string(r);
+        ASSERT_TRUE(got[r].status.ok()) << at << got[r].status;
+        ExpectSameInput(got[r].part.input, want[r].part.input, at);
+        EXPECT_EQ(got[r].part.vertices.uuids, want[r].part.vertices.uuids) << at;
+        EXPECT_EQ(got[r].part.vertices.global, want[r].part.vertices.global) << at;
+        EXPECT_EQ(got[r].part.vertices.owned_names, want[r].part.vertices.owned_names) << at;
+      }
+    }
+  }
 }
 
 TEST_F(PartFilesTest, TinyGraphsAndMoreWorkersThanVertices) {
@@ -317,6 +348,14 @@ TEST_F(PartFilesDamageTest, RewriteReplacesAndRefusesForeignDirectories) {
   auto again = LoadGraph({.path = Out()}, WeightUse::kIgnore);
   ASSERT_TRUE(again.ok()) << again.status();
   ExpectSameInput(*again, *g, "rewritten");
+  // What an interrupted writer leaves (files, no manifest) is not a partitioned graph, and a new
+  // `partition` may write over it.
+  std::filesystem::remove(Out() + "/lockstep-parts.manifest");
+  dir_.Write("parts/lockstep-parts.manifest.tmp", "half a manifest");
+  EXPECT_FALSE(IsPartitionedGraph(Out()));
+  ASSERT_TRUE(WritePartFiles(*g, Out(), {.parts = 1}).ok());
+  EXPECT_EQ(ListDir(Out()), (std::vector<std::string>{"lockstep-parts.manifest", "names.lsp",
+                                                      "part-00000-of-00001.lsp"}));
   // A directory of other files is not overwritten.
   dir_.Write("mine.txt", "x");
   auto st = WritePartFiles(*g, dir_.path().string(), {});
