@@ -452,9 +452,13 @@ class CheckedFile {
     if (offset > entry_.size || size > entry_.size - offset) {
       return absl::DataLossError(absl::StrCat(path_, ": a section runs past the end of the file"));
     }
+    if (size == 0) {
+      out = nullptr;
+      return absl::OkStatus();
+    }
     const uint64_t b = manifest_.block_bytes;
     const uint64_t first = offset / b;
-    const uint64_t last = size == 0 ? first : (offset + size + b - 1) / b;
+    const uint64_t last = (offset + size + b - 1) / b;
     const uint64_t begin = first * b;
     const uint64_t end = std::min(entry_.size, last * b);
     if (map && begin == 0) {
@@ -476,7 +480,7 @@ class CheckedFile {
       }
     }
     std::atomic<uint64_t> bad{UINT64_MAX};
-    tbb::parallel_for(first, std::max(first, last), [&](uint64_t k) {
+    tbb::parallel_for(first, last, [&](uint64_t k) {
       const uint64_t from = k * b - begin;
       const uint64_t len = std::min(b, end - begin - from);
       if (FastCrc32c(buffer.data() + from, len) != entry_.crcs[k]) {
@@ -515,7 +519,8 @@ class CheckedFile {
       return bad(absl::StrCat("belongs to another partitioned graph (not the one ",
                               kPartManifestName, " describes)"));
     }
-    if (h.kind != kind || (kind == kKindData && h.part != part)) {
+    if (h.kind != kind ||
+        (kind == kKindData && (h.part != part || h.parts != manifest_.data.size()))) {
       return bad("is not the file the manifest lists under this name");
     }
     if (h.num_vertices > kMaxCount || h.num_primary > kMaxCount || h.num_secondary > kMaxCount ||

@@ -279,6 +279,34 @@ TEST_F(PartFilesDamageTest, FlippedNameByteIsAChecksumError) {
   }
 }
 
+TEST_F(PartFilesDamageTest, EveryFlippedByteIsRefused) {
+  std::mt19937_64 rng(11);
+  for (const char* name : {"part-00000-of-00003.lsp", "part-00001-of-00003.lsp",
+                           "part-00002-of-00003.lsp", "names.lsp"}) {
+    const uint64_t size = std::filesystem::file_size(Out() + "/" + name);
+    for (int i = 0; i < 8; ++i) {
+      const uint64_t at = rng() % size;
+      FlipByte(name, at);
+      // The whole graph reads every data file (the names file is read by workers only).
+      const bool data = std::string(name) != "names.lsp";
+      if (data) {
+        auto whole = LoadGraph({.path = Out()}, WeightUse::kNonNegative);
+        EXPECT_THAT(std::string(whole.status().message()),
+                    HasSubstr(std::string(name) + ": checksum mismatch"))
+            << name << " byte " << at;
+      }
+      auto workers = LoadOnWorkers({.path = Out()}, WeightUse::kNonNegative, 3, true);
+      for (const Loaded& w : workers) {
+        EXPECT_THAT(std::string(w.status.message()),
+                    HasSubstr(std::string(name) + ": checksum mismatch"))
+            << name << " byte " << at;
+      }
+      FlipByte(name, at);  // back
+    }
+  }
+  EXPECT_TRUE(LoadGraph({.path = Out()}, WeightUse::kNonNegative).ok());
+}
+
 TEST_F(PartFilesDamageTest, TruncatedFile) {
   std::filesystem::resize_file(Out() + "/part-00001-of-00003.lsp", 100);
   ExpectRefused("part-00001-of-00003.lsp: 100 bytes, lockstep-parts.manifest says");
