@@ -1,17 +1,20 @@
 // The partitioned binary form of a graph (part_files.h, docs/design.md §4).
 //
-// A data file covers part k of Range::Whole(K) and holds, after a fixed header:
-//   its vertices sorted by UUID: UUIDs, global indexes, name offsets, names;
-//   every stored edge with an end in its range, in input order: sequence number (the edge's
-//     index in the input), source and target as indexes into the ends table, weight;
-//   the ends table: the global index and UUID of every vertex its edges name, by global index.
-// The names file holds every vertex's external ID by global index (an offset table, then the
-// bytes), so that a worker reads the names of its slice of global indexes directly.
+// A data file covers part k of Range::Whole(K) and holds, after a fixed header, first what a
+// reader of the whole graph needs:
+//   its vertices' global indexes and names, in UUID order;
+//   its primary edges, those whose source is in its range, in input order: input position,
+//     source and target as indexes into its ends table, weight;
+//   the ends table's global indexes (every vertex its edges name, by global index);
+// then what only a reader of a UUID range needs: its vertices' UUIDs, its secondary edges (whose
+// target only is in its range), the ends' UUIDs. The names file holds every vertex's external ID
+// by global index (an offset table, then the bytes), so that a worker reads the names of its
+// slice of global indexes directly.
 //
-// An edge whose ends lie in two files is in both. A reader takes the copy in its source's file
-// when it reads that file, else the copy in its target's file; the files it reads cover one
-// contiguous range U of UUIDs, so "source in this file, or source outside U" picks each edge
-// once. Its edges, per file in input order, are merged by sequence number.
+// An edge whose ends lie in two files is in both, primary in its source's. A range reader takes
+// the primary copies, and a secondary copy only when its source's file is not among those it
+// reads; those files cover one contiguous UUID range U, so "source outside U" picks each edge
+// once. The lists, each in input order, are merged by input position.
 //
 // All integers are little-endian, as the header's byte-order mark checks.
 #include "lockstep/bsp/part_files.h"
