@@ -62,7 +62,6 @@ constexpr uint32_t kKindNames = 2;
 constexpr uint32_t kByteOrder = 0x01020304;
 constexpr uint64_t kBlockBytes = uint64_t{1} << 20;
 constexpr char kManifestMagic[] = "lockstep-parts";
-constexpr char kNamesFile[] = "names.lsp";
 // No count read from a file may exceed this, so that sizes computed from counts cannot overflow.
 constexpr uint64_t kMaxCount = uint64_t{1} << 40;
 
@@ -157,7 +156,8 @@ absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), 
 
 struct FileEntry {
   std::string name;
-  VertexId first{}, last{};  // data files: the UUID range
+  VertexId first{}, last{};              // data files: the UUID range
+  uint64_t first_global = 0, count = 0;  // names files: the global indexes [first, first + count)
   uint64_t size = 0;
   std::vector<uint32_t> crcs;  // one per block
 };
@@ -169,14 +169,18 @@ struct Manifest {
   uint64_t block_bytes = kBlockBytes;
   PartGraphFacts facts;
   std::vector<FileEntry> data;
-  FileEntry names;
+  std::vector<FileEntry> names;  // in global-index order, covering [0, vertices)
 };
 
 std::string ManifestPath(const std::string& dir) { return dir + "/" + kPartManifestName; }
 
 void PutFileLine(std::string& out, const char* kind, const FileEntry& f, bool with_range) {
   absl::StrAppend(&out, kind, " ", f.name);
-  if (with_range) absl::StrAppend(&out, " ", ToString(f.first), " ", ToString(f.last));
+  if (with_range) {
+    absl::StrAppend(&out, " ", ToString(f.first), " ", ToString(f.last));
+  } else {
+    absl::StrAppend(&out, " ", f.first_global, " ", f.count);
+  }
   absl::StrAppend(&out, " ", f.size, " ");
   for (size_t i = 0; i < f.crcs.size(); ++i) absl::StrAppend(&out, i ? "," : "", Hex(f.crcs[i]));
   out += "\n";
@@ -196,7 +200,7 @@ std::string EncodeManifest(const Manifest& m) {
   }
   absl::StrAppend(&out, "block-bytes ", m.block_bytes, "\n");
   for (const FileEntry& f : m.data) PutFileLine(out, "data", f, true);
-  PutFileLine(out, "names", m.names, false);
+  for (const FileEntry& f : m.names) PutFileLine(out, "names", f, false);
   absl::StrAppend(&out, "end ", Hex(FastCrc32c(out.data(), out.size())), "\n");
   return out;
 }
@@ -247,7 +251,9 @@ bool ParseFileLine(ManifestParser& p, bool with_range, FileEntry& f) {
   f.name = std::string(name);
   // A name is a plain file name in the directory, never a path out of it.
   if (f.name.find('/') != std::string::npos || f.name == "." || f.name == "..") return false;
-  if (with_range) {
+  if (!with_range) {
+    if (!p.Space() || !p.Number(f.first_global) || !p.Space() || !p.Number(f.count)) return false;
+  } else {
     std::string_view a, b;
     if (!p.Space() || !p.Word(a) || !ParseUuid(a, f.first)) return false;
     if (!p.Space() || !p.Word(b) || !ParseUuid(b, f.last)) return false;
@@ -302,7 +308,6 @@ absl::StatusOr<Manifest> ReadManifest(const std::string& dir) {
     }
     if (crc != FastCrc32c(text->data(), end_line + 1)) return bad("checksum mismatch (corrupt)");
   }
-  bool have_names = false;
   while (p.at() < end_line + 1) {
     std::string_view key;
     if (!p.Word(key)) return bad("malformed line");
@@ -337,15 +342,15 @@ absl::StatusOr<Manifest> ReadManifest(const std::string& dir) {
       ok = ParseFileLine(p, true, m.data.back());
       if (ok) continue;
     } else if (key == "names") {
-      have_names = true;
-      ok = ParseFileLine(p, false, m.names);
+      m.names.emplace_back();
+      ok = ParseFileLine(p, false, m.names.back());
       if (ok) continue;
     } else {
       ok = false;
     }
     if (!ok || !p.EndOfLine()) return bad(absl::StrCat("malformed '", Absl(key), "' line"));
   }
-  if (!have_names || m.data.empty()) return bad("lists no files");
+  if (m.names.empty() || m.data.empty()) return bad("lists no files");
   if (m.facts.num_vertices >= kNoVertex || m.facts.num_stored_edges >= kNoVertex) {
     return bad("more than 2^32-1 vertices or edges");
   }
@@ -358,11 +363,15 @@ absl::StatusOr<Manifest> ReadManifest(const std::string& dir) {
       return bad(absl::StrCat("data file ", m.data[k].name, " has the wrong UUID range"));
     }
   }
-  for (const FileEntry* f : {&m.names}) {
-    if (f->crcs.size() != (f->size + m.block_bytes - 1) / m.block_bytes) {
-      return bad(absl::StrCat("file ", f->name, ": wrong number of checksums"));
+  uint64_t named = 0;
+  for (const FileEntry& f : m.names) {
+    if (f.crcs.size() != (f.size + m.block_bytes - 1) / m.block_bytes) {
+      return bad(absl::StrCat("file ", f.name, ": wrong number of checksums"));
     }
+    if (f.first_global != named) return bad("the names files do not follow each other");
+    named += f.count;
   }
+  if (named != m.facts.num_vertices) return bad("the names files do not cover every vertex");
   for (const FileEntry& f : m.data) {
     if (f.crcs.size() != (f.size + m.block_bytes - 1) / m.block_bytes) {
       return bad(absl::StrCat("file ", f.name, ": wrong number of checksums"));
@@ -502,7 +511,7 @@ class CheckedFile {
     return absl::OkStatus();
   }
 
-  // Reads and checks the header: this graph's, of `kind`, for data file `part`.
+  // Reads and checks the header: this graph's, of `kind`, file `part` of its kind.
   absl::StatusOr<FileHeader> Header(uint32_t kind, uint32_t part) const {
     Buffer buf;
     const char* at = nullptr;
@@ -522,8 +531,9 @@ class CheckedFile {
       return bad(absl::StrCat("belongs to another partitioned graph (not the one ",
                               kPartManifestName, " describes)"));
     }
-    if (h.kind != kind ||
-        (kind == kKindData && (h.part != part || h.parts != manifest_.data.size()))) {
+    const size_t files = kind == kKindData ? manifest_.data.size() : manifest_.names.size();
+    if (h.kind != kind || h.part != part || h.parts != files ||
+        (kind == kKindNames && h.num_vertices != entry_.count)) {
       return bad("is not the file the manifest lists under this name");
     }
     if (h.num_vertices > kMaxCount || h.num_primary > kMaxCount || h.num_secondary > kMaxCount ||
@@ -807,6 +817,7 @@ std::string EncodeDataFile(const GraphInput& g, const std::vector<VertexId>& uui
 
 std::string EncodeNamesFile(const GraphInput& g, uint64_t graph_id) {
   FileHeader h = MakeHeader(graph_id, kKindNames);
+  h.parts = 1;
   h.num_vertices = g.external_ids.size();
   for (const std::string& s : g.external_ids) h.name_bytes += s.size();
   std::string out;
@@ -825,13 +836,58 @@ std::string EncodeNamesFile(const GraphInput& g, uint64_t graph_id) {
 // The names this writer gives files: a directory holding nothing else may be written over.
 bool IsPartFileName(std::string_view name) {
   return name == kPartManifestName || name == std::string(kPartManifestName) + ".tmp" ||
-         name == kNamesFile || (name.starts_with("part-") && name.ends_with(".lsp"));
+         ((name.starts_with("part-") || name.starts_with("names-")) && name.ends_with(".lsp"));
 }
 
 std::string DataFileName(uint32_t part, uint32_t parts) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "part-%05u-of-%05u.lsp", part, parts);
   return buf;
+}
+
+std::string NamesFileName(uint32_t part, uint32_t parts) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "names-%05u-of-%05u.lsp", part, parts);
+  return buf;
+}
+
+// Appends the names of indexes [from, to) of names file k (integer IDs, then the others: the
+// order of global indexes).
+absl::Status ReadNames(const Manifest& m, uint32_t k, uint64_t from, uint64_t to,
+                       std::vector<uint64_t>& ints, std::vector<std::string>& texts) {
+  CheckedFile names(m, m.names[k]);
+  if (auto st = names.Open(); !st.ok()) return st;
+  auto h = names.Header(kKindNames, k);
+  if (!h.ok()) return h.status();
+  Buffer obuf, nbuf;
+  const char* ob = nullptr;
+  const char* nb = nullptr;
+  if (auto st = names.Read(sizeof(FileHeader) + 8 * from, 8 * (to - from + 1), obuf, ob);
+      !st.ok()) {
+    return st;
+  }
+  std::vector<uint64_t> offsets(to - from + 1);
+  std::memcpy(offsets.data(), ob, 8 * offsets.size());
+  for (size_t i = 1; i < offsets.size(); ++i) {
+    if (offsets[i] < offsets[i - 1] || offsets[i] > h->name_bytes) {
+      return absl::DataLossError(absl::StrCat(names.path(), ": bad name table"));
+    }
+  }
+  if (auto st = names.Read(sizeof(FileHeader) + 8 * (h->num_vertices + 1) + offsets.front(),
+                           offsets.back() - offsets.front(), nbuf, nb);
+      !st.ok()) {
+    return st;
+  }
+  for (size_t i = 0; i + 1 < offsets.size(); ++i) {
+    const std::string_view name(nb + (offsets[i] - offsets.front()), offsets[i + 1] - offsets[i]);
+    uint64_t value;
+    if (texts.empty() && ParseIntegerId(name, value)) {
+      ints.push_back(value);
+    } else {
+      texts.emplace_back(name);
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -979,10 +1035,14 @@ absl::Status WritePartFiles(const GraphInput& g, const std::string& dir,
   }
   {
     std::string bytes = EncodeNamesFile(g, m.graph_id);
-    m.names.name = kNamesFile;
-    m.names.size = bytes.size();
-    m.names.crcs = BlockCrcs(bytes);
-    if (auto st = WriteWhole(dir + "/" + m.names.name, bytes); !st.ok()) return st;
+    FileEntry f;
+    f.name = NamesFileName(0, 1);
+    f.first_global = 0;
+    f.count = g.num_vertices();
+    f.size = bytes.size();
+    f.crcs = BlockCrcs(bytes);
+    if (auto st = WriteWhole(dir + "/" + f.name, bytes); !st.ok()) return st;
+    m.names.push_back(std::move(f));
   }
   // The manifest last, whole or not at all: a temporary file renamed into place.
   const std::string tmp = ManifestPath(dir) + ".tmp";
@@ -995,8 +1055,8 @@ absl::Status WritePartFiles(const GraphInput& g, const std::string& dir,
   // Files of the replaced graph that the new one does not use (it had more parts).
   for (const std::string& name : old_files) {
     const bool used =
-        name == m.names.name || std::any_of(m.data.begin(), m.data.end(),
-                                            [&](const FileEntry& f) { return f.name == name; });
+        name == m.names[0].name || std::any_of(m.data.begin(), m.data.end(),
+                                               [&](const FileEntry& f) { return f.name == name; });
     if (!used) std::filesystem::remove(dir + "/" + name, ec);
   }
   return absl::OkStatus();
@@ -1211,42 +1271,15 @@ absl::StatusOr<PartitionInput> ReadPartFiles(const GraphSource& source, WeightUs
   std::vector<uint64_t> starts(workers + 1);
   for (uint32_t p = 0; p <= workers; ++p) starts[p] = n * p / workers;
   const uint64_t a = starts[rank], b = starts[rank + 1];
-  CheckedFile names(*m, m->names);
-  if (auto st = names.Open(); !st.ok()) return st;
-  auto h = names.Header(kKindNames, 0);
-  if (!h.ok()) return h.status();
-  if (h->num_vertices != n) {
-    return absl::DataLossError(
-        absl::StrCat(names.path(), ": holds ", h->num_vertices, " names, the manifest says ", n));
-  }
-  Buffer obuf, nbuf;
-  const char* ob = nullptr;
-  const char* nb = nullptr;
-  if (auto st = names.Read(sizeof(FileHeader) + 8 * a, 8 * (b - a + 1), obuf, ob); !st.ok()) {
-    return st;
-  }
-  std::vector<uint64_t> offsets(b - a + 1);
-  std::memcpy(offsets.data(), ob, 8 * offsets.size());
-  for (size_t i = 1; i < offsets.size(); ++i) {
-    if (offsets[i] < offsets[i - 1] || offsets[i] > h->name_bytes) {
-      return absl::DataLossError(absl::StrCat(names.path(), ": bad name table"));
-    }
-  }
-  if (auto st = names.Read(sizeof(FileHeader) + 8 * (n + 1) + offsets.front(),
-                           offsets.back() - offsets.front(), nbuf, nb);
-      !st.ok()) {
-    return st;
-  }
   std::vector<uint64_t> ints;
   std::vector<std::string> texts;
-  for (size_t i = 0; i + 1 < offsets.size(); ++i) {
-    const std::string_view name(nb + (offsets[i] - offsets.front()), offsets[i + 1] - offsets[i]);
-    uint64_t value;
-    if (texts.empty() && ParseIntegerId(name, value)) {
-      ints.push_back(value);
-    } else {
-      texts.emplace_back(name);
-    }
+  for (uint32_t k = 0; k < m->names.size(); ++k) {
+    const FileEntry& entry = m->names[k];
+    const uint64_t from = std::max(a, entry.first_global);
+    const uint64_t to = std::min(b, entry.first_global + entry.count);
+    if (from >= to) continue;
+    auto st = ReadNames(*m, k, from - entry.first_global, to - entry.first_global, ints, texts);
+    if (!st.ok()) return st;
   }
   result.names = RankNames(std::move(starts), rank, std::move(ints), std::move(texts));
   result.stats.vertices_known = pv.uuids.size();

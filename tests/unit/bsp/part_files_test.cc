@@ -271,24 +271,25 @@ TEST_F(PartFilesDamageTest, FlippedByteIsAChecksumErrorNamingTheFile) {
 }
 
 TEST_F(PartFilesDamageTest, FlippedNameByteIsAChecksumError) {
-  FlipByte("names.lsp", 100);
+  FlipByte("names-00000-of-00001.lsp", 100);
   // Only the worker that reads that block sees it; all report it.
   auto workers = LoadOnWorkers({.path = Out()}, WeightUse::kIgnore, 2, false);
   for (const Loaded& w : workers) {
-    EXPECT_THAT(std::string(w.status.message()), HasSubstr("names.lsp: checksum mismatch"));
+    EXPECT_THAT(std::string(w.status.message()),
+                HasSubstr("names-00000-of-00001.lsp: checksum mismatch"));
   }
 }
 
 TEST_F(PartFilesDamageTest, EveryFlippedByteIsRefused) {
   std::mt19937_64 rng(11);
   for (const char* name : {"part-00000-of-00003.lsp", "part-00001-of-00003.lsp",
-                           "part-00002-of-00003.lsp", "names.lsp"}) {
+                           "part-00002-of-00003.lsp", "names-00000-of-00001.lsp"}) {
     const uint64_t size = std::filesystem::file_size(Out() + "/" + name);
     for (int i = 0; i < 8; ++i) {
       const uint64_t at = rng() % size;
       FlipByte(name, at);
       // The whole graph reads every data file (the names file is read by workers only).
-      const bool data = std::string(name) != "names.lsp";
+      const bool data = std::string(name) != "names-00000-of-00001.lsp";
       if (data) {
         auto whole = LoadGraph({.path = Out()}, WeightUse::kNonNegative);
         EXPECT_THAT(std::string(whole.status().message()),
@@ -352,7 +353,7 @@ TEST_F(PartFilesDamageTest, FileOfAnotherGraphIsForeign) {
   std::snprintf(hex, sizeof hex, "%x", FastCrc32c(text.data(), text.size() - 4));
   text += std::string(hex) + "\n";
   for (const char* name : {"part-00000-of-00003.lsp", "part-00001-of-00003.lsp",
-                           "part-00002-of-00003.lsp", "names.lsp"}) {
+                           "part-00002-of-00003.lsp", "names-00000-of-00001.lsp"}) {
     std::filesystem::copy_file(other + "/" + name, Out() + "/" + name,
                                std::filesystem::copy_options::overwrite_existing);
   }
@@ -382,8 +383,9 @@ TEST_F(PartFilesDamageTest, RewriteReplacesAndRefusesForeignDirectories) {
   dir_.Write("parts/lockstep-parts.manifest.tmp", "half a manifest");
   EXPECT_FALSE(IsPartitionedGraph(Out()));
   ASSERT_TRUE(WritePartFiles(*g, Out(), {.parts = 1}).ok());
-  EXPECT_EQ(ListDir(Out()), (std::vector<std::string>{"lockstep-parts.manifest", "names.lsp",
-                                                      "part-00000-of-00001.lsp"}));
+  EXPECT_EQ(ListDir(Out()),
+            (std::vector<std::string>{"lockstep-parts.manifest", "names-00000-of-00001.lsp",
+                                      "part-00000-of-00001.lsp"}));
   // A directory of other files is not overwritten.
   dir_.Write("mine.txt", "x");
   auto st = WritePartFiles(*g, dir_.path().string(), {});
