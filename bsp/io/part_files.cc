@@ -748,10 +748,23 @@ FileHeader MakeHeader(uint64_t graph_id, uint32_t kind) {
   return h;
 }
 
-// Data file `part`: `vertices` (global indexes sorted by UUID), `primary` (the stored edges whose
-// source is in the part) and `secondary` (those whose target only is), in input order.
-std::string EncodeDataFile(const GraphInput& g, const std::vector<VertexId>& uuid,
-                           uint64_t graph_id, uint32_t part, uint32_t parts,
+// What a data file is written from: the whole graph (one process) or a worker's part of it.
+struct EncodeSource {
+  const std::vector<std::string>& names;  // by vertex (those the file holds at least)
+  const std::vector<VertexId>& uuid;      // by vertex
+  const std::vector<uint32_t>* global;    // by vertex; null: a vertex's index is its global one
+  const std::vector<uint32_t>& src;       // stored edges
+  const std::vector<uint32_t>& dst;
+  const std::vector<double>& weights;     // empty if unweighted
+  const std::vector<uint32_t>* position;  // by edge; null: an edge's index is its position
+  uint32_t Global(uint32_t v) const { return global != nullptr ? (*global)[v] : v; }
+  uint32_t Position(uint32_t e) const { return position != nullptr ? (*position)[e] : e; }
+};
+
+// Data file `part`: `vertices` (sorted by UUID), `primary` (the stored edges whose source is in
+// the part) and `secondary` (those whose target only is), in input order. Vertex indexes must
+// be in global-index order.
+std::string EncodeDataFile(const EncodeSource& g, uint64_t graph_id, uint32_t part, uint32_t parts,
                            const std::vector<uint32_t>& vertices,
                            const std::vector<uint32_t>& primary,
                            const std::vector<uint32_t>& secondary,
@@ -779,12 +792,15 @@ std::string EncodeDataFile(const GraphInput& g, const std::vector<VertexId>& uui
   h.num_secondary = secondary.size();
   h.num_ends = ends.size();
   h.weighted = weighted ? 1 : 0;
-  for (uint32_t v : vertices) h.name_bytes += g.external_ids[v].size();
+  for (uint32_t v : vertices) h.name_bytes += g.names[v].size();
   const DataLayout l = LayoutOf(h);
   std::string out;
   out.reserve(l.size);
   auto put_edges = [&](const std::vector<uint32_t>& edges) {
-    for (uint32_t e : edges) Append(out, &e, 1);
+    for (uint32_t e : edges) {
+      const uint32_t at = g.Position(e);
+      Append(out, &at, 1);
+    }
     PadTo8(out);
     for (uint32_t e : edges) Append(out, &local_of[g.src[e]], 1);
     PadTo8(out);
@@ -795,41 +811,50 @@ std::string EncodeDataFile(const GraphInput& g, const std::vector<VertexId>& uui
     }
   };
   Append(out, &h, 1);
-  Append(out, vertices.data(), vertices.size());
+  for (uint32_t v : vertices) {
+    const uint32_t global = g.Global(v);
+    Append(out, &global, 1);
+  }
   PadTo8(out);
   uint64_t offset = 0;
   Append(out, &offset, 1);
   for (uint32_t v : vertices) {
-    offset += g.external_ids[v].size();
+    offset += g.names[v].size();
     Append(out, &offset, 1);
   }
-  for (uint32_t v : vertices) out += g.external_ids[v];
+  for (uint32_t v : vertices) out += g.names[v];
   PadTo8(out);
   put_edges(primary);
-  Append(out, ends.data(), ends.size());
+  for (uint32_t v : ends) {
+    const uint32_t global = g.Global(v);
+    Append(out, &global, 1);
+  }
   PadTo8(out);
-  for (uint32_t v : vertices) Append(out, &uuid[v], 1);
+  for (uint32_t v : vertices) Append(out, &g.uuid[v], 1);
   put_edges(secondary);
-  for (uint32_t v : ends) Append(out, &uuid[v], 1);
+  for (uint32_t v : ends) Append(out, &g.uuid[v], 1);
   for (uint32_t v : ends) local_of[v] = kNoVertex;
   return out;
 }
 
-std::string EncodeNamesFile(const GraphInput& g, uint64_t graph_id) {
+// Names file `part` of `parts`: `names`, consecutive global indexes.
+std::string EncodeNamesFile(const std::vector<std::string>& names, uint64_t graph_id, uint32_t part,
+                            uint32_t parts) {
   FileHeader h = MakeHeader(graph_id, kKindNames);
-  h.parts = 1;
-  h.num_vertices = g.external_ids.size();
-  for (const std::string& s : g.external_ids) h.name_bytes += s.size();
+  h.part = part;
+  h.parts = parts;
+  h.num_vertices = names.size();
+  for (const std::string& n : names) h.name_bytes += n.size();
   std::string out;
   out.reserve(NamesSize(h));
   Append(out, &h, 1);
   uint64_t offset = 0;
   Append(out, &offset, 1);
-  for (const std::string& s : g.external_ids) {
-    offset += s.size();
+  for (const std::string& n : names) {
+    offset += n.size();
     Append(out, &offset, 1);
   }
-  for (const std::string& s : g.external_ids) out += s;
+  for (const std::string& n : names) out += n;
   return out;
 }
 
@@ -849,6 +874,67 @@ std::string NamesFileName(uint32_t part, uint32_t parts) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "names-%05u-of-%05u.lsp", part, parts);
   return buf;
+}
+
+// Makes `dir` ready for a partitioned graph: new, empty, or holding only this writer's files (a
+// partitioned graph being replaced, or what an interrupted writer left), whose names go to
+// `old_files` and whose manifest is removed first.
+absl::Status PrepareDir(const std::string& dir, std::vector<std::string>& old_files) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec)) {
+    if (!std::filesystem::is_directory(dir, ec)) {
+      return absl::FailedPreconditionError(absl::StrCat(dir, " exists and is not a directory"));
+    }
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (!IsPartFileName(name)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(dir, " exists and is not a partitioned graph (it holds ", name,
+                         "; give a new or empty directory)"));
+      }
+      if (name != kPartManifestName) old_files.push_back(name);
+    }
+    if (ec) return absl::InternalError(absl::StrCat("cannot list ", dir, ": ", ec.message()));
+    if (IsPartitionedGraph(dir)) {
+      // The old manifest goes first: from here until the new one is in place, the directory is
+      // not a partitioned graph, so no reader takes a mix of old and new files.
+      if (::unlink(ManifestPath(dir).c_str()) != 0) {
+        return absl::InternalError(
+            absl::StrCat("cannot remove ", ManifestPath(dir), ": ", std::strerror(errno)));
+      }
+      if (auto st = SyncDir(dir); !st.ok()) return st;
+    }
+  } else if (!std::filesystem::create_directories(dir, ec)) {
+    return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
+  }
+
+  return absl::OkStatus();
+}
+
+// Writes the manifest, whole or not at all (a temporary file renamed into place), then removes
+// the files of a replaced graph that this one does not use.
+absl::Status CommitManifest(const Manifest& m, const std::vector<std::string>& old_files) {
+  const std::string& dir = m.dir;
+  const std::string tmp = ManifestPath(dir) + ".tmp";
+  if (auto st = WriteWhole(tmp, EncodeManifest(m)); !st.ok()) return st;
+  if (::rename(tmp.c_str(), ManifestPath(dir).c_str()) != 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot rename ", tmp, " to ", ManifestPath(dir), ": ", std::strerror(errno)));
+  }
+  if (auto st = SyncDir(dir); !st.ok()) return st;
+  std::error_code ec;
+  for (const std::string& name : old_files) {
+    auto named = [&](const FileEntry& f) { return f.name == name; };
+    const bool used = std::any_of(m.data.begin(), m.data.end(), named) ||
+                      std::any_of(m.names.begin(), m.names.end(), named);
+    if (!used) std::filesystem::remove(dir + "/" + name, ec);
+  }
+  return absl::OkStatus();
+}
+
+uint64_t RandomGraphId() {
+  std::random_device rd;
+  return (uint64_t{rd()} << 32) ^ rd();
 }
 
 // Appends the names of indexes [from, to) of names file k (integer IDs, then the others: the
@@ -940,41 +1026,12 @@ absl::Status WritePartFiles(const GraphInput& g, const std::string& dir,
   if (!g.weights.empty() && g.weights.size() != g.src.size()) {
     return absl::InvalidArgumentError("partitioned graph: weights do not match the edges");
   }
-  // The directory: new, empty, or holding only this writer's files (a partitioned graph being
-  // replaced, or what an interrupted `partition` left).
-  std::error_code ec;
   std::vector<std::string> old_files;
-  if (std::filesystem::exists(dir, ec)) {
-    if (!std::filesystem::is_directory(dir, ec)) {
-      return absl::FailedPreconditionError(absl::StrCat(dir, " exists and is not a directory"));
-    }
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (!IsPartFileName(name)) {
-        return absl::FailedPreconditionError(
-            absl::StrCat(dir, " exists and is not a partitioned graph (it holds ", name,
-                         "; give a new or empty directory)"));
-      }
-      if (name != kPartManifestName) old_files.push_back(name);
-    }
-    if (ec) return absl::InternalError(absl::StrCat("cannot list ", dir, ": ", ec.message()));
-    if (IsPartitionedGraph(dir)) {
-      // The old manifest goes first: from here until the new one is in place, the directory is
-      // not a partitioned graph, so no reader takes a mix of old and new files.
-      if (::unlink(ManifestPath(dir).c_str()) != 0) {
-        return absl::InternalError(
-            absl::StrCat("cannot remove ", ManifestPath(dir), ": ", std::strerror(errno)));
-      }
-      if (auto st = SyncDir(dir); !st.ok()) return st;
-    }
-  } else if (!std::filesystem::create_directories(dir, ec)) {
-    return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
-  }
+  if (auto st = PrepareDir(dir, old_files); !st.ok()) return st;
 
   Manifest m;
   m.dir = dir;
-  std::random_device rd;
-  m.graph_id = (uint64_t{rd()} << 32) ^ rd();
+  m.graph_id = RandomGraphId();
   m.facts.num_vertices = g.num_vertices();
   m.facts.num_stored_edges = g.num_stored_edges();
   m.facts.symmetric = g.symmetric;
@@ -1023,7 +1080,8 @@ absl::Status WritePartFiles(const GraphInput& g, const std::string& dir,
     if (!ext.ok()) return ext.status();
     f.first = ext->first;
     f.last = ext->second;
-    std::string bytes = EncodeDataFile(g, uuid, m.graph_id, k, parts, vertices[k], primary[k],
+    const EncodeSource source{g.external_ids, uuid, nullptr, g.src, g.dst, g.weights, nullptr};
+    std::string bytes = EncodeDataFile(source, m.graph_id, k, parts, vertices[k], primary[k],
                                        secondary[k], local_of);
     std::vector<uint32_t>().swap(vertices[k]);
     std::vector<uint32_t>().swap(primary[k]);
@@ -1034,7 +1092,7 @@ absl::Status WritePartFiles(const GraphInput& g, const std::string& dir,
     m.data.push_back(std::move(f));
   }
   {
-    std::string bytes = EncodeNamesFile(g, m.graph_id);
+    std::string bytes = EncodeNamesFile(g.external_ids, m.graph_id, 0, 1);
     FileEntry f;
     f.name = NamesFileName(0, 1);
     f.first_global = 0;
@@ -1044,22 +1102,7 @@ absl::Status WritePartFiles(const GraphInput& g, const std::string& dir,
     if (auto st = WriteWhole(dir + "/" + f.name, bytes); !st.ok()) return st;
     m.names.push_back(std::move(f));
   }
-  // The manifest last, whole or not at all: a temporary file renamed into place.
-  const std::string tmp = ManifestPath(dir) + ".tmp";
-  if (auto st = WriteWhole(tmp, EncodeManifest(m)); !st.ok()) return st;
-  if (::rename(tmp.c_str(), ManifestPath(dir).c_str()) != 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot rename ", tmp, " to ", ManifestPath(dir), ": ", std::strerror(errno)));
-  }
-  if (auto st = SyncDir(dir); !st.ok()) return st;
-  // Files of the replaced graph that the new one does not use (it had more parts).
-  for (const std::string& name : old_files) {
-    const bool used =
-        name == m.names[0].name || std::any_of(m.data.begin(), m.data.end(),
-                                               [&](const FileEntry& f) { return f.name == name; });
-    if (!used) std::filesystem::remove(dir + "/" + name, ec);
-  }
-  return absl::OkStatus();
+  return CommitManifest(m, old_files);
 }
 
 absl::StatusOr<GraphInput> LoadPartFiles(const GraphSource& source, WeightUse weights) {
