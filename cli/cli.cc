@@ -19,6 +19,7 @@
 #include <variant>
 
 #include "CLI/CLI.hpp"
+#include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/cli/duration.h"
 #include "lockstep/dbsp/health.h"
@@ -116,7 +117,8 @@ struct JobFlags {
 void AddGraphOptions(CLI::App* sub, JobFlags& flags) {
   sub->add_option("--graph", flags.graph,
                   "input graph: an edge list 'src dst [weight]' (a file, or a directory whose "
-                  "files are read as one input) or a Graphalytics .properties")
+                  "files are read as one input), a Graphalytics .properties, or a directory "
+                  "written by `lockstep partition`")
       ->required()
       ->check(CLI::ExistingPath);
   sub->add_option("--format", flags.format, "edgelist or graphalytics (default: by suffix)")
@@ -168,6 +170,11 @@ absl::Status CheckJobFlags(const catalogue::AppInfo& app, const JobFlags& flags,
           absl::StrCat("--", name, " is not an option of app ", app.name));
     }
   }
+  if (bsp::IsPartitionedGraph(flags.graph) && !flags.format.empty()) {
+    return absl::InvalidArgumentError(
+        "--format does not apply to a partitioned graph (a directory written by `lockstep "
+        "partition`)");
+  }
   if (flags.undirected && bsp::IsGraphalytics(job.graph)) {
     return absl::InvalidArgumentError(
         "--undirected applies to edge lists; a Graphalytics graph says whether it is directed in "
@@ -186,7 +193,14 @@ absl::StatusOr<bsp::JobDetails> MakeJobDetails(const catalogue::AppInfo& app,
   job.output = flags.out;
   job.max_supersteps = flags.max_supersteps;
   for (const catalogue::AppParam& p : app.params) job.params[p.name] = p.default_value;
-  if (bsp::IsGraphalytics(job.graph)) {
+  if (bsp::IsPartitionedGraph(flags.graph)) {
+    // A partitioned graph keeps the properties of the Graphalytics graph it was written from.
+    auto facts = bsp::ReadPartGraphFacts(flags.graph);
+    if (!facts.ok()) return facts.status();
+    if (facts->format == "graphalytics" && app.from_graphalytics) {
+      app.from_graphalytics(facts->properties, job.params);
+    }
+  } else if (bsp::IsGraphalytics(job.graph)) {
     auto props = bsp::ReadGraphalyticsProperties(flags.graph);
     if (!props.ok()) return props.status();
     if (app.from_graphalytics) app.from_graphalytics(*props, job.params);
@@ -281,6 +295,40 @@ int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
   if (top > 0) {
     if (auto st = PrintTop(flags.out, top); !st.ok()) return Fail(st);
   }
+  return 0;
+}
+
+struct PartitionFlags {
+  JobFlags job;
+  std::string out;
+  uint32_t parts = 8;
+};
+
+// `partition`: the whole graph is read once, with its weights if it has any (so that weighted
+// apps can use the result), and written as `parts` files.
+int RunPartition(const PartitionFlags& flags) {
+  const bsp::GraphSource source{flags.job.graph, flags.job.format, flags.job.undirected};
+  if (flags.job.undirected && bsp::IsGraphalytics(source)) {
+    return UsageError(absl::InvalidArgumentError(
+        "--undirected applies to edge lists; a Graphalytics graph says whether it is directed in "
+        "its .properties file"));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto input = bsp::LoadGraph(source, bsp::WeightUse::kNonNegative);
+  if (!input.ok()) return Fail(input.status());
+  const double load_s = SecondsSince(start);
+  bsp::PartWriteOptions options;
+  options.parts = flags.parts;
+  options.format = bsp::IsGraphalytics(source) ? "graphalytics" : "edgelist";
+  if (auto st = bsp::WritePartFiles(*input, flags.out, options); !st.ok()) {
+    return absl::IsFailedPrecondition(st) || absl::IsInvalidArgument(st) ? UsageError(st)
+                                                                         : Fail(st);
+  }
+  spdlog::info(
+      "partition: {} vertices, {} stored edges{} in {} parts, load {:.3f} s, total {:.3f} "
+      "s; wrote {}",
+      input->num_vertices(), input->num_stored_edges(), input->weights.empty() ? "" : " (weighted)",
+      flags.parts, load_s, SecondsSince(start), flags.out);
   return 0;
 }
 
@@ -529,6 +577,34 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   generate->add_flag("--weights", gen.weights, "add integer weights in [1, 255]");
   generate->add_option("--out", gen.out, "output edge list")->required();
 
+  // partition --graph G --out DIR [--parts K]
+  CLI::App* partition_cmd = cli.add_subcommand(
+      "partition",
+      "write a graph once in the partitioned binary form, which jobs (`run`, `master`) then load "
+      "with --graph DIR without parsing, each worker reading only its range");
+  PartitionFlags part_flags;
+  partition_cmd
+      ->add_option("--graph", part_flags.job.graph,
+                   "input graph: an edge list 'src dst [weight]' or a Graphalytics .properties")
+      ->required()
+      ->check(CLI::ExistingFile);
+  partition_cmd
+      ->add_option("--format", part_flags.job.format,
+                   "edgelist or graphalytics (default: by suffix)")
+      ->check(CLI::IsMember({"edgelist", "graphalytics"}));
+  partition_cmd->add_flag("--undirected", part_flags.job.undirected,
+                          "add the reverse of every edge");
+  partition_cmd
+      ->add_option("--out", part_flags.out,
+                   "the directory to write (new, empty, or a partitioned graph to replace)")
+      ->required();
+  partition_cmd
+      ->add_option("--parts", part_flags.parts,
+                   "UUID ranges (files) to cut the graph in; any worker count reads any number")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  add_threads(partition_cmd);
+
   // CLI11 reports an unknown app only as "A subcommand is required"; name it instead.
   if (argc > 2 && std::string_view(argv[1]) == "run" && argv[2][0] != '-' &&
       apps.Find(argv[2]) == nullptr) {
@@ -621,6 +697,7 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
       std::cout << *status << "\n";
       return *status == "SERVING" ? 0 : kExitFailed;
     }
+    if (partition_cmd->parsed()) return RunPartition(part_flags);
     if (generate->parsed()) {
       auto st = generate::Generate(gen);
       // Generate checks its options first; everything after is the work failing.

@@ -22,6 +22,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "io/parse.h"
+#include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/text.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
@@ -462,6 +463,8 @@ bool IsGraphalytics(const GraphSource& source) {
 }
 
 absl::StatusOr<GraphInput> LoadGraph(const GraphSource& source, WeightUse weights) {
+  // A directory with a manifest holds the graph's partitioned binary form (part_files.h).
+  if (IsPartitionedGraph(source.path)) return LoadPartFiles(source, weights);
   const std::string format = IsGraphalytics(source)  ? "graphalytics"
                              : source.format.empty() ? "edgelist"
                                                      : source.format;
@@ -506,6 +509,11 @@ uint64_t EstimateLoadBytes(const GraphSource& source) {
                : 0;
   };
   uint64_t bytes = 0;
+  if (IsPartitionedGraph(source.path)) {
+    // The mapped files and the arrays laid out from them.
+    auto facts = ReadPartGraphFacts(source.path);
+    return facts.ok() ? 2 * facts->data_bytes : 0;
+  }
   if (IsGraphalytics(source)) {
     auto props = ReadGraphalyticsProperties(source.path);
     if (!props.ok()) return 0;

@@ -41,6 +41,7 @@
 #include "absl/strings/str_cat.h"
 #include "free_memory.h"
 #include "io/parse.h"
+#include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/vertex_id.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
@@ -1608,6 +1609,10 @@ void RankNames::Append(uint64_t g, std::string& out) const {
 absl::StatusOr<PartitionInput> LoadPartition(const GraphSource& source, WeightUse weights,
                                              Exchange& exchange, bool in_edges,
                                              const PartitionLoadOptions& options) {
+  // The partitioned binary form: each worker reads the files of its own range (part_files.h).
+  if (IsPartitionedGraph(source.path)) {
+    return LoadPartitionFromPartFiles(source, weights, exchange, in_edges);
+  }
   PartitionLoader loader(source, weights, exchange, in_edges, options);
   return loader.Run();
 }

@@ -345,6 +345,51 @@ INSTANTIATE_TEST_SUITE_P(GraphalyticsApps, ConformanceTest, ::testing::Values(
     Case{"lcc", "iso", {}}), CaseName);
 // clang-format on
 
+// The partitioned binary form (`lockstep partition`): master and workers on the directory give
+// the local answer on the text, each worker reading only the files of its range, whatever the
+// number of files and of workers.
+class PartitionedFormTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PartitionedFormTest, WorkersOnThePartitionedGraphGiveTheLocalAnswerOnTheText) {
+  const Case& c = GetParam();
+  const Graph& g = Graphs::Get()[c.graph];
+  TempDir dir("lockstep-conformance-parts");
+  std::vector<std::string> args = GraphArgs(g);
+  const std::vector<std::string> options = AppOptions(c, g);
+  args.insert(args.end(), options.begin(), options.end());
+  const std::vector<std::string> local = RunLocal(LOCKSTEP_BINARY, c.app, args, dir);
+  ASSERT_FALSE(HasFailure());
+  for (const char* files : {"1", "5"}) {
+    const fs::path parts = dir / (std::string("parts-") + files);
+    std::vector<std::string> pargs = {"partition", "--out", parts.string(), "--parts", files};
+    const std::vector<std::string> graph_args = GraphArgs(g);
+    pargs.insert(pargs.end(), graph_args.begin(), graph_args.end());
+    Process::Options o;
+    o.log = dir / "partition.log";
+    auto p = Process::Start(LOCKSTEP_BINARY, pargs, o);
+    ASSERT_EQ(p->Wait(60s), 0) << ReadFile(o.log);
+    std::vector<std::string> dargs = {"--graph", parts.string()};
+    dargs.insert(dargs.end(), options.begin(), options.end());
+    for (int workers : {1, 3}) {
+      SCOPED_TRACE(::testing::Message() << files << " files, " << workers << " workers");
+      TempDir run_dir("lockstep-conformance-parts-run");
+      auto published = RunDistributed(LOCKSTEP_BINARY, c.app, dargs, workers, run_dir);
+      ASSERT_TRUE(published.has_value());
+      ExpectSameLines(local, published->lines,
+                      c.app + " on " + c.graph + " partitioned in " + files + " at " +
+                          std::to_string(workers) + " workers");
+    }
+  }
+}
+
+// clang-format off
+INSTANTIATE_TEST_SUITE_P(Apps, PartitionedFormTest, ::testing::Values(
+    Case{"pagerank", "kron10", {"--tolerance", "0", "--max-iterations", "30"}},
+    Case{"sssp", "iso", {}},
+    Case{"wcc", "strings", {}},
+    Case{"cdlp", "uuids", {}}), CaseName);
+// clang-format on
+
 // The user-written example: its own binary is the master and the workers.
 TEST(ConformanceExample, IndegreeRunsDistributedWithItsOwnBinary) {
   const Graph& g = Graphs::Get()["strings"];

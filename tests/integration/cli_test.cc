@@ -682,5 +682,66 @@ TEST_F(CliTest, GraphalyticsPropertiesGiveTheParameters) {
   EXPECT_THAT(lines, ::testing::Contains("2 Infinity"));
 }
 
+// `partition` writes the binary form once; `run` on it gives byte for byte what `run` on the text
+// gives, takes its weights and its Graphalytics parameters along, and a damaged file fails the job
+// with an error naming it.
+TEST_F(CliTest, PartitionedGraphRunsLikeItsText) {
+  const Process gen = Run({"generate", "kronecker", "--scale", "10", "--degree", "8", "--weights",
+                           "--out", Path("g.el")});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const Process part = Run({"partition", "--graph", Path("g.el"), "--undirected", "--out",
+                            Path("parts"), "--parts", "3"});
+  ASSERT_EQ(part.exit_code, 0) << part.err;
+  ASSERT_TRUE(fs::exists(Path("parts/lockstep-parts.manifest")));
+  const std::string first = Lines(ReadFile(Path("g.el"))).at(0);
+  const std::string source = first.substr(0, first.find(' '));
+  const std::vector<std::vector<std::string>> apps = {
+      {"pagerank"}, {"sssp", "--source", source}, {"wcc"}};
+  for (const auto& app : apps) {
+    std::vector<std::string> text = {"run"}, binary = {"run"};
+    text.insert(text.end(), app.begin(), app.end());
+    binary.insert(binary.end(), app.begin(), app.end());
+    text.insert(text.end(), {"--graph", Path("g.el"), "--undirected", "--out", Path("t.txt")});
+    binary.insert(binary.end(), {"--graph", Path("parts"), "--out", Path("b.txt")});
+    const Process a = Run(text);
+    ASSERT_EQ(a.exit_code, 0) << app[0] << ": " << a.err;
+    const Process b = Run(binary);
+    ASSERT_EQ(b.exit_code, 0) << app[0] << ": " << b.err;
+    EXPECT_FALSE(ReadFile(Path("t.txt")).empty());
+    EXPECT_TRUE(ReadFile(Path("t.txt")) == ReadFile(Path("b.txt"))) << app[0] << " differs";
+  }
+  // A flipped byte: the job fails (exit 1) naming the file, and writes nothing.
+  {
+    std::fstream f(Path("parts/part-00001-of-00003.lsp"),
+                   std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(300);
+    f.put('\x7f');
+  }
+  const Process bad = Run({"run", "pagerank", "--graph", Path("parts"), "--out", Path("x.txt")});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("part-00001-of-00003.lsp: checksum mismatch"));
+  EXPECT_FALSE(fs::exists(Path("x.txt")));
+  // Into a directory that is not a partitioned graph: refused, nothing touched (exit 2).
+  fs::create_directories(Path("other"));
+  Write("other/keep.txt", "x");
+  const Process refused = Run({"partition", "--graph", Path("g.el"), "--out", Path("other")});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("is not a partitioned graph"));
+}
+
+TEST_F(CliTest, PartitionedGraphalyticsGraphKeepsItsParameters) {
+  const std::string props = std::string(LOCKSTEP_SHARED_DIR) +
+                            "/graphalytics/example-data-sets/graphs/example-directed.properties";
+  const Process part = Run({"partition", "--graph", props, "--out", Path("parts")});
+  ASSERT_EQ(part.exit_code, 0) << part.err;
+  // sssp.source-vertex and the weights come from the partitioned graph.
+  const Process a = Run({"run", "sssp", "--graph", props, "--out", Path("a.txt")});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const Process b = Run({"run", "sssp", "--graph", Path("parts"), "--out", Path("b.txt")});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(ReadFile(Path("a.txt")), ReadFile(Path("b.txt")));
+  EXPECT_THAT(Lines(ReadFile(Path("b.txt"))), ::testing::Contains("1 0"));
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -77,6 +77,20 @@ class EngineCluster {
     }
   }
 
+  // Engines over graphs already built, graphs[p] being part p of a graphs.size()-way split (e.g.
+  // from a partitioned load).
+  EngineCluster(const P& program, std::vector<bsp::Graph<typename P::EdgeValue>> graphs,
+                bool keep_copies = true)
+      : split_(Whole(static_cast<uint32_t>(graphs.size()))) {
+    for (uint32_t p = 0; p < graphs.size(); ++p) {
+      engines_.push_back(std::make_unique<bsp::Engine<P>>(program, std::move(graphs[p])));
+      relayers_.push_back(std::make_unique<QueueingRelayer>(keep_copies));
+      engines_.back()->SetRelayer(relayers_.back().get());
+      callbacks_.push_back(engines_.back()->ProgramCallbacks());
+      engines_.back()->aggregators().set_count_outside_compute(p == 0);
+    }
+  }
+
   // ConnectPeers everywhere at once; the first error in partition order.
   absl::Status Connect() {
     auto group = std::make_shared<ThreadExchangeGroup>(size());
