@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -301,6 +302,17 @@ TEST_F(LoaderTest, MissingFileNamesThePath) {
   EXPECT_THAT(std::string(from_dir.status().message()), HasSubstr(dir_.path().string()));
   auto props = ReadGraphalyticsProperties(PathOf("missing.properties"));
   EXPECT_THAT(std::string(props.status().message()), HasSubstr(PathOf("missing.properties")));
+}
+
+// The load's memory estimate (for out-of-memory messages) counts every file of a directory.
+TEST_F(LoaderTest, LoadEstimateCountsADirectorysFiles) {
+  const std::string file = dir_.Write("one.el", std::string(100, '\n'));
+  EXPECT_EQ(EstimateLoadBytes({.path = file}), 300u);
+  std::filesystem::create_directories(dir_ / "d");
+  dir_.Write("d/a", std::string(100, '\n'));
+  dir_.Write("d/b", std::string(50, '\n'));
+  dir_.Write("d/.c", std::string(1000, '\n'));  // not read
+  EXPECT_EQ(EstimateLoadBytes({.path = dir_.File("d")}), 450u);
 }
 
 TEST_F(LoaderTest, UnknownFormat) {
