@@ -344,6 +344,7 @@ struct MasterFlags {
   std::string peer_timeout = "120s";
   std::string relay = "direct";
   uint64_t max_batch_bytes = 4 << 20;
+  std::string save_parts;
 };
 
 int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags flags) {
@@ -357,6 +358,19 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   auto made = MakeJob(*app, flags);
   if (const JobError* e = std::get_if<JobError>(&made)) return Fail(e->status, e->exit_code);
   bsp::JobDetails* job = &std::get<bsp::JobDetails>(made);
+  if (!m.save_parts.empty()) {
+    if (bsp::IsPartitionedGraph(flags.graph)) {
+      return UsageError(absl::InvalidArgumentError(
+          "--save-parts: the graph already is a partitioned graph (a directory written by "
+          "`lockstep partition`)"));
+    }
+    if (!m.every.empty()) {
+      return UsageError(absl::InvalidArgumentError(
+          "--save-parts writes the graph once: save it in one job, then run the periodic jobs "
+          "with --graph on the directory"));
+    }
+    job->save_parts = std::filesystem::absolute(m.save_parts, ec).string();
+  }
   for (const catalogue::AppParam& p : app->params) {
     if (p.local_only && flags.params.count(p.name) > 0) {
       // Never ignore a flag: say where it works instead.
@@ -520,6 +534,10 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
                    "the largest batch a worker sends another worker")
       ->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 30))
       ->capture_default_str();
+  master->add_option("--save-parts", master_flags.save_parts,
+                     "the workers first write the graph's partitioned binary form to this "
+                     "directory (shared by all; as `lockstep partition` writes it, without any "
+                     "process reading the whole graph), and the job runs on it");
   master->add_option("--every", master_flags.every,
                      "run a job every DURATION until SIGTERM (the periodic refresh)");
   master->add_option("--port-file", master_flags.port_file,

@@ -40,7 +40,9 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "io/parse.h"
 #include "lockstep/bsp/job.h"
 #include "lockstep/bsp/topology.h"
 #include "lockstep/bsp/vertex_id.h"
@@ -755,7 +757,8 @@ struct EncodeSource {
   const std::vector<uint32_t>* global;    // by vertex; null: a vertex's index is its global one
   const std::vector<uint32_t>& src;       // stored edges
   const std::vector<uint32_t>& dst;
-  const std::vector<double>& weights;     // empty if unweighted
+  const std::vector<double>& weights;  // by edge, if `weighted`
+  bool weighted;
   const std::vector<uint32_t>* position;  // by edge; null: an edge's index is its position
   uint32_t Global(uint32_t v) const { return global != nullptr ? (*global)[v] : v; }
   uint32_t Position(uint32_t e) const { return position != nullptr ? (*position)[e] : e; }
@@ -783,7 +786,7 @@ std::string EncodeDataFile(const EncodeSource& g, uint64_t graph_id, uint32_t pa
   }
   std::sort(ends.begin(), ends.end());
   for (uint32_t i = 0; i < ends.size(); ++i) local_of[ends[i]] = i;
-  const bool weighted = !g.weights.empty();
+  const bool weighted = g.weighted;
   FileHeader h = MakeHeader(graph_id, kKindData);
   h.part = part;
   h.parts = parts;
@@ -976,6 +979,326 @@ absl::Status ReadNames(const Manifest& m, uint32_t k, uint64_t from, uint64_t to
   return absl::OkStatus();
 }
 
+// ---------------------------------------------------------------------------------------------
+// The distributed writer.
+
+template <class T>
+void PutRaw(std::string& out, const T& v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
+template <class T>
+bool GetRaw(std::string_view& in, T& v) {
+  if (in.size() < sizeof(T)) return false;
+  std::memcpy(&v, in.data(), sizeof(T));
+  in.remove_prefix(sizeof(T));
+  return true;
+}
+
+absl::StatusOr<std::vector<std::string>> AllGatherBytes(Exchange& exchange,
+                                                        const std::string& mine) {
+  return exchange.AllToAll(std::vector<std::string>(exchange.size(), mine));
+}
+
+// Worker `rank` of `size`'s share of `path`: the lines that start in bytes
+// [floor(S*rank/size), floor(S*(rank+1)/size)), as the partitioned load cuts them. Only the share
+// is read (and, to find where its lines start, the bytes after each cut up to a newline).
+absl::StatusOr<std::string> ReadShare(const std::string& path, uint32_t rank, uint32_t size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat info;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    return absl::DataLossError(absl::StrCat("cannot read ", path));
+  }
+  const uint64_t s = static_cast<uint64_t>(info.st_size);
+  auto read_at = [&](uint64_t offset, char* out, uint64_t n) {
+    while (n > 0) {
+      const ssize_t got = ::pread(fd, out, n, static_cast<off_t>(offset));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return false;
+      out += got;
+      n -= static_cast<uint64_t>(got);
+      offset += static_cast<uint64_t>(got);
+    }
+    return true;
+  };
+  auto cut = [&](uint64_t r) { return s / size * r + s % size * r / size; };
+  // The first line start at or after x.
+  auto line_start = [&](uint64_t x) -> absl::StatusOr<uint64_t> {
+    if (x == 0 || x >= s) return std::min(x, s);
+    char buf[1 << 16];
+    for (uint64_t at = x - 1; at < s;) {
+      const uint64_t n = std::min<uint64_t>(sizeof buf, s - at);
+      if (!read_at(at, buf, n)) return absl::DataLossError(absl::StrCat("cannot read ", path));
+      const void* nl = std::memchr(buf, '\n', n);
+      if (nl != nullptr) return at + static_cast<uint64_t>(static_cast<const char*>(nl) - buf) + 1;
+      at += n;
+    }
+    return s;
+  };
+  auto begin = line_start(cut(rank));
+  if (!begin.ok()) return begin.status();
+  auto end = line_start(cut(rank + 1));
+  if (!end.ok()) return end.status();
+  std::string text(*end - *begin, '\0');
+  if (!read_at(*begin, text.data(), text.size())) {
+    return absl::DataLossError(absl::StrCat("cannot read ", path));
+  }
+  return text;
+}
+
+// One file's entry, as a worker tells worker 0.
+void PutEntry(std::string& out, const FileEntry& f) {
+  PutRaw(out, static_cast<uint64_t>(f.name.size()));
+  out += f.name;
+  PutRaw(out, f.first_global);
+  PutRaw(out, f.count);
+  PutRaw(out, f.size);
+  PutRaw(out, static_cast<uint64_t>(f.crcs.size()));
+  for (uint32_t c : f.crcs) PutRaw(out, c);
+}
+
+bool GetEntry(std::string_view& in, FileEntry& f) {
+  uint64_t n = 0, crcs = 0;
+  if (!GetRaw(in, n) || in.size() < n) return false;
+  f.name = std::string(in.substr(0, n));
+  in.remove_prefix(n);
+  if (!GetRaw(in, f.first_global) || !GetRaw(in, f.count) || !GetRaw(in, f.size) ||
+      !GetRaw(in, crcs) || in.size() < crcs * sizeof(uint32_t)) {
+    return false;
+  }
+  f.crcs.resize(crcs);
+  for (uint32_t& c : f.crcs) GetRaw(in, c);
+  return true;
+}
+
+// A worker's share of the distributed write, up to its files (WritePartFilesDistributed).
+class DistributedWriter {
+ public:
+  DistributedWriter(const GraphSource& source, Exchange& exchange, const std::string& dir)
+      : source_(source),
+        exchange_(exchange),
+        dir_(dir),
+        rank_(exchange.rank()),
+        size_(exchange.size()) {}
+
+  absl::Status Run();
+
+ private:
+  // The input position of each of the part's stored edges.
+  absl::Status Positions(const std::string& edge_file);
+  absl::Status WriteFiles();
+
+  const GraphSource& source_;
+  Exchange& exchange_;
+  const std::string& dir_;
+  uint32_t rank_, size_;
+  uint64_t graph_id_ = 0;
+  PartitionInput part_;
+  std::vector<uint32_t> position_;
+  uint64_t total_edges_ = 0;
+  bool weighted_ = false;  // the graph's (a worker without edges has no weights)
+  std::string format_;
+  FileEntry data_, names_;
+};
+
+absl::Status DistributedWriter::Positions(const std::string& edge_file) {
+  // This worker's share of the edge file, parsed as the partitioned load parses it (it has
+  // loaded, so every line that is not blank or a comment is an edge), routed as it routes: to
+  // the owner of the source, and to the owner of the target if another.
+  auto share = ReadShare(edge_file, rank_, size_);
+  absl::Status read = share.status();
+  auto split = partition::Range::Whole(size_);
+  if (!split.ok()) return split.status();
+  std::vector<std::string> out(size_);
+  uint32_t count = 0;
+  if (share.ok()) {
+    absl::flat_hash_map<std::string, uint32_t> owner;
+    auto owner_of = [&](std::string_view id) {
+      auto it = owner.find(absl::string_view(id.data(), id.size()));
+      if (it != owner.end()) return it->second;
+      const uint32_t p =
+          static_cast<uint32_t>(split->PartitionForUnchecked(VertexIdFromExternal(id)));
+      owner.emplace(std::string(id), p);
+      return p;
+    };
+    std::string_view text = *share;
+    while (!text.empty()) {
+      const size_t nl = text.find('\n');
+      const std::string_view line = text.substr(0, nl);
+      text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+      std::string_view tok[3];
+      const size_t n = io::Tokenize(line, tok, 3);
+      if (n == 0 || io::IsComment(tok[0])) continue;
+      if (n < 2) {
+        read =
+            absl::InternalError(absl::StrCat(edge_file, ": a line the load took is not an edge"));
+        break;
+      }
+      const uint32_t ps = owner_of(tok[0]), pd = owner_of(tok[1]);
+      PutRaw(out[ps], count);
+      if (pd != ps) PutRaw(out[pd], count);
+      ++count;
+    }
+  }
+  if (auto st = AgreeOnStatus(exchange_, read); !st.ok()) return st;
+  std::string mine;
+  PutRaw(mine, count);
+  auto counts = AllGatherBytes(exchange_, mine);
+  if (!counts.ok()) return counts.status();
+  std::vector<uint64_t> base(size_ + 1, 0);
+  for (uint32_t p = 0; p < size_; ++p) {
+    std::string_view in = (*counts)[p];
+    uint32_t c = 0;
+    if (!GetRaw(in, c)) return absl::InternalError("partitioned write: a malformed count");
+    base[p + 1] = base[p] + c;
+  }
+  total_edges_ = base[size_];
+  auto in = exchange_.AllToAll(std::move(out));
+  if (!in.ok()) return in.status();
+  // Senders are shares in file order and each sends in its order: the concatenation is the
+  // order of the part's edges.
+  position_.reserve(part_.input.num_stored_edges());
+  for (uint32_t p = 0; p < size_; ++p) {
+    std::string_view from = (*in)[p];
+    uint32_t index = 0;
+    while (GetRaw(from, index)) position_.push_back(static_cast<uint32_t>(base[p] + index));
+  }
+  absl::Status match = position_.size() == part_.input.num_stored_edges()
+                           ? absl::OkStatus()
+                           : absl::InternalError(absl::StrCat(
+                                 "partitioned write: ", position_.size(), " positions for ",
+                                 part_.input.num_stored_edges(), " edges"));
+  return AgreeOnStatus(exchange_, match);
+}
+
+absl::Status DistributedWriter::WriteFiles() {
+  const PartVertices& pv = part_.vertices;
+  const GraphInput& g = part_.input;
+  const uint32_t n = static_cast<uint32_t>(pv.uuids.size());
+  auto split = partition::Range::Whole(size_);
+  if (!split.ok()) return split.status();
+  auto range = split->Extents(rank_);
+  if (!range.ok()) return range.status();
+  // The owned vertices (with their names) in UUID order; every vertex's name slot, filled for
+  // the owned ones.
+  std::vector<std::string> names(n);
+  std::vector<uint8_t> owned(n, 0);
+  std::vector<uint32_t> vertices;
+  size_t next_name = 0;
+  for (uint32_t v = 0; v < n; ++v) {
+    if (pv.uuids[v] < range->first || range->second < pv.uuids[v]) continue;
+    owned[v] = 1;
+    vertices.push_back(v);
+    if (next_name >= pv.owned_names.size()) return absl::InternalError("names out of step");
+    names[v] = pv.owned_names[next_name++];
+  }
+  std::sort(vertices.begin(), vertices.end(),
+            [&](uint32_t a, uint32_t b) { return pv.uuids[a] < pv.uuids[b]; });
+  std::vector<uint32_t> primary, secondary;
+  for (uint32_t e = 0; e < g.src.size(); ++e) {
+    (owned[g.src[e]] ? primary : secondary).push_back(e);
+  }
+  std::vector<uint32_t> local_of(n, kNoVertex);
+  const EncodeSource es{names, pv.uuids,  &pv.global, g.src,
+                        g.dst, g.weights, weighted_,  &position_};
+  std::string bytes =
+      EncodeDataFile(es, graph_id_, rank_, size_, vertices, primary, secondary, local_of);
+  data_.name = DataFileName(rank_, size_);
+  data_.first = range->first;
+  data_.last = range->second;
+  data_.size = bytes.size();
+  data_.crcs = BlockCrcs(bytes);
+  if (auto st = WriteWhole(dir_ + "/" + data_.name, bytes); !st.ok()) return st;
+  // The names of this worker's range of global indexes.
+  const RankNames& rn = part_.names;
+  std::vector<std::string> slice(rn.size());
+  for (uint64_t i = 0; i < rn.size(); ++i) rn.Append(rn.first() + i, slice[i]);
+  bytes = EncodeNamesFile(slice, graph_id_, rank_, size_);
+  names_.name = NamesFileName(rank_, size_);
+  names_.first_global = rn.first();
+  names_.count = rn.size();
+  names_.size = bytes.size();
+  names_.crcs = BlockCrcs(bytes);
+  return WriteWhole(dir_ + "/" + names_.name, bytes);
+}
+
+absl::Status DistributedWriter::Run() {
+  // Worker 0 prepares the directory and draws the graph's identity; everyone learns both.
+  std::vector<std::string> old_files;
+  absl::Status prepared;
+  std::string id;
+  if (rank_ == 0) {
+    prepared = PrepareDir(dir_, old_files);
+    PutRaw(id, RandomGraphId());
+  }
+  if (auto st = AgreeOnStatus(exchange_, prepared); !st.ok()) return st;
+  auto ids = AllGatherBytes(exchange_, id);
+  if (!ids.ok()) return ids.status();
+  std::string_view first = (*ids)[0];
+  if (!GetRaw(first, graph_id_)) return absl::InternalError("partitioned write: no graph id");
+
+  auto part = LoadPartition(source_, WeightUse::kNonNegative, exchange_, /*in_edges=*/true);
+  if (!part.ok()) return part.status();
+  part_ = std::move(*part);
+  std::string edge_file = source_.path;
+  format_ = "edgelist";
+  if (IsGraphalytics(source_)) {
+    auto files = io::ResolveGraphalytics(source_);
+    if (!files.ok()) return files.status();  // the load read them: the same on every worker
+    edge_file = files->edge_file;
+    format_ = "graphalytics";
+  }
+  if (auto st = Positions(edge_file); !st.ok()) return st;
+  std::string weights;
+  PutRaw(weights, static_cast<uint8_t>(part_.input.weights.empty() ? 0 : 1));
+  auto weighted = AllGatherBytes(exchange_, weights);
+  if (!weighted.ok()) return weighted.status();
+  for (const std::string& w : *weighted) weighted_ = weighted_ || (!w.empty() && w[0] != 0);
+  if (auto st = AgreeOnStatus(exchange_, WriteFiles()); !st.ok()) return st;
+
+  // Everything worker 0 needs for the manifest.
+  std::string mine;
+  PutEntry(mine, data_);
+  PutEntry(mine, names_);
+  auto all = AllGatherBytes(exchange_, mine);
+  if (!all.ok()) return all.status();
+  absl::Status committed;
+  if (rank_ == 0) {
+    Manifest m;
+    m.dir = dir_;
+    m.graph_id = graph_id_;
+    m.facts.num_vertices = part_.vertices.num_global;
+    m.facts.num_stored_edges = total_edges_;
+    m.facts.symmetric = part_.input.symmetric;
+    m.facts.weighted = weighted_;
+    m.facts.format = format_;
+    m.facts.properties = part_.input.properties;
+    for (uint32_t p = 0; p < size_ && committed.ok(); ++p) {
+      std::string_view in = (*all)[p];
+      FileEntry data, names;
+      if (!GetEntry(in, data) || !GetEntry(in, names)) {
+        committed = absl::InternalError("partitioned write: a malformed file entry");
+        break;
+      }
+      auto split = partition::Range::Whole(size_);
+      auto ext = split->Extents(p);
+      data.first = ext->first;
+      data.last = ext->second;
+      m.data.push_back(std::move(data));
+      m.names.push_back(std::move(names));
+    }
+    if (committed.ok()) committed = CommitManifest(m, old_files);
+  }
+  return AgreeOnStatus(exchange_, committed);
+}
+
 }  // namespace
 
 #if defined(__x86_64__)
@@ -1080,7 +1403,8 @@ absl::Status WritePartFiles(const GraphInput& g, const std::string& dir,
     if (!ext.ok()) return ext.status();
     f.first = ext->first;
     f.last = ext->second;
-    const EncodeSource source{g.external_ids, uuid, nullptr, g.src, g.dst, g.weights, nullptr};
+    const EncodeSource source{g.external_ids,     uuid,   nullptr, g.src, g.dst, g.weights,
+                              !g.weights.empty(), nullptr};
     std::string bytes = EncodeDataFile(source, m.graph_id, k, parts, vertices[k], primary[k],
                                        secondary[k], local_of);
     std::vector<uint32_t>().swap(vertices[k]);
@@ -1103,6 +1427,12 @@ absl::Status WritePartFiles(const GraphInput& g, const std::string& dir,
     m.names.push_back(std::move(f));
   }
   return CommitManifest(m, old_files);
+}
+
+absl::Status WritePartFilesDistributed(const GraphSource& source, Exchange& exchange,
+                                       const std::string& dir) {
+  DistributedWriter writer(source, exchange, dir);
+  return writer.Run();
 }
 
 absl::StatusOr<GraphInput> LoadPartFiles(const GraphSource& source, WeightUse weights) {

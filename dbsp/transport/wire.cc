@@ -40,6 +40,7 @@ v1::JobDetails ToWire(const Assignment& a) {
   w.set_job_key(a.job_key);
   w.set_relay(a.relay_direct ? v1::JobDetails::RELAY_DIRECT : v1::JobDetails::RELAY_MASTER);
   w.set_max_batch_bytes(a.max_batch_bytes);
+  w.set_save_parts(d.save_parts);
   return w;
 }
 
@@ -60,6 +61,7 @@ absl::StatusOr<Assignment> FromWire(const v1::JobDetails& w) {
   for (const auto& [k, v] : w.params()) d.params[k] = v;
   d.graph = {w.graph_path(), w.graph_format(), w.undirected()};
   d.output = w.output();
+  d.save_parts = w.save_parts();
   d.worker_index = w.worker_index();
   d.worker_count = w.worker_count();
   if (w.max_supersteps() == 0) {

@@ -382,6 +382,37 @@ TEST_P(PartitionedFormTest, WorkersOnThePartitionedGraphGiveTheLocalAnswerOnTheT
   }
 }
 
+// `master --save-parts DIR`: the workers write the partitioned form from their partitioned load
+// (no process reads the whole graph) and run the job on it; the directory then serves `run` and
+// other clusters, all with the local answer on the text.
+TEST_P(PartitionedFormTest, WorkersSaveThePartitionedGraphAndRunOnIt) {
+  const Case& c = GetParam();
+  const Graph& g = Graphs::Get()[c.graph];
+  TempDir dir("lockstep-conformance-save-parts");
+  std::vector<std::string> args = GraphArgs(g);
+  const std::vector<std::string> options = AppOptions(c, g);
+  args.insert(args.end(), options.begin(), options.end());
+  const std::vector<std::string> local = RunLocal(LOCKSTEP_BINARY, c.app, args, dir);
+  ASSERT_FALSE(HasFailure());
+  const fs::path parts = dir / "saved";
+  std::vector<std::string> save_args = args;
+  save_args.insert(save_args.end(), {"--save-parts", parts.string()});
+  {
+    TempDir run_dir("lockstep-conformance-save-run");
+    auto published = RunDistributed(LOCKSTEP_BINARY, c.app, save_args, 3, run_dir);
+    ASSERT_TRUE(published.has_value());
+    ExpectSameLines(local, published->lines, c.app + " on " + c.graph + " while saving");
+  }
+  ASSERT_TRUE(fs::exists(parts / "lockstep-parts.manifest"));
+  std::vector<std::string> dargs = {"--graph", parts.string()};
+  dargs.insert(dargs.end(), options.begin(), options.end());
+  EXPECT_EQ(RunLocal(LOCKSTEP_BINARY, c.app, dargs, dir), local) << "run on the saved graph";
+  TempDir run_dir("lockstep-conformance-saved-run");
+  auto published = RunDistributed(LOCKSTEP_BINARY, c.app, dargs, 2, run_dir);
+  ASSERT_TRUE(published.has_value());
+  ExpectSameLines(local, published->lines, c.app + " on " + c.graph + " saved, at 2 workers");
+}
+
 // clang-format off
 INSTANTIATE_TEST_SUITE_P(Apps, PartitionedFormTest, ::testing::Values(
     Case{"pagerank", "kron10", {"--tolerance", "0", "--max-iterations", "30"}},

@@ -77,7 +77,49 @@ std::vector<std::string> AllNames(const std::vector<Loaded>& workers, uint64_t n
   return names;
 }
 
-// Writes `source`'s graph with 1 and 3 parts and checks every reading against the text's.
+// Checks every reading of the partitioned graph in `dir` against the text's: the whole graph and
+// each worker's part at 1, 2 and 4 workers, with and without in-edges, weights or not.
+void ExpectReadsLikeText(const GraphSource& source, const std::string& dir,
+                         const std::string& what) {
+  auto text = LoadGraph(source, WeightUse::kNonNegative);
+  ASSERT_TRUE(text.ok()) << text.status();
+  ASSERT_TRUE(IsPartitionedGraph(dir));
+  const GraphSource binary{.path = dir};
+  for (WeightUse weights : {WeightUse::kNonNegative, WeightUse::kIgnore}) {
+    const std::string w = weights == WeightUse::kIgnore ? " ignore-weights" : " weights";
+    auto whole = LoadGraph(binary, weights);
+    ASSERT_TRUE(whole.ok()) << whole.status();
+    auto whole_text = LoadGraph(source, weights);
+    ASSERT_TRUE(whole_text.ok());
+    ExpectSameInput(*whole, *whole_text, "whole " + what + w);
+    for (uint32_t n : {1u, 2u, 4u}) {
+      for (bool in_edges : {false, true}) {
+        const std::string where =
+            what + " P=" + std::to_string(n) + " in_edges=" + std::to_string(in_edges) + w;
+        auto want = LoadOnWorkers(source, weights, n, in_edges);
+        auto got = LoadOnWorkers(binary, weights, n, in_edges);
+        for (uint32_t r = 0; r < n; ++r) {
+          const std::string at = where + " worker " + std::to_string(r);
+          ASSERT_TRUE(want[r].status.ok()) << at << want[r].status;
+          ASSERT_TRUE(got[r].status.ok()) << at << got[r].status;
+          ExpectSameInput(got[r].part.input, want[r].part.input, at);
+          const PartVertices& a = got[r].part.vertices;
+          const PartVertices& b = want[r].part.vertices;
+          EXPECT_EQ(a.uuids, b.uuids) << at;
+          EXPECT_EQ(a.global, b.global) << at;
+          EXPECT_EQ(a.owned_names, b.owned_names) << at;
+          EXPECT_EQ(a.num_global, b.num_global) << at;
+          EXPECT_EQ(got[r].part.stats.edges_received, want[r].part.stats.edges_received) << at;
+        }
+        EXPECT_EQ(AllNames(got, text->num_vertices()), text->external_ids) << where;
+      }
+    }
+  }
+}
+
+// Writes `source`'s graph with 1 and 3 parts in one process, and with 1, 2 and 3 workers
+// (threads over an in-process Exchange, WritePartFilesDistributed), and checks every reading
+// against the text's.
 void ExpectSameAsText(const GraphSource& source, const std::string& dir) {
   auto text = LoadGraph(source, WeightUse::kNonNegative);
   ASSERT_TRUE(text.ok()) << text.status();
@@ -86,39 +128,25 @@ void ExpectSameAsText(const GraphSource& source, const std::string& dir) {
     options.parts = parts;
     options.format = IsGraphalytics(source) ? "graphalytics" : "edgelist";
     ASSERT_TRUE(WritePartFiles(*text, dir, options).ok());
-    ASSERT_TRUE(IsPartitionedGraph(dir));
-    const GraphSource binary{.path = dir};
-    for (WeightUse weights : {WeightUse::kNonNegative, WeightUse::kIgnore}) {
-      const std::string w = weights == WeightUse::kIgnore ? " ignore-weights" : " weights";
-      auto whole = LoadGraph(binary, weights);
-      ASSERT_TRUE(whole.ok()) << whole.status();
-      auto whole_text = LoadGraph(source, weights);
-      ASSERT_TRUE(whole_text.ok());
-      ExpectSameInput(*whole, *whole_text, "whole K=" + std::to_string(parts) + w);
-      for (uint32_t n : {1u, 2u, 4u}) {
-        for (bool in_edges : {false, true}) {
-          const std::string where = "K=" + std::to_string(parts) + " P=" + std::to_string(n) +
-                                    " in_edges=" + std::to_string(in_edges) + w;
-          auto want = LoadOnWorkers(source, weights, n, in_edges);
-          auto got = LoadOnWorkers(binary, weights, n, in_edges);
-          for (uint32_t r = 0; r < n; ++r) {
-            const std::string at = where + " worker " + std::to_string(r);
-            ASSERT_TRUE(want[r].status.ok()) << at << want[r].status;
-            ASSERT_TRUE(got[r].status.ok()) << at << got[r].status;
-            ExpectSameInput(got[r].part.input, want[r].part.input, at);
-            const PartVertices& a = got[r].part.vertices;
-            const PartVertices& b = want[r].part.vertices;
-            EXPECT_EQ(a.uuids, b.uuids) << at;
-            EXPECT_EQ(a.global, b.global) << at;
-            EXPECT_EQ(a.owned_names, b.owned_names) << at;
-            EXPECT_EQ(a.num_global, b.num_global) << at;
-            EXPECT_EQ(got[r].part.stats.edges_received, want[r].part.stats.edges_received) << at;
-          }
-          EXPECT_EQ(AllNames(got, text->num_vertices()), text->external_ids) << where;
-        }
-      }
-    }
+    ExpectReadsLikeText(source, dir, "K=" + std::to_string(parts));
   }
+  for (uint32_t writers : {1u, 2u, 3u}) {
+    std::vector<absl::Status> status(writers);
+    auto group = std::make_shared<test::ThreadExchangeGroup>(writers);
+    std::vector<std::thread> threads;
+    for (uint32_t r = 0; r < writers; ++r) {
+      threads.emplace_back([&, r] {
+        test::ThreadExchange exchange(group, r);
+        status[r] = WritePartFilesDistributed(source, exchange, dir);
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const absl::Status& st : status) ASSERT_TRUE(st.ok()) << st;
+    ExpectReadsLikeText(source, dir, std::to_string(writers) + " writers");
+  }
+  auto facts = ReadPartGraphFacts(dir);
+  ASSERT_TRUE(facts.ok());
+  EXPECT_EQ(facts->format, IsGraphalytics(source) ? "graphalytics" : "edgelist");
 }
 
 std::vector<std::string> ListDir(const std::string& dir) {

@@ -20,6 +20,7 @@
 #include "lockstep/bsp/engine.h"
 #include "lockstep/bsp/job.h"
 #include "lockstep/bsp/output.h"
+#include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/partitioned_load.h"
 #include "tbb/parallel_for.h"
 
@@ -229,7 +230,19 @@ class ProgramRunner final : public JobRunner {
                                                              uint64_t& needed) {
     Exchange& exchange = *details.exchange;
     needed = EstimateLoadBytes(details.graph) / std::max<uint32_t>(1, exchange.size());
-    auto part = LoadPartition(details.graph, App::kWeights, exchange, NeedsInEdges<Program>());
+    GraphSource source = details.graph;
+    if (!details.save_parts.empty()) {
+      // Written from the text once; the job then runs on what was written, which it thereby
+      // checks.
+      building = "the partitioned form of " + details.graph.path;
+      if (auto st = WritePartFilesDistributed(details.graph, exchange, details.save_parts);
+          !st.ok()) {
+        return st;
+      }
+      source = GraphSource{.path = details.save_parts};
+      building = "the input graph from " + details.save_parts;
+    }
+    auto part = LoadPartition(source, App::kWeights, exchange, NeedsInEdges<Program>());
     if (!part.ok()) return part.status();
     if (details.on_partition_loaded) details.on_partition_loaded(part->stats);
     auto split = partition::Range::Whole(exchange.size());

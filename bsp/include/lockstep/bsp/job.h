@@ -29,6 +29,9 @@ struct JobDetails {
   GraphSource graph;
   // The file this process writes its results to.
   std::string output;
+  // Distributed workers only: if set, they first write the graph's partitioned binary form to
+  // this directory (WritePartFilesDistributed) and the job runs on it.
+  std::string save_parts;
   // A job that needs more supersteps than this fails and says so.
   uint64_t max_supersteps = 10000;
   uint32_t worker_index = 0;

@@ -59,6 +59,16 @@ struct PartWriteOptions {
 absl::Status WritePartFiles(const GraphInput& input, const std::string& dir,
                             const PartWriteOptions& options = {});
 
+// Collective over `exchange`: writes the text graph `source` as a partitioned graph in `dir`
+// (shared by all workers) without any process holding the whole graph. Each worker loads its
+// part (LoadPartition, with in-edges), learns each of its edges' positions in the input from the
+// worker whose share of the text holds it, and writes the data file of its UUID range and the
+// names file of its range of global indexes; worker 0 prepares the directory first and writes
+// the manifest once every file is written. The same error on every worker. The files are
+// exchange.size() ranges, and read like those of WritePartFiles.
+absl::Status WritePartFilesDistributed(const GraphSource& source, Exchange& exchange,
+                                       const std::string& dir);
+
 // The whole graph, as LoadGraph gives it for the text the files were written from.
 absl::StatusOr<GraphInput> LoadPartFiles(const GraphSource& source, WeightUse weights);
 
