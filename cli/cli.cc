@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -692,6 +693,16 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
           spdlog::info("health service on port {}", port);
         };
       }
+      // The process ends here anyway: a teardown gRPC cannot finish does not keep it alive.
+      worker_options.on_stuck_teardown = [](const absl::Status& result) {
+        spdlog::warn(
+            "gRPC did not shut down within {} s after the last job; exiting without it",
+            std::chrono::duration_cast<std::chrono::seconds>(dbsp::WorkerOptions().teardown_limit)
+                .count());
+        if (!result.ok()) spdlog::error("{}", Message(result));
+        spdlog::default_logger()->flush();
+        std::_Exit(result.ok() ? 0 : kExitFailed);
+      };
       auto st = dbsp::ServeWorker(apps, worker_options, g_stop);
       return st.ok() ? 0 : Fail(st);
     }

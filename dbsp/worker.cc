@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <exception>
 #include <mutex>
 #include <thread>
 
@@ -20,6 +21,8 @@
 namespace lockstep::dbsp {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 // Back-pressure: a worker's outbox to the master holds at most this many bytes of payloads.
 constexpr size_t kOutboxBytes = 64 << 20;
 // How long a worker whose job is over waits for the master to end its stream.
@@ -37,49 +40,115 @@ absl::StatusOr<std::unique_ptr<transport::PeerServer>> StartPeerServer(const std
   return server;
 }
 
+// Runs `release` and then `join` however its scope is left (no allocation: it is made after a
+// thread that must be joined).
+template <class Release, class Join>
+struct Teardown {
+  Release release;
+  Join join;
+  ~Teardown() {
+    release();
+    join();
+  }
+};
+
 }  // namespace
 
 absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions& options,
                          const std::atomic<bool>& stop) {
-  std::unique_ptr<HealthServer> health;
-  if (!options.health_address.empty()) {
-    auto started = HealthServer::Start(options.health_address, kWorkerHealthService);
-    if (!started.ok()) return started.status();
-    health = std::move(*started);
-    if (options.health_started) options.health_started(health->port());
-  }
-  auto peer_server = StartPeerServer(options.peer_listen);
-  if (!peer_server.ok()) return peer_server.status();
-  const std::string advertised =
-      options.advertise.empty() ? absl::StrCat(":", (*peer_server)->port()) : options.advertise;
-  spdlog::info("serving peers on port {} (advertised as {})", (*peer_server)->port(), advertised);
+  // The gRPC objects, made once the watcher runs (below): however they end, they end under its
+  // deadline.
+  std::unique_ptr<HealthServer> health;  // written under mu
+  std::unique_ptr<transport::PeerServer> peer_server;
   transport::PeerChannels peer_channels;
-  auto channel = grpc::CreateCustomChannel(options.master, grpc::InsecureChannelCredentials(),
-                                           transport::ClientChannelArguments());
-  auto stub = v1::JobQueue::NewStub(channel);
+  std::shared_ptr<grpc::Channel> channel;  // written under mu
+  std::unique_ptr<v1::JobQueue::Stub> stub;
   std::chrono::milliseconds backoff(100);
   uint64_t jobs = 0;
   bool warned = false;
 
   // A stop fails the running job, whose failure then reaches the master before the stream ends.
+  // The watcher also bounds the teardown of the gRPC objects after the last job (Teardown below).
+  enum Phase { kServing, kTearingDown, kDone };
   std::mutex mu;
   job::WorkerJob* running = nullptr;
-  std::atomic<bool> done{false};
+  Phase phase = kServing;  // guarded by mu
+  Clock::time_point teardown_deadline;
+  absl::Status result;
   std::thread watcher([&] {
-    while (!done.load()) {
-      // Ready while connected to the master: waiting in its pool or in a job.
-      if (health) health->Set(!stop.load() && channel->GetState(false) == GRPC_CHANNEL_READY);
-      if (stop.load()) {
+    bool reported = false;
+    for (;;) {
+      {
         std::lock_guard<std::mutex> lock(mu);
-        if (running != nullptr) {
-          running->Fail(absl::CancelledError("the worker is shutting down (SIGTERM)"));
+        if (phase == kDone) return;
+        if (phase == kServing) {
+          // Ready while connected to the master: waiting in its pool or in a job.
+          if (health && channel) {
+            health->Set(!stop.load() && channel->GetState(false) == GRPC_CHANNEL_READY);
+          }
+          if (stop.load() && running != nullptr) {
+            running->Fail(absl::CancelledError("the worker is shutting down (SIGTERM)"));
+          }
+        } else if (!reported && Clock::now() > teardown_deadline && options.on_stuck_teardown) {
+          reported = true;
+          options.on_stuck_teardown(result);
         }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   });
+  // However ServeWorker is left (an exception too: a joinable thread must not be destroyed), the
+  // gRPC objects go first, under the watcher's deadline, and then the watcher.
+  Teardown teardown{[&] {
+                      {
+                        std::lock_guard<std::mutex> lock(mu);
+                        if (std::uncaught_exceptions() > 0) {
+                          result = absl::InternalError("the worker ended on an exception");
+                        }
+                        phase = kTearingDown;
+                        teardown_deadline = Clock::now() + options.teardown_limit;
+                      }
+                      // The watcher uses health and channel no more (phase), and mu stays free for
+                      // it.
+                      stub.reset();
+                      channel.reset();
+                      peer_channels.Retain({});
+                      peer_server.reset();
+                      health.reset();
+                    },
+                    [&] {
+                      {
+                        std::lock_guard<std::mutex> lock(mu);
+                        phase = kDone;
+                      }
+                      watcher.join();
+                    }};
 
-  absl::Status result;
+  if (!options.health_address.empty()) {
+    auto started = HealthServer::Start(options.health_address, kWorkerHealthService);
+    if (!started.ok()) return result = started.status();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      health = std::move(*started);
+    }
+    if (options.health_started) options.health_started(health->port());
+  }
+  {
+    auto started = StartPeerServer(options.peer_listen);
+    if (!started.ok()) return result = started.status();
+    peer_server = std::move(*started);
+  }
+  const std::string advertised =
+      options.advertise.empty() ? absl::StrCat(":", peer_server->port()) : options.advertise;
+  spdlog::info("serving peers on port {} (advertised as {})", peer_server->port(), advertised);
+  {
+    auto made = grpc::CreateCustomChannel(options.master, grpc::InsecureChannelCredentials(),
+                                          transport::ClientChannelArguments());
+    stub = v1::JobQueue::NewStub(made);
+    std::lock_guard<std::mutex> lock(mu);
+    channel = std::move(made);
+  }
+
   while (!stop.load() && (options.max_jobs == 0 || jobs < options.max_jobs)) {
     transport::MasterLink link(*stub, kOutboxBytes);
     link.Start(advertised);
@@ -133,7 +202,7 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
           for (uint32_t p : peers) waiting.mutable_waiting()->add_peers(p);
           (void)link.Send(std::move(waiting));
         });
-        (*peer_server)->Register(assignment->job_key, &job);
+        peer_server->Register(assignment->job_key, &job);
       }
       // No peer's batch reaches the job's handler once the job is over here.
       struct Unregister {
@@ -143,7 +212,7 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
           server.Unregister();
           if (links) links->SetFailureListener(nullptr);
         }
-      } unregister{**peer_server, links};
+      } unregister{*peer_server, links};
       // However this block is left, the stream ends before `job`, its handler, goes away.
       struct EndFirst {
         transport::MasterLink& link;
@@ -193,9 +262,8 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
       result = st;
     }
   }
-  done.store(true);
-  watcher.join();
-  return options.max_jobs > 0 ? result : absl::OkStatus();
+  if (options.max_jobs == 0) result = absl::OkStatus();
+  return absl::Status(result);  // a copy: the watcher may read `result` until Teardown is over
 }
 
 }  // namespace lockstep::dbsp

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -23,6 +24,12 @@ struct WorkerOptions {
   std::string health_address;
   // Called with the health service's port once it listens.
   std::function<void(int port)> health_started;
+  // Called (from another thread, once) with what ServeWorker is about to return when releasing its
+  // gRPC objects after the last job takes longer than `teardown_limit`: gRPC 1.51 waits forever for
+  // a thread of its pool that failed to start, as under an address-space limit. A process's main
+  // passes one that exits with the status's code; without one the wait goes on.
+  std::function<void(const absl::Status& result)> on_stuck_teardown;
+  std::chrono::milliseconds teardown_limit{5000};
 };
 
 // A worker: dials the master (with backoff), waits in its pool, runs any app of `apps` named in
