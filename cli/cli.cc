@@ -604,9 +604,11 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   PartitionFlags part_flags;
   partition_cmd
       ->add_option("--graph", part_flags.job.graph,
-                   "input graph: an edge list 'src dst [weight]' or a Graphalytics .properties")
+                   "input graph: an edge list 'src dst [weight]' (a file, or a directory whose "
+                   "files are read as one input), a Graphalytics .properties, or a partitioned "
+                   "graph to write again with another --parts")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   partition_cmd
       ->add_option("--format", part_flags.job.format,
                    "edgelist or graphalytics (default: by suffix)")

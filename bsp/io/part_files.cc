@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <queue>
 #include <random>
@@ -43,6 +44,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "io/parse.h"
+#include "io/share_reader.h"
 #include "lockstep/bsp/job.h"
 #include "lockstep/bsp/topology.h"
 #include "lockstep/bsp/vertex_id.h"
@@ -1000,57 +1002,12 @@ absl::StatusOr<std::vector<std::string>> AllGatherBytes(Exchange& exchange,
   return exchange.AllToAll(std::vector<std::string>(exchange.size(), mine));
 }
 
-// Worker `rank` of `size`'s share of `path`: the lines that start in bytes
-// [floor(S*rank/size), floor(S*(rank+1)/size)), as the partitioned load cuts them. Only the share
-// is read (and, to find where its lines start, the bytes after each cut up to a newline).
+// Worker `rank` of `size`'s share of `path` (a file, or a directory's edge-list files read as one
+// input), as the partitioned load cuts it (io::ShareReader); only the share is read.
 absl::StatusOr<std::string> ReadShare(const std::string& path, uint32_t rank, uint32_t size) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat info;
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    return absl::DataLossError(absl::StrCat("cannot read ", path));
-  }
-  const uint64_t s = static_cast<uint64_t>(info.st_size);
-  auto read_at = [&](uint64_t offset, char* out, uint64_t n) {
-    while (n > 0) {
-      const ssize_t got = ::pread(fd, out, n, static_cast<off_t>(offset));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) return false;
-      out += got;
-      n -= static_cast<uint64_t>(got);
-      offset += static_cast<uint64_t>(got);
-    }
-    return true;
-  };
-  auto cut = [&](uint64_t r) { return s / size * r + s % size * r / size; };
-  // The first line start at or after x.
-  auto line_start = [&](uint64_t x) -> absl::StatusOr<uint64_t> {
-    if (x == 0 || x >= s) return std::min(x, s);
-    char buf[1 << 16];
-    for (uint64_t at = x - 1; at < s;) {
-      const uint64_t n = std::min<uint64_t>(sizeof buf, s - at);
-      if (!read_at(at, buf, n)) return absl::DataLossError(absl::StrCat("cannot read ", path));
-      const void* nl = std::memchr(buf, '\n', n);
-      if (nl != nullptr) return at + static_cast<uint64_t>(static_cast<const char*>(nl) - buf) + 1;
-      at += n;
-    }
-    return s;
-  };
-  auto begin = line_start(cut(rank));
-  if (!begin.ok()) return begin.status();
-  auto end = line_start(cut(rank + 1));
-  if (!end.ok()) return end.status();
-  std::string text(*end - *begin, '\0');
-  if (!read_at(*begin, text.data(), text.size())) {
-    return absl::DataLossError(absl::StrCat("cannot read ", path));
-  }
-  return text;
+  io::ShareReader reader;
+  if (auto st = reader.Open(path, rank, size, /*directories=*/true); !st.ok()) return st;
+  return reader.Next(std::numeric_limits<uint64_t>::max());
 }
 
 // One file's entry, as a worker tells worker 0.

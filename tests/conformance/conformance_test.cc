@@ -413,6 +413,47 @@ TEST_P(PartitionedFormTest, WorkersSaveThePartitionedGraphAndRunOnIt) {
   ExpectSameLines(local, published->lines, c.app + " on " + c.graph + " saved, at 2 workers");
 }
 
+// A directory of edge-list files (the input as splits: uneven, one file without a final newline,
+// one empty) is one input to both writers of the partitioned form: `lockstep partition` and
+// `master --save-parts`, whose workers' shares cross file boundaries.
+TEST(PartitionedFormFromSplits, BothWritersReadADirectoryOfEdgeListsAsOneInput) {
+  const Graph& g = Graphs::Get()["strings"];
+  TempDir dir("lockstep-conformance-parts-splits");
+  const std::vector<std::string> local = RunLocal(LOCKSTEP_BINARY, "wcc", GraphArgs(g), dir);
+  ASSERT_FALSE(local.empty());
+  const std::string text = ReadFile(g.path);
+  const fs::path splits = dir / "splits";
+  fs::create_directory(splits);
+  const size_t a = text.find('\n', text.size() / 5) + 1, b = text.find('\n', text.size() / 2) + 1;
+  WriteFile(splits / "part-0", text.substr(0, a));
+  WriteFile(splits / "part-1", text.substr(a, b - a - 1));  // its last line has no newline
+  WriteFile(splits / "part-2", "");
+  WriteFile(splits / "part-3", text.substr(b));
+  Graph split = g;
+  split.path = splits.string();
+
+  const fs::path parts = dir / "parts";
+  std::vector<std::string> pargs = {"partition", "--out", parts.string(), "--parts", "4"};
+  const std::vector<std::string> graph_args = GraphArgs(split);
+  pargs.insert(pargs.end(), graph_args.begin(), graph_args.end());
+  Process::Options o;
+  o.log = dir / "partition.log";
+  auto p = Process::Start(LOCKSTEP_BINARY, pargs, o);
+  ASSERT_EQ(p->Wait(60s), 0) << ReadFile(o.log);
+  EXPECT_EQ(RunLocal(LOCKSTEP_BINARY, "wcc", {"--graph", parts.string()}, dir), local)
+      << "partition --graph DIR";
+
+  const fs::path saved = dir / "saved";
+  std::vector<std::string> save_args = graph_args;
+  save_args.insert(save_args.end(), {"--save-parts", saved.string()});
+  TempDir run_dir("lockstep-conformance-splits-save");
+  auto published = RunDistributed(LOCKSTEP_BINARY, "wcc", save_args, 3, run_dir);
+  ASSERT_TRUE(published.has_value());
+  ExpectSameLines(local, published->lines, "wcc while saving from a directory of splits");
+  EXPECT_EQ(RunLocal(LOCKSTEP_BINARY, "wcc", {"--graph", saved.string()}, dir), local)
+      << "run on what master --save-parts wrote from a directory";
+}
+
 // clang-format off
 INSTANTIATE_TEST_SUITE_P(Apps, PartitionedFormTest, ::testing::Values(
     Case{"pagerank", "kron10", {"--tolerance", "0", "--max-iterations", "30"}},
