@@ -435,6 +435,25 @@ def main():
             f"{cpu_txt:>17} {cpu_r:>14} {spread(job_cpu):>14} {spread(rss, '{:.0f}'):>12} "
             f"{spread(rss_ratio):>14} {per_worker:>14} {master:>10}")
 
+    # Issue 11's load targets: a 1-iteration job (loading is almost all of it), its CPU and the
+    # largest worker's peak RSS against local mode's of the same round.
+    log("")
+    log("1-iteration job: CPU s (all workers, or the local process) and x local; peak RSS MB of "
+        "the largest worker (the local process) and x local")
+    log(f"{'':18} {'CPU job s':>17} {'x local':>14} {'peak MB':>14} {'x local':>14} "
+        f"{'master MB':>10}")
+    for c in configs:
+        if c[0] == "grape":
+            continue
+        rows = results[c]
+        cpu1 = [r[1]["cpu"] for r in rows]
+        cpu1_ratio = [r[1]["cpu"] / q[1]["cpu"] for r, q in zip(rows, ref_rows)]
+        peak = [max(r[1]["worker_rss"]) if c[0] == "dist" else r[1]["rss"] for r in rows]
+        peak_ratio = [p / q[1]["rss"] for p, q in zip(peak, ref_rows)]
+        master = spread([r[1]["master_rss"] for r in rows], "{:.0f}") if c[0] == "dist" else "-"
+        log(f"{name(c):18} {spread(cpu1):>17} {spread(cpu1_ratio):>14} "
+            f"{spread(peak, '{:.0f}'):>14} {spread(peak_ratio):>14} {master:>10}")
+
     if grape and args.grape_procs in workers:
         dist = [c for c in configs if c[0] == "dist" and c[1] == args.grape_procs]
         g = results[configs[-1]]
