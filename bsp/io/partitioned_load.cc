@@ -247,25 +247,63 @@ constexpr uint32_t kUnlistedBit = 0x80000000u;
 // absl's maps hash absl::string_view, which need not be std::string_view.
 absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
+// The partition of each ID this worker's share has met (sender side), so that each is hashed to
+// its UUID once per share; a partition may carry kUnlistedBit. Integer IDs below a bound are held
+// in a direct table of 16-bit entries (an array indexed by the ID: a load looks up every distinct
+// ID of every round here); the bound grows with the IDs met, at most 8 entries (16 bytes) per ID
+// held, so a sparse ID space, or more than 2^15 - 1 workers, falls back to the hash map.
 class ShareIds {
  public:
-  uint32_t* Find(const TextKey& k) {
+  explicit ShareIds(uint32_t partitions = kUnlisted16) : direct_ok_(partitions < kUnlisted16) {}
+
+  std::optional<uint32_t> Find(const TextKey& k) const {
     if (k.is_int) {
+      if (k.value < direct_.size() && direct_[k.value] != kAbsent) {
+        const uint16_t v = direct_[k.value];
+        return (v & ~kUnlisted16) | ((v & kUnlisted16) != 0 ? kUnlistedBit : 0);
+      }
+      if (ints_.empty()) return std::nullopt;
       auto it = ints_.find(k.value);
-      return it == ints_.end() ? nullptr : &it->second;
+      return it == ints_.end() ? std::nullopt : std::optional<uint32_t>(it->second);
     }
     auto it = texts_.find(Absl(k.text));
-    return it == texts_.end() ? nullptr : &it->second;
+    return it == texts_.end() ? std::nullopt : std::optional<uint32_t>(it->second);
   }
-  void Add(const TextKey& k, uint32_t value) {
-    if (k.is_int) {
-      ints_.emplace(k.value, value);
+  // Adds an ID not held yet with its partition.
+  void Add(const TextKey& k, uint32_t partition) {
+    if (!k.is_int) {
+      texts_.emplace(std::string(k.text), partition);
+      return;
+    }
+    ++held_;
+    const uint64_t bound = direct_ok_ ? std::max<uint64_t>(uint64_t{1} << 20, 8 * held_) : 0;
+    if (k.value >= direct_.size() && k.value < bound) {
+      direct_.resize(std::min<uint64_t>(bound, std::max<uint64_t>(k.value + 1, 2 * direct_.size())),
+                     kAbsent);
+    }
+    if (k.value < direct_.size()) {
+      direct_[k.value] = static_cast<uint16_t>(partition);
     } else {
-      texts_.emplace(std::string(k.text), value);
+      ints_.emplace(k.value, partition);
+    }
+  }
+  // Sets kUnlistedBit on a held ID.
+  void MarkUnlisted(const TextKey& k) {
+    if (k.is_int && k.value < direct_.size() && direct_[k.value] != kAbsent) {
+      direct_[k.value] |= kUnlisted16;
+    } else if (k.is_int) {
+      ints_.at(k.value) |= kUnlistedBit;
+    } else {
+      texts_.find(Absl(k.text))->second |= kUnlistedBit;
     }
   }
 
  private:
+  static constexpr uint16_t kUnlisted16 = 0x8000;
+  static constexpr uint16_t kAbsent = 0xffff;  // a partition below 2^15 - 1, with or without flag
+  bool direct_ok_;
+  std::vector<uint16_t> direct_;
+  uint64_t held_ = 0;
   absl::flat_hash_map<uint64_t, uint32_t> ints_;
   absl::flat_hash_map<std::string, uint32_t> texts_;
 };
@@ -513,7 +551,7 @@ void PartitionLoader::MeetIds(const Dictionary& dict, std::vector<uint32_t>& par
   part.assign(n, 0);
   fresh.clear();
   for (size_t i = 0; i < n; ++i) {
-    if (const uint32_t* known = share_ids_.Find(dict.KeyAt(i))) {
+    if (const std::optional<uint32_t> known = share_ids_.Find(dict.KeyAt(i))) {
       part[i] = *known;
     } else {
       fresh.push_back(static_cast<uint32_t>(i));
@@ -615,7 +653,7 @@ absl::Status PartitionLoader::LoadVertexFile(const std::string& path) {
       std::vector<uint32_t> part, fresh;
       std::vector<VertexId> uuids;
       // Within a round a repeated ID is hashed once; across rounds only a repeat meets it again.
-      share_ids_ = ShareIds();
+      share_ids_ = ShareIds(size_);
       MeetIds(dict, part, fresh, uuids);
       std::vector<uint32_t> fresh_of(dict.size(), kNoIndex);
       for (uint32_t j = 0; j < fresh.size(); ++j) fresh_of[fresh[j]] = j;
@@ -680,7 +718,7 @@ absl::Status PartitionLoader::LoadVertexFile(const std::string& path) {
     }
   }
   stats_.lines_parsed += vertex_lines_;
-  share_ids_ = ShareIds();
+  share_ids_ = ShareIds(size_);
   // A vertex listed more than once: the error is at its second listing in file order.
   if (!relisted_.empty()) {
     std::sort(relisted_.begin(), relisted_.end());
@@ -714,6 +752,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     return st;
   }
   const bool both_ends = in_edges_ || symmetric_;
+  share_ids_ = ShareIds(size_);
   uint64_t lines = 0;
   while (true) {
     // 1. Parse; hash the IDs this share has not met; tell their owners (the vertex of an edge
@@ -794,7 +833,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         if (at >= reply.size()) return Malformed();
         if (reply[at++] == 0) {
           part[i] |= kUnlistedBit;
-          *share_ids_.Find(dict.KeyAt(i)) |= kUnlistedBit;
+          share_ids_.MarkUnlisted(dict.KeyAt(i));
         }
       }
     }
@@ -945,7 +984,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     edge_paths_ = reader.paths();
     edge_share_lines_ = reader.lines();
   }
-  share_ids_ = ShareIds();
+  share_ids_ = ShareIds(size_);
   return absl::OkStatus();
 }
 

@@ -244,6 +244,21 @@ TEST_F(PartitionedLoadTest, WideIdsEqualWholeBuild) {
   ExpectPartsEqualWhole<NoValue>({.path = path}, WeightUse::kIgnore);
 }
 
+// 32-bit IDs on both sides of the senders' direct table of partitions (IDs below 2^20, or 8 per ID
+// met) and the hash map beyond it, met again in later rounds: each ID still goes to its owner once.
+TEST_F(PartitionedLoadTest, IdsAroundTheDirectTablesBoundEqualWholeBuild) {
+  std::mt19937_64 rng(11);
+  auto id = [&] {
+    const uint64_t v = rng() % 40;
+    return std::to_string(v % 2 == 0 ? v : (uint64_t{1} << 20) + 7 * v);  // both sides
+  };
+  std::string text;
+  for (int e = 0; e < 400; ++e) text += id() + " " + id() + "\n";
+  const std::string path = dir_.Write("bound.el", text);
+  ExpectPartsEqualWhole<NoValue>({.path = path}, WeightUse::kIgnore);
+  ExpectPartsEqualWhole<NoValue>({.path = path, .undirected = true}, WeightUse::kIgnore);
+}
+
 TEST_F(PartitionedLoadTest, TextIdsEqualWholeBuild) {
   const std::string path = dir_.Write("text.el", RandomEdgeList(3, Ids::kText, 50, 200, false));
   ExpectPartsEqualWhole<NoValue>({.path = path}, WeightUse::kIgnore);
