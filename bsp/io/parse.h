@@ -256,6 +256,11 @@ class Dictionary {
   // The i-th ID in ExternalIdLess order.
   TextKey KeyAt(size_t i) const { return integer_ ? TextKey{true, ints_[i], {}} : text_[i]; }
 
+  // A hint that Find(id) comes soon: a direct table is larger than the caches, and IDs come in
+  // random order.
+  void Prefetch(uint64_t id) const {
+    if (id < direct_.size()) __builtin_prefetch(direct_.data() + id);
+  }
   uint32_t Find(uint64_t id) const {
     if (!direct_.empty()) return id < direct_.size() ? direct_[id] : kNoIndex;
     auto it = std::lower_bound(ints_.begin(), ints_.end(), id);

@@ -854,8 +854,13 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     auto walk = [&](size_t c, auto&& emit) {
       const ParsedChunk& ch = file->chunks[c];
       const size_t m = ch.num_ids(file->mode) / 2;
+      constexpr size_t kAhead = 16;  // edges: their dictionary entries arrive meanwhile
       for (size_t i = 0; i < m; ++i) {
         uint32_t s, d;
+        if (file->mode == IdMode::kNarrow && i + kAhead < m) {
+          dict.Prefetch(ch.narrow[2 * (i + kAhead)]);
+          dict.Prefetch(ch.narrow[2 * (i + kAhead) + 1]);
+        }
         if (file->mode == IdMode::kNarrow) {
           s = dict.Find(uint64_t{ch.narrow[2 * i]});
           d = dict.Find(uint64_t{ch.narrow[2 * i + 1]});
