@@ -223,6 +223,7 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
     t.remote_partition_[r] = owner[g];
     ++t.remote_partition_begin_[owner[g] + 1];
   }
+  t.IndexRemotes();
   // The temporaries go before the CSR arrays are allocated, where a build peaks.
   Release(uuids);
   Release(owner);
@@ -339,6 +340,24 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
     }
   }
   return t;
+}
+
+void Topology::IndexRemotes() {
+  const size_t n = remote_ids_.size();
+  remote_bucket_.clear();
+  remote_bucket_shift_ = 64;
+  if (n < 64) return;
+  // About 8 remotes per bucket: 2^bits buckets.
+  uint32_t bits = 0;
+  while ((uint64_t{1} << (bits + 1)) * 8 <= n) ++bits;
+  remote_bucket_shift_ = 64 - bits;
+  remote_bucket_.assign((size_t{1} << bits) + 1, static_cast<uint32_t>(n));
+  // Walking down, each bucket starts where the next remote at or above it is.
+  size_t r = n;
+  for (size_t b = size_t{1} << bits; b-- > 0;) {
+    while (r > 0 && (LeadingBits(remote_ids_[r - 1]) >> remote_bucket_shift_) >= b) --r;
+    remote_bucket_[b] = static_cast<uint32_t>(r);
+  }
 }
 
 }  // namespace lockstep::bsp

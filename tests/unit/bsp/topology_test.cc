@@ -266,6 +266,33 @@ TEST(TopologyTest, OutEdgesOnlyNeedOutRemotes) {
   EXPECT_EQ(with_in->remote_id(0), VertexIdFromExternal("graph1.vertex"));
 }
 
+// FindRemote through its bucket index: every remote is found at its index, in any part and for
+// few or many remotes, and a UUID that is no remote of the part (a local one, or none) is not.
+TEST(TopologyTest, FindRemoteFindsEveryRemoteAndNothingElse) {
+  std::mt19937_64 rng(5);
+  std::vector<bsptest::Edge> edges;
+  for (int e = 0; e < 6000; ++e) {
+    edges.push_back({std::to_string(rng() % 3000), std::to_string(rng() % 3000)});
+  }
+  for (const GraphInput& input :
+       {bsptest::MakeInput(edges), bsptest::MakeInput({{"a", "b"}, {"b", "c"}, {"c", "a"}})}) {
+    for (uint32_t parts : {2u, 3u, 7u}) {
+      const partition::Range split = bsptest::Split(parts);
+      for (uint32_t part = 0; part < parts; ++part) {
+        auto t = Topology::Build(input, split, part, true, nullptr, nullptr);
+        ASSERT_TRUE(t.ok()) << t.status();
+        for (uint32_t r = 0; r < t->num_remote(); ++r) {
+          ASSERT_EQ(t->FindRemote(t->remote_id(r)), r) << parts << " parts, part " << part;
+        }
+        for (uint32_t v = 0; v < t->num_local(); ++v) {
+          ASSERT_EQ(t->FindRemote(t->id(v)), kNoVertex);
+        }
+        EXPECT_EQ(t->FindRemote(VertexIdFromExternal("not a vertex of the graph")), kNoVertex);
+      }
+    }
+  }
+}
+
 TEST(TopologyTest, TwoIdsWithOneUuidAreAnError) {
   const GraphInput input = bsptest::MakeInput(
       {{"00000000-0000-0000-0000-00000000000A", "00000000-0000-0000-0000-00000000000a"}});
