@@ -201,13 +201,19 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
       }
     });
   }
-  std::vector<uint32_t> remotes;
+  // In UUID order, which is (owner, UUID) order: partitions are increasing UUID ranges. Sorted by
+  // the UUIDs' leading 64 bits held beside each vertex (the full UUID breaks a tie), not through
+  // the vertex tables, which a comparison would read at random.
+  std::vector<std::pair<uint64_t, uint32_t>> sorted;
   for (uint32_t g = 0; g < n_global; ++g) {
-    if (needed[g]) remotes.push_back(g);
+    if (needed[g]) sorted.emplace_back(LeadingBits(uuids[g]), g);
   }
-  std::sort(remotes.begin(), remotes.end(), [&](uint32_t a, uint32_t b) {
-    return owner[a] != owner[b] ? owner[a] < owner[b] : uuids[a] < uuids[b];
+  std::sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : uuids[a.second] < uuids[b.second];
   });
+  std::vector<uint32_t> remotes(sorted.size());
+  for (size_t r = 0; r < sorted.size(); ++r) remotes[r] = sorted[r].second;
+  Release(sorted);
   if (static_cast<uint64_t>(n_local) + remotes.size() >= kNoVertex) {
     return absl::OutOfRangeError("too many vertices for 32-bit edge slots");
   }
