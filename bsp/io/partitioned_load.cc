@@ -1368,10 +1368,14 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
   PartitionInput result;
   GraphInput& g = result.input;
   const uint32_t n = table_.size();
+  // Sorted as (rank, entry) pairs: a comparison through rank_of_ would read it at random.
   std::vector<uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  tbb::parallel_sort(order.begin(), order.end(),
-                     [&](uint32_t a, uint32_t b) { return rank_of_[a] < rank_of_[b]; });
+  {
+    std::vector<std::pair<uint32_t, uint32_t>> by_rank(n);
+    for (uint32_t v = 0; v < n; ++v) by_rank[v] = {rank_of_[v], v};
+    tbb::parallel_sort(by_rank.begin(), by_rank.end());
+    for (uint32_t i = 0; i < n; ++i) order[i] = by_rank[i].second;
+  }
   std::vector<uint32_t> pos(n);
   for (uint32_t i = 0; i < n; ++i) pos[order[i]] = i;
   // The owned vertices' names, in the same order (the remote ones need none).
