@@ -39,7 +39,7 @@ for a core, were shortest; its terms, each net of the job thread's waits for a c
 and they sum to its period, the superstep. The medians over supersteps 1..K-1 are compared with
 the model's terms; a term holds when predicted / measured is within [0.7, 1.3] (median of the
 rounds). The cores a job had are the machine's less what the other processes used while it
-computed (/proc/stat). The graph's figures (E_w, the messages each worker sends and receives)
+computed (/proc/stat), at most one per worker. The graph's figures (E_w, the messages each worker sends and receives)
 come from the edge list itself: vertex UUIDs (v5, the project namespace) and the range
 partition, as the engine computes them (cached beside the graph).
 
@@ -363,11 +363,12 @@ def generate(binary, kind, scale_, degree, path):
 
 # --- the model
 
-def cores_left(cores, others):
-    """The cores a job had: the machine's less what the other processes kept busy meanwhile."""
+def cores_for(cores, others, workers):
+    """The cores a job of `workers` one-thread workers had: the machine's less what the other
+    processes kept busy while it computed, and no more than one per worker."""
     if not others == others:  # not measured
         others = 0.0
-    return max(cores / 8, cores - others)
+    return min(float(workers), max(cores / 8, cores - others))
 
 
 def batch_bytes(g, W, w):
@@ -529,7 +530,7 @@ def main():
         "shown, not judged ('split').")
     log(f"{'':4} {'term':9} {'predicted':>10} {'measured':>10} {'pred/meas':>20}")
     for W in workers:
-        prs = [predict(g, W, cal, cores_left(args.cores, runs[W]["others"]))
+        prs = [predict(g, W, cal, cores_for(args.cores, runs[W]["others"], W))
                for cal, runs in rounds]
         cpu_bound = sum(p["queue"] > 0 for p in prs) * 2 > len(prs)
         for term in ("compute", "exchange", "barrier", "queue", "wait", "total"):
@@ -563,7 +564,7 @@ def main():
             f"{statistics.median(cpu_meas):>10.2f} "
             f"{scale.spread([p['cpu'] / m for p, m in zip(prs, cpu_meas)]):>20}   CPU time per "
             "superstep, all processes; cores left "
-            f"{scale.spread([cores_left(args.cores, r[W]['others']) for _, r in rounds])}, "
+            f"{scale.spread([cores_for(args.cores, r[W]['others'], W) for _, r in rounds])}, "
             f"{'CPU-bound' if cpu_bound else 'path-bound'}")
 
     # --- the prediction for the big graph
