@@ -626,16 +626,18 @@ def main():
         f"us of the master's per worker per superstep:")
     log(f"  per worker: E_w {E_w:,.0f} in-edges (largest ~{E_max:,.0f}), {M_w:,.0f} messages "
         f"out ({out / 1e6:.1f} MB, as many in), values array {(E_w / E * big['vertices'] + M_w) * 8 / 1e6:.0f} MB")
-    log(f"  compute   c_e * E_w / {cores} cores                           {compute * 1e3:8.1f} ms"
-        f"   (one core: {cal['c_e'] * E_max * 1e3:.1f} ms)")
-    log(f"  exchange  max(job thread {job_thread * 1e3:.1f}, network {network * 1e3:.1f}, "
-        f"answers {x0 * 1e3:.1f}) {exchange * 1e3:13.1f} ms")
-    log(f"  barrier   L(1) + 3 RTT + {P - 1} x {per_worker * 1e6:.0f} us                 "
-        f"{barrier * 1e3:8.1f} ms")
-    log(f"  CPU bound ({cpu * 1e3:.1f} ms of CPU per worker over {cores} cores)          "
-        f"{cpu / cores * 1e3:8.1f} ms")
-    log(f"  T_step = max(path {path * 1e3:.1f}, CPU bound)                    {total * 1e3:8.1f} ms "
-        f"({E / total / 1e9:.1f} G directed edges/s)")
+    rows = [
+        ("compute", f"c_e * E_w / {cores} cores (one core: {cal['c_e'] * E_max * 1e3:.1f} ms)",
+         compute),
+        ("exchange", f"max(job thread {job_thread * 1e3:.1f}, network {network * 1e3:.1f}, "
+                     f"answers {x0 * 1e3:.1f})", exchange),
+        ("barrier", f"L(1) + 3 RTT + {P - 1} x {per_worker * 1e6:.0f} us", barrier),
+        ("path", "compute + exchange + barrier", path),
+        ("CPU bound", f"{cpu * 1e3:.1f} ms of CPU per worker over {cores} cores", cpu / cores),
+        ("T_step", f"max(path, CPU bound): {E / total / 1e9:.1f} G directed edges/s", total),
+    ]
+    for name, how, seconds in rows:
+        log(f"  {name:9} {how:58} {seconds * 1e3:7.1f} ms")
     with open("/proc/loadavg") as f:
         log(f"load average after: {' '.join(f.read().split()[:3])}")
 
