@@ -1,6 +1,10 @@
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 
@@ -37,6 +41,35 @@ class PhaseTime {
  private:
   std::atomic<int64_t> ns_{0};
   std::atomic<uint64_t> count_{0};
+};
+
+// The run delay of the thread that made it: how long that thread has been runnable but waiting
+// for a core, in all (Linux: the second field of /proc/thread-self/schedstat, which the kernel
+// keeps in nanoseconds). One pread per reading; 0 where the kernel does not say.
+class RunDelay {
+ public:
+  RunDelay() : fd_(::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {}
+  ~RunDelay() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RunDelay(const RunDelay&) = delete;
+  RunDelay& operator=(const RunDelay&) = delete;
+
+  double seconds() const {
+    if (fd_ < 0) return 0;
+    char text[96];
+    const ssize_t n = ::pread(fd_, text, sizeof(text), 0);
+    if (n <= 0) return 0;
+    const char* end = text + n;
+    uint64_t on_cpu = 0, waiting = 0;
+    auto r = std::from_chars(text, end, on_cpu);
+    if (r.ec != std::errc() || r.ptr == end) return 0;
+    r = std::from_chars(r.ptr + 1, end, waiting);
+    return r.ec == std::errc() ? static_cast<double>(waiting) * 1e-9 : 0;
+  }
+
+ private:
+  int fd_;
 };
 
 }  // namespace lockstep::dbsp

@@ -195,6 +195,24 @@ absl::StatusOr<Step> WorkerJob::Enter(Step entry) {
     released_.reset();
   }
   PhaseTime::Scope timed(barrier_);
+  // The superstep's split: this barrier's wall time and the run delay in it.
+  struct SplitScope {
+    WorkerJob& job;
+    int kind;  // PRE 0, POST 1, POST_KEEP_RUNNING 2; -1: after the supersteps
+    PhaseTime::Clock::time_point start = PhaseTime::Clock::now();
+    double queue = job.RunDelaySeconds();
+    ~SplitScope() {
+      if (kind < 0) return;
+      const double now_queue = job.RunDelaySeconds();
+      job.split_.barrier[kind] +=
+          std::chrono::duration<double>(PhaseTime::Clock::now() - start).count();
+      job.split_.barrier_queue += now_queue - queue;
+      if (kind == 0) job.split_.queue_at_work = now_queue;
+    }
+  } split{*this, at.barrier == Barrier::kPre               ? 0
+                 : at.barrier == Barrier::kPost            ? 1
+                 : at.barrier == Barrier::kPostKeepRunning ? 2
+                                                           : -1};
   v1::WorkerPayload payload;
   *payload.mutable_step() = transport::ToWire(entry);
   if (!link_.Send(std::move(payload))) return FailureOr(absl::AbortedError("job was aborted"));
@@ -246,8 +264,13 @@ absl::Status WorkerJob::Relay(bsp::RelayBatch batch) {
 
 absl::Status WorkerJob::DrainRelays() {
   if (!relay_direct_) return absl::OkStatus();
-  PhaseTime::Scope timed(enqueue_);
-  if (auto st = links_->Drain(); !st.ok()) {
+  PhaseTime::Scope timed(drain_);
+  const auto start = PhaseTime::Clock::now();
+  const double queue = RunDelaySeconds();
+  absl::Status st = links_->Drain();
+  split_.drain += std::chrono::duration<double>(PhaseTime::Clock::now() - start).count();
+  split_.drain_queue += RunDelaySeconds() - queue;
+  if (!st.ok()) {
     Fail(st);
     return FailureOr(st);
   }
@@ -306,6 +329,8 @@ void WorkerJob::Finish(const absl::Status& local_error) {
 }
 
 void WorkerJob::AddStep(const bsp::StepStats& s) {
+  last_step_ = s;
+  split_.step_queue = RunDelaySeconds() - split_.queue_at_work;
   steps_seconds_ += s.seconds;
   engine_encode_seconds_ += s.relay_encode_seconds;
   engine_decode_seconds_ += s.relay_decode_seconds;
@@ -325,9 +350,37 @@ std::string WorkerJob::TimeSplit() const {
                       absl::StrFormat("%.3f s", steps_seconds_), " (relay encode ",
                       absl::StrFormat("%.3f s", engine_encode_seconds_), ", of which wire encode ",
                       f(encode_), " and outbox wait ", f(enqueue_), "; relay decode ",
-                      absl::StrFormat("%.3f s", engine_decode_seconds_), ") + barrier waits ",
+                      absl::StrFormat("%.3f s", engine_decode_seconds_), ") + drain wait ",
+                      f(drain_), " + barrier waits ",
                       absl::StrFormat("%.3f s (%d)", run_barrier_seconds_, run_barrier_count_),
                       "; alongside: wire decode ", f(decode_), ", hand-over ", f(accept_));
+}
+
+void WorkerJob::BeginStep() {
+  // The run delay is read only for the debug line (a pread at each end of a phase).
+  if (run_delay_ == nullptr && spdlog::should_log(spdlog::level::debug)) {
+    run_delay_ = std::make_unique<RunDelay>();
+  }
+  split_ = StepSplitTimes{};
+  split_.start = PhaseTime::Clock::now();
+  split_.outbox_before = enqueue_.seconds();
+  split_.queue_at_work = RunDelaySeconds();
+}
+
+std::string WorkerJob::StepSplit(uint64_t superstep) const {
+  const StepSplitTimes& t = split_;
+  const bsp::StepStats& s = last_step_;
+  const double period = std::chrono::duration<double>(PhaseTime::Clock::now() - t.start).count();
+  const double barriers = t.barrier[0] + t.barrier[1] + t.barrier[2];
+  return absl::StrFormat(
+      "superstep %d split | step %.2f ms (relay decode %.2f, relay encode %.2f, of which outbox "
+      "wait %.2f) | drain %.2f ms | barriers %.2f ms (%.2f, %.2f, %.2f) | waiting for a core "
+      "%.2f ms (step %.2f, drain %.2f, barriers %.2f) | period %.2f ms",
+      superstep, s.seconds * 1e3, s.relay_decode_seconds * 1e3, s.relay_encode_seconds * 1e3,
+      (enqueue_.seconds() - t.outbox_before) * 1e3, t.drain * 1e3, barriers * 1e3,
+      t.barrier[0] * 1e3, t.barrier[1] * 1e3, t.barrier[2] * 1e3,
+      (t.step_queue + t.drain_queue + t.barrier_queue) * 1e3, t.step_queue * 1e3,
+      t.drain_queue * 1e3, t.barrier_queue * 1e3, period * 1e3);
 }
 
 // --- the executor factory and the phases
@@ -343,6 +396,7 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
     wrapped.pre_step = [&job, user](uint64_t s) -> absl::Status {
       // What the load's exchanges sent is not a superstep's relay.
       if (s == 0) job.TakeRelayedCounts();
+      job.BeginStep();
       Step entry;
       entry.barrier = Barrier::kPre;
       entry.superstep = s;
@@ -372,6 +426,9 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
     wrapped.keep_running = [&job, user](const bsp::StepStats& local) -> absl::StatusOr<bool> {
       auto release = job.Enter(protocol::StepWithCounts(Barrier::kPostKeepRunning, local));
       if (!release.ok()) return release.status();
+      if (spdlog::should_log(spdlog::level::debug)) {
+        spdlog::debug("{}{}", job.log_tag(), job.StepSplit(local.superstep));
+      }
       // Run the user's callback for its side effects; the master's decision is binding, so a
       // callback that is not deterministic cannot split the job.
       if (user.keep_running) {
@@ -421,6 +478,7 @@ absl::Status RunWorkerJob(bsp::JobRunner& runner, const bsp::JobDetails& details
   } detach{job};
   bsp::ExecutorOptions options;
   options.max_supersteps = details.max_supersteps;
+  job.set_log_tag(tag);
   options.progress = [tag, &job](const bsp::StepStats& s) {
     job.AddStep(s);
     spdlog::debug("{}superstep {} | active {} | messages {} | {:.1f} ms", tag, s.superstep,

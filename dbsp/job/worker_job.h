@@ -74,6 +74,14 @@ class WorkerJob final : public transport::MasterStreamHandler,
   void AddStep(const bsp::StepStats& s);
   void EndRun(double run_seconds);
   std::string TimeSplit() const;
+  // One superstep's split, for its debug line (the cost model's terms, docs/design.md §5.8):
+  // each phase's wall time and how long the job thread waited for a core in it, a clock pair
+  // and a schedstat read at the ends of each phase. BeginStep before the superstep's first
+  // barrier, StepSplit after its last; the job thread only.
+  void BeginStep();
+  std::string StepSplit(uint64_t superstep) const;
+  void set_log_tag(std::string tag) { log_tag_ = std::move(tag); }
+  const std::string& log_tag() const { return log_tag_; }
 
  private:
   void FailLocked(absl::Status reason, bool by_master);
@@ -97,8 +105,24 @@ class WorkerJob final : public transport::MasterStreamHandler,
   PeerCollective* collective_ = nullptr;
   bool relay_direct_ = false;
   uint64_t counted_batches_ = 0, counted_bytes_ = 0;  // job thread
-  // Job thread: barrier_, encode_, enqueue_; transport threads: decode_, accept_.
-  PhaseTime barrier_, encode_, enqueue_, decode_, accept_;
+  // Job thread: barrier_, encode_, enqueue_ (sends blocked by back-pressure), drain_ (waiting for
+  // the peers' answers before POST); transport threads: decode_, accept_.
+  PhaseTime barrier_, encode_, enqueue_, drain_, decode_, accept_;
+  // The superstep under way (job thread).
+  struct StepSplitTimes {
+    PhaseTime::Clock::time_point start;
+    double barrier[3] = {0, 0, 0};  // PRE, POST, POST_KEEP_RUNNING
+    double drain = 0;
+    double outbox_before = 0;  // enqueue_ when the superstep began
+    // The job thread's run delay: in the barriers, in the superstep's own work (from PRE's
+    // release to the progress callback), in the drain; where it stood when the work began.
+    double barrier_queue = 0, step_queue = 0, drain_queue = 0;
+    double queue_at_work = 0;
+  } split_;
+  std::unique_ptr<RunDelay> run_delay_;  // the job thread's, opened by BeginStep
+  double RunDelaySeconds() const { return run_delay_ != nullptr ? run_delay_->seconds() : 0; }
+  bsp::StepStats last_step_;
+  std::string log_tag_;
   double steps_seconds_ = 0, engine_encode_seconds_ = 0, engine_decode_seconds_ = 0;
   double run_seconds_ = 0, run_barrier_seconds_ = 0;
   uint64_t run_barrier_count_ = 0;
