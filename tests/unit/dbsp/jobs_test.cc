@@ -100,8 +100,12 @@ class FakeWorkerStream final : public transport::WorkerStream {
   void Deliver() {
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
-      changed_.wait(
-          lock, [&] { return closed_ || (!queue_.empty() && (!details_ || handler_ != nullptr)); });
+      // The job details go without a handler; anything else waits for one (an urgent abort may
+      // have cleared the details from the queue before they were taken: it waits too).
+      changed_.wait(lock, [&] {
+        return closed_ || (!queue_.empty() && ((!details_ && queue_.front().has_job_details()) ||
+                                               handler_ != nullptr));
+      });
       if (closed_) return;
       v1::MasterPayload payload = std::move(queue_.front());
       queue_.pop_front();
