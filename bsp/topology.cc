@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "free_memory.h"
+#include "lockstep/bsp/oom_safe.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
 #include "tbb/task_arena.h"
@@ -337,7 +338,8 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
     Release(release->src);
     Release(release->dst);
   }
-  t.index_.reserve(n_local);
+  // Reserved whole: the emplaces below never grow it (oom_safe.h).
+  GrowOrAbandon(t.index_, [&] { t.index_.reserve(n_local); });
   for (uint32_t v = 0; v < n_local; ++v) {
     if (!t.index_.emplace(t.ids_[v], v).second) {
       return absl::InvalidArgumentError(

@@ -46,6 +46,7 @@
 #include "io/parse.h"
 #include "io/share_reader.h"
 #include "lockstep/bsp/job.h"
+#include "lockstep/bsp/oom_safe.h"
 #include "lockstep/bsp/topology.h"
 #include "lockstep/bsp/vertex_id.h"
 #include "lockstep/partition/range.h"
@@ -1082,7 +1083,7 @@ absl::Status DistributedWriter::Positions(const std::string& edge_file) {
       if (it != owner.end()) return it->second;
       const uint32_t p =
           static_cast<uint32_t>(split->PartitionForUnchecked(VertexIdFromExternal(id)));
-      owner.emplace(std::string(id), p);
+      GrowOrAbandon(owner, [&] { return owner.emplace(std::string(id), p); });
       return p;
     };
     std::string_view text = *share;

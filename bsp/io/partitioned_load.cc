@@ -42,6 +42,7 @@
 #include "free_memory.h"
 #include "io/parse.h"
 #include "io/share_reader.h"
+#include "lockstep/bsp/oom_safe.h"
 #include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/vertex_id.h"
 #include "tbb/parallel_for.h"
@@ -272,7 +273,7 @@ class ShareIds {
   // Adds an ID not held yet with its partition.
   void Add(const TextKey& k, uint32_t partition) {
     if (!k.is_int) {
-      texts_.emplace(std::string(k.text), partition);
+      GrowOrAbandon(texts_, [&] { return texts_.emplace(std::string(k.text), partition); });
       return;
     }
     ++held_;
@@ -284,7 +285,7 @@ class ShareIds {
     if (k.value < direct_.size()) {
       direct_[k.value] = static_cast<uint16_t>(partition);
     } else {
-      ints_.emplace(k.value, partition);
+      GrowOrAbandon(ints_, [&] { return ints_.emplace(k.value, partition); });
     }
   }
   // Sets kUnlistedBit on a held ID.
@@ -353,7 +354,7 @@ class VertexTable {
         if (direct_[k.value] != kNoIndex) return direct_[k.value];
         direct_[k.value] = next;
       } else {
-        auto [it, inserted] = ints_.emplace(k.value, next);
+        auto [it, inserted] = GrowOrAbandon(ints_, [&] { return ints_.emplace(k.value, next); });
         if (!inserted) return it->second;
       }
       value_.push_back(k.value);
@@ -362,7 +363,7 @@ class VertexTable {
       auto it = texts_.find(Absl(k.text));
       if (it != texts_.end()) return it->second;
       storage_.emplace_back(k.text);
-      texts_.emplace(Absl(storage_.back()), next);
+      GrowOrAbandon(texts_, [&] { return texts_.emplace(Absl(storage_.back()), next); });
       value_.push_back(0);
       text_.push_back(static_cast<uint32_t>(storage_.size() - 1));
     }
@@ -1580,7 +1581,7 @@ absl::StatusOr<absl::flat_hash_map<uint32_t, std::string>> ResolveNames(
       uint32_t n;
       std::string_view name;
       if (!r.Get(n) || !r.GetBytes(n, name)) return Malformed();
-      resolved.emplace(g, std::string(name));
+      GrowOrAbandon(resolved, [&] { return resolved.emplace(g, std::string(name)); });
     }
   }
   return resolved;

@@ -552,7 +552,7 @@ TEST_F(CliTest, AWorkerOutOfMemoryFailsTheJobAndTheMasterShowsWhy) {
   // (its teardown is bounded, docs/design.md §7).
   bool failed = false;
   int limit_mib = 0;
-  for (int mib = 320; mib <= 1024 && !failed; mib += 32) {
+  for (int mib = 112; mib <= 1024 && !failed; mib += 16) {
     const Process w =
         RunShell("ulimit -v " + std::to_string(mib * 1024) + "; exec timeout -s KILL 30 " +
                  LOCKSTEP_BINARY + " worker --threads 1 --max-jobs 1 --master 127.0.0.1:" + port);
