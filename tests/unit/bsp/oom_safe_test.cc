@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <new>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -17,47 +18,66 @@
 namespace lockstep::bsp {
 namespace {
 
-// std::allocator that throws std::bad_alloc once `left` allocations have been made (no limit
-// without a counter).
-template <class T>
-struct Budgeted {
-  using value_type = T;
-  int* left = nullptr;
-  Budgeted() = default;
-  explicit Budgeted(int* l) : left(l) {}
-  template <class U>
-  Budgeted(const Budgeted<U>& o) : left(o.left) {}  // NOLINT: allocators convert implicitly
-  T* allocate(size_t n) {
-    if (left != nullptr && (*left)-- <= 0) throw std::bad_alloc();
-    return std::allocator<T>().allocate(n);
-  }
-  void deallocate(T* p, size_t n) { std::allocator<T>().deallocate(p, n); }
-  template <class U>
-  bool operator==(const Budgeted<U>& o) const {
-    return left == o.left;
+// An allocator that throws std::bad_alloc once `left` allocations have been made, and keeps what
+// is live in `live`, so that a test can free what GrowOrAbandon abandons (LeakSanitizer runs the
+// unit tests). Default-constructed: no limit, nothing kept.
+struct Budget {
+  int left = 0;
+  std::set<void*> live;
+  ~Budget() {
+    for (void* p : live) ::operator delete(p);
   }
 };
 
-using Map =
-    absl::flat_hash_map<uint64_t, std::string, absl::Hash<uint64_t>, std::equal_to<uint64_t>,
-                        Budgeted<std::pair<const uint64_t, std::string>>>;
+template <class T>
+struct Budgeted {
+  using value_type = T;
+  Budget* budget = nullptr;
+  Budgeted() = default;
+  explicit Budgeted(Budget* b) : budget(b) {}
+  template <class U>
+  Budgeted(const Budgeted<U>& o) : budget(o.budget) {}  // NOLINT: allocators convert implicitly
+  T* allocate(size_t n) {
+    if (budget != nullptr && budget->left-- <= 0) throw std::bad_alloc();
+    void* p = ::operator new(n * sizeof(T));
+    if (budget != nullptr) budget->live.insert(p);
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) {
+    if (budget != nullptr) budget->live.erase(p);
+    ::operator delete(p);
+  }
+  template <class U>
+  bool operator==(const Budgeted<U>& o) const {
+    return budget == o.budget;
+  }
+};
+
+// A value with a destructor of its own: destroying a broken map would destroy slots it lacks.
+struct Value {
+  uint64_t v = 0;
+  ~Value() { v = 0; }
+};
+
+using Map = absl::flat_hash_map<uint64_t, Value, absl::Hash<uint64_t>, std::equal_to<uint64_t>,
+                                Budgeted<std::pair<const uint64_t, Value>>>;
 
 TEST(OomSafeTest, AnEmptyMapWhoseFirstTableCannotBeAllocatedIsLeftEmpty) {
-  int left = 0;
+  Budget budget;  // declared first: it frees what the map abandons after the map is gone
   {
-    Map m(0, Map::hasher(), Map::key_equal(), Map::allocator_type(&left));
-    EXPECT_THROW(GrowOrAbandon(m, [&] { return m.emplace(1, "one"); }), std::bad_alloc);
+    Map m(0, Map::hasher(), Map::key_equal(), Map::allocator_type(&budget));
+    EXPECT_THROW(GrowOrAbandon(m, [&] { return m.emplace(1, Value{1}); }), std::bad_alloc);
     EXPECT_TRUE(m.empty());
     EXPECT_EQ(m.find(1), m.end());
   }  // abseil 20220623 would free a static array here without GrowOrAbandon
 }
 
 TEST(OomSafeTest, AFullMapThatCannotGrowIsLeftEmptyAndUsable) {
-  int left = 5;  // tables: the map grows 5 times, then its next table cannot be allocated
-  Map m(0, Map::hasher(), Map::key_equal(), Map::allocator_type(&left));
+  Budget budget;
+  budget.left = 5;  // tables: the map grows 5 times, then its next table cannot be allocated
+  Map m(0, Map::hasher(), Map::key_equal(), Map::allocator_type(&budget));
   uint64_t k = 0;
-  // Values that own memory: destroying the broken map would destroy slots it does not hold.
-  const std::string value(40, 'v');
+  const Value value{7};
   EXPECT_THROW(
       for (;; ++k) { GrowOrAbandon(m, [&] { return m.emplace(k, value); }); }, std::bad_alloc);
   EXPECT_GT(k, 0u);
