@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#if defined(__GLIBC__)
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
 #include <malloc.h>
 #endif
 
@@ -693,7 +693,7 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
       return RunMaster(apps, master_flags, master_job);
     }
     if (worker->parsed()) {
-#if defined(__GLIBC__)
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
       // One malloc arena for the whole worker: with one per thread, what the gRPC threads and the
       // job thread free stays resident in separate heaps. Measured at Kronecker scale 20: peak RSS
       // 7-13 MB lower per worker of 4 (1 thread each), 16-23 MB of 2 (2 threads each), the same
