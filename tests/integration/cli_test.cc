@@ -563,6 +563,13 @@ TEST_F(CliTest, AWorkerOutOfMemoryFailsTheJobAndTheMasterShowsWhy) {
       EXPECT_THAT(w.err, HasSubstr("out of memory while building")) << w.err;
     }
   }
+  // The master logs the worker's failure when it arrives and "job failed: ..." once the job is
+  // over: wait for that line before stopping it.
+  for (int i = 0;
+       i < 2000 && failed && ReadFile(Path("master.log")).find("job failed: ") == std::string::npos;
+       ++i) {
+    ::usleep(10000);
+  }
   ::kill(master, SIGTERM);
   for (int i = 0; i < 1000 && ::kill(master, 0) == 0; ++i) ::usleep(10000);
   const std::string log = ReadFile(Path("master.log"));
