@@ -707,11 +707,10 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
         };
       }
       // The process ends here anyway: a teardown gRPC cannot finish does not keep it alive.
-      worker_options.on_stuck_teardown = [](const absl::Status& result) {
-        spdlog::warn(
-            "gRPC did not shut down within {} s after the last job; exiting without it",
-            std::chrono::duration_cast<std::chrono::seconds>(dbsp::WorkerOptions().teardown_limit)
-                .count());
+      worker_options.on_stuck_teardown = [limit = worker_options.teardown_limit](
+                                             const absl::Status& result) {
+        spdlog::warn("gRPC did not shut down within {} ms after the last job; exiting without it",
+                     limit.count());
         if (!result.ok()) spdlog::error("{}", Message(result));
         spdlog::default_logger()->flush();
         std::_Exit(result.ok() ? 0 : kExitFailed);

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "job/peer_collective.h"
 #include "job/worker_job.h"
@@ -40,18 +41,6 @@ absl::StatusOr<std::unique_ptr<transport::PeerServer>> StartPeerServer(const std
   return server;
 }
 
-// Runs `release` and then `join` however its scope is left (no allocation: it is made after a
-// thread that must be joined).
-template <class Release, class Join>
-struct Teardown {
-  Release release;
-  Join join;
-  ~Teardown() {
-    release();
-    join();
-  }
-};
-
 }  // namespace
 
 absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions& options,
@@ -68,7 +57,8 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
   bool warned = false;
 
   // A stop fails the running job, whose failure then reaches the master before the stream ends.
-  // The watcher also bounds the teardown of the gRPC objects after the last job (Teardown below).
+  // The watcher also bounds the teardown of the gRPC objects after the last job (the cleanup
+  // below).
   enum Phase { kServing, kTearingDown, kDone };
   std::mutex mu;
   job::WorkerJob* running = nullptr;
@@ -99,30 +89,27 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
   });
   // However ServeWorker is left (an exception too: a joinable thread must not be destroyed), the
   // gRPC objects go first, under the watcher's deadline, and then the watcher.
-  Teardown teardown{[&] {
-                      {
-                        std::lock_guard<std::mutex> lock(mu);
-                        if (std::uncaught_exceptions() > 0) {
-                          result = absl::InternalError("the worker ended on an exception");
-                        }
-                        phase = kTearingDown;
-                        teardown_deadline = Clock::now() + options.teardown_limit;
-                      }
-                      // The watcher uses health and channel no more (phase), and mu stays free for
-                      // it.
-                      stub.reset();
-                      channel.reset();
-                      peer_channels.Retain({});
-                      peer_server.reset();
-                      health.reset();
-                    },
-                    [&] {
-                      {
-                        std::lock_guard<std::mutex> lock(mu);
-                        phase = kDone;
-                      }
-                      watcher.join();
-                    }};
+  absl::Cleanup teardown = [&] {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (std::uncaught_exceptions() > 0) {
+        result = absl::InternalError("the worker ended on an exception");
+      }
+      phase = kTearingDown;
+      teardown_deadline = Clock::now() + options.teardown_limit;
+    }
+    // The watcher uses health and channel no more (phase), and mu stays free for it.
+    stub.reset();
+    channel.reset();
+    peer_channels.Retain({});
+    peer_server.reset();
+    health.reset();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      phase = kDone;
+    }
+    watcher.join();
+  };
 
   if (!options.health_address.empty()) {
     auto started = HealthServer::Start(options.health_address, kWorkerHealthService);
@@ -263,7 +250,7 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
     }
   }
   if (options.max_jobs == 0) result = absl::OkStatus();
-  return absl::Status(result);  // a copy: the watcher may read `result` until Teardown is over
+  return absl::Status(result);  // a copy: the watcher may read `result` until the cleanup is over
 }
 
 }  // namespace lockstep::dbsp

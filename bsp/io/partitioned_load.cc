@@ -255,7 +255,7 @@ absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), 
 // held, so a sparse ID space, or more than 2^15 - 1 workers, falls back to the hash map.
 class ShareIds {
  public:
-  explicit ShareIds(uint32_t partitions = kUnlisted16) : direct_ok_(partitions < kUnlisted16) {}
+  explicit ShareIds(uint32_t partitions) : direct_ok_(partitions < kUnlisted16) {}
 
   std::optional<uint32_t> Find(const TextKey& k) const {
     if (k.is_int) {
@@ -517,7 +517,7 @@ class PartitionLoader {
   std::vector<std::pair<uint32_t, uint64_t>> edge_share_lines_;
   std::map<std::string, std::string> properties_;
 
-  ShareIds share_ids_;
+  ShareIds share_ids_{size_};  // after size_
   VertexTable table_;
   std::vector<EdgesFrom> from_;
   // Graphalytics: where each owned vertex was first listed, and any further listings.
@@ -759,7 +759,6 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     return st;
   }
   const bool both_ends = in_edges_ || symmetric_;
-  share_ids_ = ShareIds(size_);
   uint64_t lines = 0;
   while (true) {
     // 1. Parse; hash the IDs this share has not met; tell their owners (the vertex of an edge
