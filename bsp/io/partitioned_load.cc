@@ -252,17 +252,14 @@ absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), 
 // its UUID once per share; a partition may carry kUnlistedBit. Integer IDs below a bound are held
 // in a direct table of 16-bit entries (an array indexed by the ID: a load looks up every distinct
 // ID of every round here); the bound grows with the IDs met, at most 8 entries (16 bytes) per ID
-// held, so a sparse ID space, or more than 2^15 - 1 workers, falls back to the hash map.
+// held, so a sparse ID space, or more than 2^15 - 2 workers, falls back to the hash map.
 class ShareIds {
  public:
-  explicit ShareIds(uint32_t partitions) : direct_ok_(partitions < kUnlisted16) {}
+  explicit ShareIds(uint32_t partitions) : direct_ok_(partitions < kPending) {}
 
   std::optional<uint32_t> Find(const TextKey& k) const {
     if (k.is_int) {
-      if (k.value < direct_.size() && direct_[k.value] != kAbsent) {
-        const uint16_t v = direct_[k.value];
-        return (v & ~kUnlisted16) | ((v & kUnlisted16) != 0 ? kUnlistedBit : 0);
-      }
+      if (k.value < direct_.size() && direct_[k.value] != kAbsent) return Decode(direct_[k.value]);
       if (ints_.empty()) return std::nullopt;
       auto it = ints_.find(k.value);
       return it == ints_.end() ? std::nullopt : std::optional<uint32_t>(it->second);
@@ -299,9 +296,41 @@ class ShareIds {
     }
   }
 
+  // The direct path of a round of integer IDs (no dictionary of the round): whether the direct
+  // table can cover IDs up to `max_id` for a round of `ends` edge ends (every integer ID held so
+  // far is in it, and it stays within 8 entries per ID held or met); if so it then covers them.
+  bool CoverDirect(uint64_t max_id, uint64_t ends) {
+    if (!direct_ok_ || !ints_.empty()) return false;
+    const uint64_t bound = std::max<uint64_t>(uint64_t{1} << 20, 8 * (held_ + ends));
+    if (max_id >= bound) return false;
+    if (max_id >= direct_.size()) {
+      direct_.resize(std::min<uint64_t>(bound, std::max<uint64_t>(max_id + 1, 2 * direct_.size())),
+                     kAbsent);
+    }
+    return true;
+  }
+  // Between CoverDirect and Place: true for exactly one caller per ID not held yet (callers may
+  // run in parallel).
+  bool Claim(uint64_t id) {
+    std::atomic_ref<uint16_t> e(direct_[id]);
+    uint16_t absent = kAbsent;
+    return e.load(std::memory_order_relaxed) == kAbsent &&
+           e.compare_exchange_strong(absent, kPending, std::memory_order_relaxed);
+  }
+  // Holds a claimed ID with its partition (distinct IDs may be placed in parallel).
+  void Place(uint64_t id, uint32_t partition) { direct_[id] = static_cast<uint16_t>(partition); }
+  void CountPlaced(size_t n) { held_ += n; }
+  // The partition of a covered, held ID (with kUnlistedBit).
+  uint32_t DirectAt(uint64_t id) const { return Decode(direct_[id]); }
+  void PrefetchDirect(uint64_t id) const { __builtin_prefetch(direct_.data() + id); }
+
  private:
   static constexpr uint16_t kUnlisted16 = 0x8000;
-  static constexpr uint16_t kAbsent = 0xffff;  // a partition below 2^15 - 1, with or without flag
+  static constexpr uint16_t kAbsent = 0xffff;   // not a partition below kPending, with or without
+  static constexpr uint16_t kPending = 0x7fff;  // flag: claimed, its partition still coming
+  static uint32_t Decode(uint16_t v) {
+    return (v & ~kUnlisted16) | ((v & kUnlisted16) != 0 ? kUnlistedBit : 0);
+  }
   bool direct_ok_;
   std::vector<uint16_t> direct_;
   uint64_t held_ = 0;
@@ -499,6 +528,12 @@ class PartitionLoader {
   // ID its owner does not list) and returns the indexes of the new ones with their UUIDs.
   void MeetIds(const Dictionary& dict, std::vector<uint32_t>& part, std::vector<uint32_t>& fresh,
                std::vector<VertexId>& fresh_uuids);
+  // The same for a round of integer IDs that the share's direct table covers, without a
+  // dictionary of the round: returns false (having done nothing) if the table cannot cover them;
+  // else the IDs this share had not met, in increasing order, with their UUIDs and partitions
+  // (which the table then holds).
+  bool MeetIdsDirect(const ParsedFile& file, std::vector<uint64_t>& fresh,
+                     std::vector<uint32_t>& fresh_part, std::vector<VertexId>& fresh_uuids);
 
   const GraphSource& source_;
   WeightUse use_;
@@ -573,6 +608,53 @@ void PartitionLoader::MeetIds(const Dictionary& dict, std::vector<uint32_t>& par
     part[fresh[j]] = static_cast<uint32_t>(split->PartitionForUnchecked(fresh_uuids[j]));
   });
   for (uint32_t i : fresh) share_ids_.Add(dict.KeyAt(i), part[i]);
+}
+
+bool PartitionLoader::MeetIdsDirect(const ParsedFile& file, std::vector<uint64_t>& fresh,
+                                    std::vector<uint32_t>& fresh_part,
+                                    std::vector<VertexId>& fresh_uuids) {
+  const size_t chunks = file.chunks.size();
+  auto each_id = [&](size_t c, auto&& f) {
+    const ParsedChunk& ch = file.chunks[c];
+    if (file.mode == IdMode::kNarrow) {
+      for (uint32_t v : ch.narrow) f(uint64_t{v});
+    } else {
+      for (uint64_t v : ch.wide) f(v);
+    }
+  };
+  std::vector<uint64_t> chunk_max(chunks, 0);
+  uint64_t ends = 0;
+  for (const ParsedChunk& ch : file.chunks) ends += ch.num_ids(file.mode);
+  tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+    uint64_t m = 0;
+    each_id(c, [&](uint64_t v) { m = std::max(m, v); });
+    chunk_max[c] = m;
+  });
+  const uint64_t max_id = chunks == 0 ? 0 : *std::max_element(chunk_max.begin(), chunk_max.end());
+  if (!share_ids_.CoverDirect(max_id, ends)) return false;
+  // Each new ID claimed by one chunk; sorted after, so that the order is the thread count's no
+  // more than a dictionary's would be.
+  std::vector<std::vector<uint64_t>> claimed(chunks);
+  tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+    each_id(c, [&](uint64_t v) {
+      if (share_ids_.Claim(v)) claimed[c].push_back(v);
+    });
+  });
+  fresh.clear();
+  for (auto& v : claimed) fresh.insert(fresh.end(), v.begin(), v.end());
+  claimed = {};
+  tbb::parallel_sort(fresh.begin(), fresh.end());
+  // The one SHA-1 of each ID in this share, in parallel.
+  auto split = partition::Range::Whole(size_);
+  fresh_uuids.assign(fresh.size(), VertexId{});
+  fresh_part.assign(fresh.size(), 0);
+  tbb::parallel_for(size_t{0}, fresh.size(), [&](size_t j) {
+    fresh_uuids[j] = VertexIdFromExternal(NameOf(TextKey{true, fresh[j], {}}));
+    fresh_part[j] = static_cast<uint32_t>(split->PartitionForUnchecked(fresh_uuids[j]));
+    share_ids_.Place(fresh[j], fresh_part[j]);
+  });
+  share_ids_.CountPlaced(fresh.size());
+  return true;
 }
 
 // The line (in the chunk) of each record of a vertex-file chunk.
@@ -777,22 +859,39 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     std::vector<std::string> out(size_);
     for (auto& o : out)
       Put(o, uint8_t{static_cast<uint8_t>((reader.done() ? 0 : 1) | (stop_here ? 2 : 0))});
+    // The partitions of the round's IDs: integer IDs straight from the share's direct table
+    // where it covers them, else through a dictionary of the round (part[i] for its i-th ID).
+    bool direct = false;
     Dictionary dict;
-    std::vector<uint32_t> part, fresh;
+    std::vector<uint32_t> part;
+    // The IDs this share meets for the first time, with their partitions.
+    std::vector<TextKey> fresh;
+    std::vector<uint32_t> fresh_dict, fresh_part;
     IdCoding coding = IdCoding::kTagged;
     if (!stop_here) {
-      if (file->integer_mode()) {
-        dict.BuildIntegers(file->chunks, file->mode);
-      } else {
-        dict.BuildText(file->chunks);
-      }
       coding = CodingOf(file->mode);
       std::vector<VertexId> uuids;
-      MeetIds(dict, part, fresh, uuids);
+      std::vector<uint64_t> fresh_ints;
+      if (file->integer_mode() && MeetIdsDirect(*file, fresh_ints, fresh_part, uuids)) {
+        direct = true;
+        fresh.reserve(fresh_ints.size());
+        for (uint64_t v : fresh_ints) fresh.push_back(TextKey{true, v, {}});
+      } else {
+        if (file->integer_mode()) {
+          dict.BuildIntegers(file->chunks, file->mode);
+        } else {
+          dict.BuildText(file->chunks);
+        }
+        MeetIds(dict, part, fresh_dict, uuids);
+        for (uint32_t i : fresh_dict) {
+          fresh.push_back(dict.KeyAt(i));
+          fresh_part.push_back(part[i]);
+        }
+      }
       for (auto& o : out) Put(o, static_cast<uint8_t>(coding));
       for (uint32_t j = 0; j < fresh.size(); ++j) {
-        std::string& o = out[part[fresh[j]]];
-        PutKey(o, coding, dict.KeyAt(fresh[j]));
+        std::string& o = out[fresh_part[j]];
+        PutKey(o, coding, fresh[j]);
         if (!graphalytics) Put(o, uuids[j]);
       }
     }
@@ -833,13 +932,13 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
       auto replies = exchange_.AllToAll(std::move(answers));
       if (!replies.ok()) return replies.status();
       std::vector<size_t> next(size_, 0);
-      for (uint32_t i : fresh) {
-        const std::string& reply = (*replies)[part[i]];
-        size_t& at = next[part[i]];
+      for (uint32_t j = 0; j < fresh.size(); ++j) {
+        const std::string& reply = (*replies)[fresh_part[j]];
+        size_t& at = next[fresh_part[j]];
         if (at >= reply.size()) return Malformed();
         if (reply[at++] == 0) {
-          part[i] |= kUnlistedBit;
-          share_ids_.MarkUnlisted(dict.KeyAt(i));
+          if (!direct) part[fresh_dict[j]] |= kUnlistedBit;
+          share_ids_.MarkUnlisted(fresh[j]);
         }
       }
     }
@@ -850,28 +949,58 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     // Per chunk, the first edge naming an unlisted vertex and the first bad weight (kinds that
     // LoadGraph reports in this order, whatever their lines).
     std::vector<std::optional<Failure>> unlisted(chunks), bad_weight(chunks);
-    // Calls emit(to, other, s, d, w) for each record of chunk c: s and d index `dict`.
+    // The partitions of the ends of record i of chunk c (with kUnlistedBit).
+    auto partitions = [&](const ParsedChunk& ch, size_t i, size_t m, uint32_t& ps, uint32_t& pd) {
+      constexpr size_t kAhead = 16;  // edges: their table entries arrive meanwhile
+      if (file->mode == IdMode::kNarrow) {
+        const uint32_t* ids = ch.narrow.data();
+        if (direct) {
+          if (i + kAhead < m) {
+            share_ids_.PrefetchDirect(ids[2 * (i + kAhead)]);
+            share_ids_.PrefetchDirect(ids[2 * (i + kAhead) + 1]);
+          }
+          ps = share_ids_.DirectAt(ids[2 * i]);
+          pd = share_ids_.DirectAt(ids[2 * i + 1]);
+          return;
+        }
+        if (i + kAhead < m) {
+          dict.Prefetch(ids[2 * (i + kAhead)]);
+          dict.Prefetch(ids[2 * (i + kAhead) + 1]);
+        }
+        ps = part[dict.Find(uint64_t{ids[2 * i]})];
+        pd = part[dict.Find(uint64_t{ids[2 * i + 1]})];
+      } else if (file->mode == IdMode::kWide) {
+        if (direct) {
+          ps = share_ids_.DirectAt(ch.wide[2 * i]);
+          pd = share_ids_.DirectAt(ch.wide[2 * i + 1]);
+          return;
+        }
+        ps = part[dict.Find(ch.wide[2 * i])];
+        pd = part[dict.Find(ch.wide[2 * i + 1])];
+      } else {
+        ps = part[dict.Find(ch.strs[2 * i])];
+        pd = part[dict.Find(ch.strs[2 * i + 1])];
+      }
+    };
+    // The key of end `end` of record i of chunk c.
+    auto key_of = [&](const ParsedChunk& ch, size_t i, int end) {
+      switch (file->mode) {
+        case IdMode::kNarrow:
+          return TextKey{true, ch.narrow[2 * i + end], {}};
+        case IdMode::kWide:
+          return TextKey{true, ch.wide[2 * i + end], {}};
+        default:
+          return TextKey::Of(ch.strs[2 * i + end]);
+      }
+    };
+    // Calls emit(to, other, i, w) for each record i of chunk c.
     auto walk = [&](size_t c, auto&& emit) {
       const ParsedChunk& ch = file->chunks[c];
       const size_t m = ch.num_ids(file->mode) / 2;
-      constexpr size_t kAhead = 16;  // edges: their dictionary entries arrive meanwhile
       for (size_t i = 0; i < m; ++i) {
-        uint32_t s, d;
-        if (file->mode == IdMode::kNarrow && i + kAhead < m) {
-          dict.Prefetch(ch.narrow[2 * (i + kAhead)]);
-          dict.Prefetch(ch.narrow[2 * (i + kAhead) + 1]);
-        }
-        if (file->mode == IdMode::kNarrow) {
-          s = dict.Find(uint64_t{ch.narrow[2 * i]});
-          d = dict.Find(uint64_t{ch.narrow[2 * i + 1]});
-        } else if (file->mode == IdMode::kWide) {
-          s = dict.Find(ch.wide[2 * i]);
-          d = dict.Find(ch.wide[2 * i + 1]);
-        } else {
-          s = dict.Find(ch.strs[2 * i]);
-          d = dict.Find(ch.strs[2 * i + 1]);
-        }
-        if (((part[s] | part[d]) & kUnlistedBit) != 0) {
+        uint32_t ps, pd;
+        partitions(ch, i, m, ps, pd);
+        if (((ps | pd) & kUnlistedBit) != 0) {
           if (!unlisted[c]) {
             std::string_view tok[3];
             Failure f;
@@ -879,13 +1008,11 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
             f.share = rank_;
             f.line = file->LineOf(c, file->RecordLine(c, i, tok));
             f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
-            f.text =
-                io::UnlistedVertexMessage((part[s] & kUnlistedBit) ? tok[0] : tok[1], vertex_file_);
+            f.text = io::UnlistedVertexMessage((ps & kUnlistedBit) ? tok[0] : tok[1], vertex_file_);
             unlisted[c] = std::move(f);
           }
           continue;
         }
-        const uint32_t ps = part[s], pd = part[d];
         const double w = keep_weights() ? ch.weights[i] : 0.0;
         if (keep_weights() && (w < 0 || std::isinf(w)) && !bad_weight[c]) {
           std::string_view tok[3];
@@ -897,8 +1024,8 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           f.text = io::BadWeightMessage(w, tok[2]);
           bad_weight[c] = std::move(f);
         }
-        emit(ps, pd, s, d, w);
-        if (both_ends && pd != ps) emit(pd, ps, s, d, w);
+        emit(ps, pd, i, w);
+        if (both_ends && pd != ps) emit(pd, ps, i, w);
       }
     };
     std::vector<std::string> edges_out(size_);
@@ -909,7 +1036,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
       const size_t record = 2 * key_bytes + 4 + (keep_weights() ? 8 : 0);
       std::vector<std::vector<size_t>> at(chunks, std::vector<size_t>(size_, 0));
       tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
-        walk(c, [&](uint32_t to, uint32_t, uint32_t, uint32_t, double) { ++at[c][to]; });
+        walk(c, [&](uint32_t to, uint32_t, size_t, double) { ++at[c][to]; });
       });
       for (uint32_t q = 0; q < size_; ++q) {
         size_t pos = 1;
@@ -922,9 +1049,10 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         edges_out[q][0] = static_cast<char>(coding);
       }
       tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
-        walk(c, [&](uint32_t to, uint32_t other, uint32_t s, uint32_t d, double w) {
+        const ParsedChunk& ch = file->chunks[c];
+        walk(c, [&](uint32_t to, uint32_t other, size_t i, double w) {
           char* rec = edges_out[to].data() + at[c][to];
-          const uint64_t keys[2] = {dict.KeyAt(s).value, dict.KeyAt(d).value};
+          const uint64_t keys[2] = {key_of(ch, i, 0).value, key_of(ch, i, 1).value};
           for (int k = 0; k < 2; ++k, rec += key_bytes) {
             if (key_bytes == 4) {
               const uint32_t v = static_cast<uint32_t>(keys[k]);
@@ -941,10 +1069,11 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     } else {
       std::vector<std::vector<std::string>> pieces(chunks, std::vector<std::string>(size_));
       tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
-        walk(c, [&](uint32_t to, uint32_t other, uint32_t s, uint32_t d, double w) {
+        const ParsedChunk& ch = file->chunks[c];
+        walk(c, [&](uint32_t to, uint32_t other, size_t i, double w) {
           std::string& o = pieces[c][to];
-          PutKey(o, coding, dict.KeyAt(s));
-          PutKey(o, coding, dict.KeyAt(d));
+          PutKey(o, coding, key_of(ch, i, 0));
+          PutKey(o, coding, key_of(ch, i, 1));
           Put(o, other);
           if (keep_weights()) Put(o, w);
         });

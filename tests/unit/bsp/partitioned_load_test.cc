@@ -259,6 +259,24 @@ TEST_F(PartitionedLoadTest, IdsAroundTheDirectTablesBoundEqualWholeBuild) {
   ExpectPartsEqualWhole<NoValue>({.path = path, .undirected = true}, WeightUse::kIgnore);
 }
 
+// Rounds of small IDs (a share's direct table, no dictionary of the round), then IDs past its
+// bound (the hash map from then on), then small ones again, some met before: the same parts.
+TEST_F(PartitionedLoadTest, DirectRoundsThenHashedOnesEqualWholeBuild) {
+  std::mt19937_64 rng(12);
+  std::string text;
+  for (int e = 0; e < 300; ++e)
+    text += std::to_string(rng() % 50) + " " + std::to_string(rng() % 50) + "\n";
+  for (int e = 0; e < 30; ++e) {
+    text +=
+        std::to_string((uint64_t{1} << 40) + rng() % 20) + " " + std::to_string(rng() % 80) + "\n";
+  }
+  for (int e = 0; e < 300; ++e)
+    text += std::to_string(rng() % 90) + " " + std::to_string(rng() % 90) + "\n";
+  const std::string path = dir_.Write("phases.el", text);
+  ExpectPartsEqualWhole<NoValue>({.path = path}, WeightUse::kIgnore, {7, 300, 1 << 20});
+  ExpectPartsEqualWhole<NoValue>({.path = path, .undirected = true}, WeightUse::kIgnore, {7, 300});
+}
+
 TEST_F(PartitionedLoadTest, TextIdsEqualWholeBuild) {
   const std::string path = dir_.Write("text.el", RandomEdgeList(3, Ids::kText, 50, 200, false));
   ExpectPartsEqualWhole<NoValue>({.path = path}, WeightUse::kIgnore);
