@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "free_memory.h"
+#include "lockstep/bsp/free_memory.h"
 #include "lockstep/bsp/oom_safe.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
@@ -108,20 +108,49 @@ class StableBucket {
   std::vector<std::vector<Counter>> counts_;
 };
 
+// The stored edges of a GraphInput, released (if `release`) once the build is done with them.
+struct InputEdges {
+  const GraphInput& input;
+  GraphInput* release;
+  size_t size() const { return input.src.size(); }
+  uint32_t src(size_t e) const { return input.src[e]; }
+  uint32_t dst(size_t e) const { return input.dst[e]; }
+  bool symmetric() const { return input.symmetric; }
+  void Release() {
+    if (release == nullptr) return;
+    bsp::Release(release->src);
+    bsp::Release(release->dst);
+  }
+};
+
+// A part's packed edges, cleared once the build is done with them.
+struct PackedEdges {
+  PartEdges& edges;
+  size_t size() const { return edges.size(); }
+  uint32_t src(size_t e) const { return edges.src(e); }
+  uint32_t dst(size_t e) const { return edges.dst(e); }
+  bool symmetric() const { return edges.symmetric; }
+  void Release() { edges.Clear(); }
+};
+
 }  // namespace
 
 absl::StatusOr<Topology> Topology::Build(const GraphInput& input, const partition::Range& split,
                                          uint64_t part, bool in_edges,
                                          std::vector<uint32_t>* input_edge_of_out,
                                          std::vector<uint32_t>* input_edge_of_in) {
-  return Build(input, nullptr, nullptr, split, part, in_edges, input_edge_of_out, input_edge_of_in);
+  InputEdges edges{input, nullptr};
+  return Build(edges, &input, nullptr, nullptr, split, part, in_edges, input_edge_of_out,
+               input_edge_of_in);
 }
 
 absl::StatusOr<Topology> Topology::BuildReleasing(GraphInput& input, const partition::Range& split,
                                                   uint64_t part, bool in_edges,
                                                   std::vector<uint32_t>* input_edge_of_out,
                                                   std::vector<uint32_t>* input_edge_of_in) {
-  return Build(input, &input, nullptr, split, part, in_edges, input_edge_of_out, input_edge_of_in);
+  InputEdges edges{input, &input};
+  return Build(edges, &input, &input, nullptr, split, part, in_edges, input_edge_of_out,
+               input_edge_of_in);
 }
 
 absl::StatusOr<Topology> Topology::BuildPart(GraphInput& input, PartVertices vertices,
@@ -132,11 +161,26 @@ absl::StatusOr<Topology> Topology::BuildPart(GraphInput& input, PartVertices ver
   if (vertices.uuids.size() != vertices.global.size() || !input.external_ids.empty()) {
     return absl::InternalError("a part's vertex facts do not match its vertices");
   }
-  return Build(input, &input, &vertices, split, part, in_edges, input_edge_of_out,
+  InputEdges edges{input, &input};
+  return Build(edges, &input, &input, &vertices, split, part, in_edges, input_edge_of_out,
                input_edge_of_in);
 }
 
-absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* release,
+absl::StatusOr<Topology> Topology::BuildPart(PartEdges& edges, PartVertices vertices,
+                                             const partition::Range& split, uint64_t part,
+                                             bool in_edges,
+                                             std::vector<uint32_t>* input_edge_of_out,
+                                             std::vector<uint32_t>* input_edge_of_in) {
+  if (vertices.uuids.size() != vertices.global.size()) {
+    return absl::InternalError("a part's vertex facts do not match its vertices");
+  }
+  PackedEdges packed{edges};
+  return Build(packed, nullptr, nullptr, &vertices, split, part, in_edges, input_edge_of_out,
+               input_edge_of_in);
+}
+
+template <class Edges>
+absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, GraphInput* release,
                                          PartVertices* vertices, const partition::Range& split,
                                          uint64_t part, bool in_edges,
                                          std::vector<uint32_t>* input_edge_of_out,
@@ -147,7 +191,7 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
   }
   // n_global counts the input's vertices: all of them, or for a part those a worker knows of.
   const uint32_t n_global =
-      static_cast<uint32_t>(vertices != nullptr ? vertices->uuids.size() : input.num_vertices());
+      static_cast<uint32_t>(vertices != nullptr ? vertices->uuids.size() : input->num_vertices());
   Topology t(split);
   t.part_ = part;
   t.num_global_ = vertices != nullptr ? vertices->num_global : n_global;
@@ -163,15 +207,30 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
   }
   std::vector<uint32_t> owner(n_global);
   tbb::parallel_for(uint32_t{0}, n_global, [&](uint32_t g) {
-    if (vertices == nullptr) uuids[g] = VertexIdFromExternal(input.external_ids[g]);
+    if (vertices == nullptr) uuids[g] = VertexIdFromExternal(input->external_ids[g]);
     owner[g] = static_cast<uint32_t>(split.PartitionForUnchecked(uuids[g]));
   });
 
-  // Global -> local slot; local vertices keep the input's (external ID) order.
+  // Global -> local slot; local vertices keep the input's (external ID) order, which a part's
+  // vertices in another order list.
   std::vector<uint32_t> slot(n_global, kNoVertex);
   uint32_t n_local = 0;
-  for (uint32_t g = 0; g < n_global; ++g) {
-    if (owner[g] == part) slot[g] = n_local++;
+  if (vertices != nullptr && !vertices->local_order.empty()) {
+    for (uint32_t g : vertices->local_order) {
+      if (g >= n_global || owner[g] != part || slot[g] != kNoVertex) {
+        return absl::InternalError("a part's local order lists a vertex it does not own");
+      }
+      slot[g] = n_local++;
+    }
+    Release(vertices->local_order);
+    const auto owned = std::count(owner.begin(), owner.end(), static_cast<uint32_t>(part));
+    if (owned != n_local) {
+      return absl::InternalError("a part's local order leaves out a vertex it owns");
+    }
+  } else {
+    for (uint32_t g = 0; g < n_global; ++g) {
+      if (owner[g] == part) slot[g] = n_local++;
+    }
   }
   t.ids_.resize(n_local);
   t.global_.resize(n_local);
@@ -181,19 +240,21 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
     t.ids_[slot[g]] = uuids[g];
     t.global_[slot[g]] = global_of(g);
     t.external_[slot[g]] =
-        vertices != nullptr ? std::move(vertices->owned_names[slot[g]]) : input.external_ids[g];
+        vertices != nullptr ? std::move(vertices->owned_names[slot[g]]) : input->external_ids[g];
   });
   if (release != nullptr) Release(release->external_ids);
 
   // Remote endpoints, ordered by (partition, UUID), get the slots after the local ones. A
   // symmetric input's edge also stands for its reverse, so either remote end is needed.
-  const size_t m = input.num_stored_edges();
-  const bool symmetric = input.symmetric;
+  const size_t m = edges.size();
+  const bool symmetric = edges.symmetric();
   std::vector<uint8_t> needed(n_global, 0);
-  // With every vertex local (one part) there are no remote ends: skip the pass over the edges.
-  if (n_local < n_global) {
+  if (vertices != nullptr && vertices->remote_ends_only) {
+    tbb::parallel_for(uint32_t{0}, n_global, [&](uint32_t g) { needed[g] = slot[g] == kNoVertex; });
+  } else if (n_local < n_global) {
+    // With every vertex local (one part) there are no remote ends: no pass over the edges.
     tbb::parallel_for(size_t{0}, m, [&](size_t e) {
-      const uint32_t s = input.src[e], d = input.dst[e];
+      const uint32_t s = edges.src(e), d = edges.dst(e);
       if (slot[s] != kNoVertex && slot[d] == kNoVertex) {
         std::atomic_ref<uint8_t>(needed[d]).store(1, std::memory_order_relaxed);
       }
@@ -246,17 +307,19 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
   const size_t directed_m = symmetric ? 2 * m : m;
   // heads[v], if asked for: how many of v's out-edges come from stored edges (the rest are
   // reverses), left empty if the bucket could not split there.
-  auto build_csr = [&](const std::vector<uint32_t>& by, const std::vector<uint32_t>& other,
-                       std::vector<uint64_t>& offsets, std::vector<uint32_t>& ends,
-                       std::vector<uint32_t>* input_edge, std::vector<uint64_t>* heads) {
+  // by(e) is the end of stored edge e that the CSR is keyed on, other(e) the one it holds.
+  auto build_csr = [&](auto by, auto other, std::vector<uint64_t>& offsets,
+                       std::vector<uint32_t>& ends, std::vector<uint32_t>* input_edge,
+                       std::vector<uint64_t>* heads) {
     auto key = [&](size_t e) {
       if (e < m) {
-        const uint32_t v = slot[by[e]];
+        const uint32_t v = slot[by(e)];
         return v < n_local ? v : kNoVertex;
       }
       const size_t i = e - m;
-      if (by[i] == other[i]) return kNoVertex;
-      const uint32_t v = slot[other[i]];
+      const uint32_t o = other(i);
+      if (by(i) == o) return kNoVertex;
+      const uint32_t v = slot[o];
       return v < n_local ? v : kNoVertex;
     };
     auto fill = [&](auto& bucket) {
@@ -270,7 +333,7 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
       if (input_edge) input_edge->resize(kept);
       bucket.Scatter([&](size_t e, uint64_t pos) {
         const size_t i = e < m ? e : e - m;
-        ends[pos] = slot[e < m ? other[i] : by[i]];
+        ends[pos] = slot[e < m ? other(i) : by(i)];
         if (input_edge) (*input_edge)[pos] = static_cast<uint32_t>(i);
       });
     };
@@ -293,8 +356,9 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
       symmetric && in_edges && (input_edge_of_in == nullptr || input_edge_of_out != nullptr);
   // The vertex tables' temporaries are gone; what malloc kept of them goes back before the CSR.
   ReturnFreedMemory();
-  build_csr(input.src, input.dst, t.out_offsets_, t.out_targets_, input_edge_of_out,
-            rotate ? &heads : nullptr);
+  auto src = [&](size_t e) { return edges.src(e); };
+  auto dst = [&](size_t e) { return edges.dst(e); };
+  build_csr(src, dst, t.out_offsets_, t.out_targets_, input_edge_of_out, rotate ? &heads : nullptr);
   bool rotated = false;
   if (rotate && !heads.empty()) {
     std::atomic<bool> self_loop{false};
@@ -308,10 +372,7 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
       }
     });
     if (!self_loop.load()) {
-      if (release != nullptr) {
-        Release(release->src);
-        Release(release->dst);
-      }
+      edges.Release();
       auto rotate_into = [&](const std::vector<uint32_t>& from, std::vector<uint32_t>& to) {
         to.resize(from.size());
         tbb::parallel_for(uint32_t{0}, n_local, [&](uint32_t v) {
@@ -329,15 +390,12 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
   }
   Release(heads);
   if (in_edges && !rotated) {
-    build_csr(input.dst, input.src, t.in_offsets_, t.in_sources_, input_edge_of_in, nullptr);
+    build_csr(dst, src, t.in_offsets_, t.in_sources_, input_edge_of_in, nullptr);
   }
 
   // The UUID index last, after the CSR build's peak (its counters are gone by now) and, if the
   // input may go, after its edge arrays.
-  if (release != nullptr) {
-    Release(release->src);
-    Release(release->dst);
-  }
+  edges.Release();
   // Reserved whole: the emplaces below never grow it (oom_safe.h).
   GrowOrAbandon(t.index_, [&] { t.index_.reserve(n_local); });
   for (uint32_t v = 0; v < n_local; ++v) {
@@ -347,6 +405,8 @@ absl::StatusOr<Topology> Topology::Build(const GraphInput& input, GraphInput* re
                        "' map to the same UUID ", ToString(t.ids_[v])));
     }
   }
+  // The build's temporaries go back before the engine's state and the supersteps' buffers come.
+  ReturnFreedMemory();
   return t;
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <span>
 
 #include "absl/strings/str_cat.h"
 
@@ -50,8 +51,15 @@ std::optional<int> OwnDescriptor(std::string_view path) {
   return std::nullopt;
 }
 
+bool WriteAll(int fd, std::span<const std::string_view> pieces) {
+  for (std::string_view p : pieces) {
+    if (!WriteAll(fd, p)) return false;
+  }
+  return true;
+}
+
 // Writes into what is already there: a device, a FIFO, a descriptor of this process.
-absl::Status WriteInPlace(const std::string& path, std::string_view bytes) {
+absl::Status WriteInPlace(const std::string& path, std::span<const std::string_view> bytes) {
   if (const std::optional<int> own = OwnDescriptor(path)) {
     if (!WriteAll(*own, bytes)) return WriteError(path, errno);
     return absl::OkStatus();
@@ -68,7 +76,7 @@ absl::Status WriteInPlace(const std::string& path, std::string_view bytes) {
 }
 
 // Writes a temporary file beside `path` and renames it onto `path`.
-absl::Status ReplaceAtomically(const std::string& path, std::string_view bytes) {
+absl::Status ReplaceAtomically(const std::string& path, std::span<const std::string_view> pieces) {
   const std::string tmp = absl::StrCat(path, ".tmp-", ::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) {
@@ -76,7 +84,10 @@ absl::Status ReplaceAtomically(const std::string& path, std::string_view bytes) 
     const std::string message = absl::StrCat("cannot write ", path, ": ", std::strerror(err));
     return err == ENOENT ? absl::NotFoundError(message) : absl::PermissionDeniedError(message);
   }
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  bool written = true;
+  for (std::string_view bytes : pieces) {
+    written = written && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  }
   const bool flushed = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
   const bool closed = std::fclose(f) == 0;
   if (!written || !flushed || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -118,10 +129,15 @@ absl::StatusOr<std::optional<std::string>> AtomicReplaceTarget(const std::string
 }
 
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
+  return WriteFileAtomically(path, std::span<const std::string_view>(&bytes, 1));
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 std::span<const std::string_view> pieces) {
   auto target = AtomicReplaceTarget(path);
   if (!target.ok()) return target.status();
-  if (*target) return ReplaceAtomically(**target, bytes);
-  return WriteInPlace(path, bytes);
+  if (*target) return ReplaceAtomically(**target, pieces);
+  return WriteInPlace(path, pieces);
 }
 
 void AppendDouble(double value, std::string& out) {

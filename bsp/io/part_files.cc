@@ -1202,7 +1202,9 @@ absl::Status DistributedWriter::Run() {
   std::string_view first = (*ids)[0];
   if (!GetRaw(first, graph_id_)) return absl::InternalError("partitioned write: no graph id");
 
-  auto part = LoadPartition(source_, WeightUse::kNonNegative, exchange_, /*in_edges=*/true);
+  // The edges as a GraphInput's arrays: the writer reads them by stored edge.
+  auto part = LoadPartition(source_, WeightUse::kNonNegative, exchange_, /*in_edges=*/true,
+                            {.packed_edges = false});
   if (!part.ok()) return part.status();
   part_ = std::move(*part);
   std::string edge_file = source_.path;

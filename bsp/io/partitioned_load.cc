@@ -39,9 +39,9 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "free_memory.h"
 #include "io/parse.h"
 #include "io/share_reader.h"
+#include "lockstep/bsp/free_memory.h"
 #include "lockstep/bsp/oom_safe.h"
 #include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/vertex_id.h"
@@ -463,6 +463,20 @@ class Blocks {
     }
     blocks_.clear();
     size_ = 0;
+  }
+  // Calls f(a, b, n) for each pair of blocks of this and `other` (as many elements), in order,
+  // unmapping both after.
+  template <class F>
+  void DrainWith(Blocks& other, F&& f) {
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      f(static_cast<const T*>(blocks_[b]), static_cast<const T*>(other.blocks_[b]),
+        std::min(kBlock, size_ - b * kBlock));
+      ::munmap(blocks_[b], kBlockBytes);
+      ::munmap(other.blocks_[b], kBlockBytes);
+      blocks_[b] = other.blocks_[b] = nullptr;
+    }
+    Clear();
+    other.Clear();
   }
   void Clear() {
     for (T* b : blocks_) {
@@ -1457,36 +1471,59 @@ absl::Status PartitionLoader::Rank() {
 }
 
 absl::Status PartitionLoader::AskRemotes() {
-  std::vector<std::string> out(size_);
   std::vector<std::vector<uint32_t>> asked(size_);
   for (uint32_t v = 0; v < table_.size(); ++v) {
-    if (table_.owned[v]) continue;
-    PutKey(out[table_.part[v]], IdCoding::kTagged, table_.KeyAt(v));
-    asked[table_.part[v]].push_back(v);
+    if (!table_.owned[v]) asked[table_.part[v]].push_back(v);
   }
-  auto in = exchange_.AllToAll(std::move(out));
-  if (!in.ok()) return in.status();
-  std::vector<std::string> replies(size_);
+  // In steps of at most kStep questions per owner, so that the questions and the answers (20
+  // bytes each) are never all held at once beside the received edges. Each step's batch is led
+  // by a byte: whether its sender has more to ask.
+  constexpr size_t kStep = size_t{1} << 15;
+  std::vector<size_t> done(size_, 0);
   bool unknown = false;
-  for (uint32_t p = 0; p < size_; ++p) {
-    Reader r((*in)[p]);
-    while (!r.empty()) {
-      TextKey k;
-      if (!GetKey(r, IdCoding::kTagged, k)) return Malformed();
-      const uint32_t v = table_.Find(k);
-      const bool mine = v != kNoIndex && table_.owned[v];
-      unknown |= !mine;
-      Put(replies[p], mine ? rank_of_[v] : kNoIndex);
-      Put(replies[p], mine ? table_.uuid[v] : VertexId{});
+  for (bool more = true; more;) {
+    std::vector<std::string> out(size_);
+    std::vector<size_t> end(size_);
+    bool mine = false;
+    for (uint32_t p = 0; p < size_; ++p) {
+      end[p] = std::min(asked[p].size(), done[p] + kStep);
+      mine = mine || end[p] < asked[p].size();
     }
-  }
-  in->clear();
-  auto back = exchange_.AllToAll(std::move(replies));
-  if (!back.ok()) return back.status();
-  for (uint32_t p = 0; p < size_; ++p) {
-    Reader r((*back)[p]);
-    for (uint32_t v : asked[p]) {
-      if (!r.Get(rank_of_[v]) || !r.Get(table_.uuid[v])) return Malformed();
+    for (uint32_t p = 0; p < size_; ++p) {
+      Put(out[p], uint8_t{mine});
+      for (size_t i = done[p]; i < end[p]; ++i) {
+        PutKey(out[p], IdCoding::kTagged, table_.KeyAt(asked[p][i]));
+      }
+    }
+    auto in = exchange_.AllToAll(std::move(out));
+    if (!in.ok()) return in.status();
+    std::vector<std::string> replies(size_);
+    more = false;
+    for (uint32_t p = 0; p < size_; ++p) {
+      Reader r((*in)[p]);
+      uint8_t has_more;
+      if (!r.Get(has_more)) return Malformed();
+      more = more || has_more != 0;
+      while (!r.empty()) {
+        TextKey k;
+        if (!GetKey(r, IdCoding::kTagged, k)) return Malformed();
+        const uint32_t v = table_.Find(k);
+        const bool owned = v != kNoIndex && table_.owned[v];
+        unknown |= !owned;
+        Put(replies[p], owned ? rank_of_[v] : kNoIndex);
+        Put(replies[p], owned ? table_.uuid[v] : VertexId{});
+      }
+    }
+    in->clear();
+    auto back = exchange_.AllToAll(std::move(replies));
+    if (!back.ok()) return back.status();
+    for (uint32_t p = 0; p < size_; ++p) {
+      Reader r((*back)[p]);
+      for (size_t i = done[p]; i < end[p]; ++i) {
+        const uint32_t v = asked[p][i];
+        if (!r.Get(rank_of_[v]) || !r.Get(table_.uuid[v])) return Malformed();
+      }
+      done[p] = end[p];
     }
   }
   return unknown ? absl::InternalError("partitioned load: a vertex has no owner")
@@ -1497,6 +1534,58 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
   PartitionInput result;
   GraphInput& g = result.input;
   const uint32_t n = table_.size();
+  size_t m = 0;
+  for (const EdgesFrom& e : from_) m += e.src.size();
+  if (m >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 edges are not supported");
+  g.directed = !symmetric_;
+  g.properties = properties_;
+  if (weighted) {
+    g.weights.reserve(m);
+    for (EdgesFrom& e : from_) {
+      e.weights.Drain(
+          [&](const double* w, size_t count) { g.weights.insert(g.weights.end(), w, w + count); });
+    }
+  }
+  stats_.vertices_known = n;
+  stats_.edges_received = m;
+  if (options_.packed_edges) {
+    // The vertices stay in table order (the edges' numbers), the owned ones listed in global-index
+    // order: no pass over the edges to renumber them.
+    result.packed = true;
+    PartVertices& pv = result.vertices;
+    std::vector<std::pair<uint32_t, uint32_t>> owned;  // (rank, entry)
+    for (uint32_t v = 0; v < n; ++v) {
+      if (table_.owned[v]) owned.emplace_back(rank_of_[v], v);
+    }
+    tbb::parallel_sort(owned.begin(), owned.end());
+    pv.local_order.resize(owned.size());
+    pv.owned_names.resize(owned.size());
+    tbb::parallel_for(size_t{0}, owned.size(), [&](size_t i) {
+      pv.local_order[i] = owned[i].second;
+      pv.owned_names[i] = NameOf(table_.KeyAt(owned[i].second));
+    });
+    owned = {};
+    pv.uuids = std::move(table_.uuid);
+    pv.global = std::move(rank_of_);
+    pv.num_global = starts_[size_];
+    pv.remote_ends_only = true;
+    table_ = VertexTable();
+    // Packed sender by sender, each sender's blocks returned once copied.
+    result.edges = PartEdges(m, n);
+    result.edges.symmetric = symmetric_;
+    size_t at = 0;
+    for (EdgesFrom& e : from_) {
+      e.src.DrainWith(e.dst, [&](const uint32_t* s, const uint32_t* d, size_t count) {
+        tbb::parallel_for(size_t{0}, count,
+                          [&](size_t i) { result.edges.Set(at + i, s[i], d[i]); });
+        at += count;
+      });
+    }
+    from_.clear();
+    result.names = RankNames(starts_, rank_, std::move(names_ints_), std::move(names_texts_));
+    result.stats = stats_;
+    return result;
+  }
   // Sorted as (rank, entry) pairs: a comparison through rank_of_ would read it at random.
   std::vector<uint32_t> order(n);
   {
@@ -1530,9 +1619,6 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
   // The vertex table goes before the edge arrays are laid out, where an assembly peaks.
   table_ = VertexTable();
   rank_of_ = {};
-  size_t m = 0;
-  for (const EdgesFrom& e : from_) m += e.src.size();
-  if (m >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 edges are not supported");
   // One array at a time, each sender's part freed once copied: the received edges and the laid
   // out ones are never both held whole.
   auto lay_out = [&](Blocks<uint32_t> EdgesFrom::*ends, std::vector<uint32_t>& into) {
@@ -1547,19 +1633,8 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
   };
   lay_out(&EdgesFrom::src, g.src);
   lay_out(&EdgesFrom::dst, g.dst);
-  if (weighted) {
-    g.weights.reserve(m);
-    for (EdgesFrom& e : from_) {
-      e.weights.Drain(
-          [&](const double* w, size_t count) { g.weights.insert(g.weights.end(), w, w + count); });
-    }
-  }
   from_.clear();
-  g.directed = !symmetric_;
-  g.properties = properties_;
   if (symmetric_) MakeSymmetric(g);
-  stats_.vertices_known = n;
-  stats_.edges_received = m;
   result.names = RankNames(starts_, rank_, std::move(names_ints_), std::move(names_texts_));
   result.stats = stats_;
   return result;

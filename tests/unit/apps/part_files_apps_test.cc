@@ -61,7 +61,7 @@ std::map<std::string, std::string> RunApp(const bsp::GraphSource& source, const 
           return;
         }
         auto split = partition::Range::Whole(parts);
-        graphs[r] = Graph::BuildPart(part->input, std::move(part->vertices), *split, r, in_edges);
+        graphs[r] = bsp::BuildPartGraph<typename Program::EdgeValue>(*part, *split, r, in_edges);
       });
     }
     for (auto& t : threads) t.join();

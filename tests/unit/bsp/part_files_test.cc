@@ -43,7 +43,8 @@ std::vector<Loaded> LoadOnWorkers(const GraphSource& source, WeightUse weights, 
   for (uint32_t r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       test::ThreadExchange exchange(group, r);
-      auto part = LoadPartition(source, weights, exchange, in_edges, {.round_bytes = 97});
+      auto part = LoadPartition(source, weights, exchange, in_edges,
+                                {.round_bytes = 97, .packed_edges = false});
       if (part.ok()) {
         out[r].part = std::move(*part);
       } else {

@@ -57,11 +57,16 @@ void OnWorkers(uint32_t n, F&& body) {
 
 template <class E>
 std::vector<Worker<E>> LoadOnWorkers(const GraphSource& source, WeightUse weights, uint32_t n,
-                                     bool in_edges, uint64_t round_bytes) {
+                                     bool in_edges, uint64_t round_bytes, bool packed = true) {
   std::vector<Worker<E>> workers(n);
   OnWorkers(n, [&](uint32_t r, Exchange& exchange) {
     Worker<E>& w = workers[r];
-    auto part = LoadPartition(source, weights, exchange, in_edges, {.round_bytes = round_bytes});
+    auto part = LoadPartition(source, weights, exchange, in_edges,
+                              {.round_bytes = round_bytes, .packed_edges = packed});
+    if (part.ok() && part->packed != packed) {
+      w.status = absl::InternalError("the part's edges are not in the form asked for");
+      return;
+    }
     if (!part.ok()) {
       w.status = part.status();
       return;
@@ -69,7 +74,7 @@ std::vector<Worker<E>> LoadOnWorkers(const GraphSource& source, WeightUse weight
     w.stats = part->stats;
     w.names = part->names;
     auto split = partition::Range::Whole(n);
-    auto graph = Graph<E>::BuildPart(part->input, std::move(part->vertices), *split, r, in_edges);
+    auto graph = BuildPartGraph<E>(*part, *split, r, in_edges);
     if (!graph.ok()) {
       w.status = graph.status();
       return;
@@ -127,8 +132,9 @@ void ExpectSameGraph(const Graph<E>& got, const Graph<E>& want, const std::strin
   }
 }
 
-// Loads `source` whole and on 1..4 workers (with and without in-edges, at several round sizes)
-// and compares every part; also that the rank ranges name every vertex.
+// Loads `source` whole and on 1..4 workers (with and without in-edges, at several round sizes,
+// with packed edges and a GraphInput's arrays) and compares every part; also that the rank
+// ranges name every vertex.
 template <class E>
 void ExpectPartsEqualWhole(const GraphSource& source, WeightUse weights,
                            const std::vector<uint64_t>& round_sizes = {7, 100, 1 << 20}) {
@@ -138,25 +144,27 @@ void ExpectPartsEqualWhole(const GraphSource& source, WeightUse weights,
     auto split = partition::Range::Whole(n);
     for (bool in_edges : {false, true}) {
       for (uint64_t round : round_sizes) {
-        const std::string where = "n=" + std::to_string(n) +
-                                  " in_edges=" + std::to_string(in_edges) +
-                                  " round=" + std::to_string(round);
-        auto workers = LoadOnWorkers<E>(source, weights, n, in_edges, round);
-        for (uint32_t r = 0; r < n; ++r) {
-          ASSERT_TRUE(workers[r].status.ok())
-              << where << " worker " << r << ": " << workers[r].status;
-          auto want = Graph<E>::Build(*whole, *split, r, in_edges);
-          ASSERT_TRUE(want.ok()) << want.status();
-          ExpectSameGraph(*workers[r].graph, *want, where + " worker " + std::to_string(r));
-        }
-        // Every global index's name is held by exactly the worker whose range holds it.
-        ASSERT_EQ(workers[0].names.starts().back(), whole->num_vertices()) << where;
-        for (uint64_t g = 0; g < whole->num_vertices(); ++g) {
-          const uint32_t holder = workers[0].names.HolderOf(g);
-          ASSERT_LT(holder, n);
-          std::string name;
-          workers[holder].names.Append(g, name);
-          ASSERT_EQ(name, whole->external_ids[g]) << where << " global " << g;
+        for (bool packed : {true, false}) {
+          const std::string where =
+              "n=" + std::to_string(n) + " in_edges=" + std::to_string(in_edges) +
+              " round=" + std::to_string(round) + " packed=" + std::to_string(packed);
+          auto workers = LoadOnWorkers<E>(source, weights, n, in_edges, round, packed);
+          for (uint32_t r = 0; r < n; ++r) {
+            ASSERT_TRUE(workers[r].status.ok())
+                << where << " worker " << r << ": " << workers[r].status;
+            auto want = Graph<E>::Build(*whole, *split, r, in_edges);
+            ASSERT_TRUE(want.ok()) << want.status();
+            ExpectSameGraph(*workers[r].graph, *want, where + " worker " + std::to_string(r));
+          }
+          // Every global index's name is held by exactly the worker whose range holds it.
+          ASSERT_EQ(workers[0].names.starts().back(), whole->num_vertices()) << where;
+          for (uint64_t g = 0; g < whole->num_vertices(); ++g) {
+            const uint32_t holder = workers[0].names.HolderOf(g);
+            ASSERT_LT(holder, n);
+            std::string name;
+            workers[holder].names.Append(g, name);
+            ASSERT_EQ(name, whole->external_ids[g]) << where << " global " << g;
+          }
         }
       }
     }
@@ -663,8 +671,7 @@ TEST_F(PartitionedLoadTest, HaveVerticesAndResolveNames) {
       ASSERT_TRUE(part.ok()) << part.status();
       auto split = partition::Range::Whole(n);
       RankNames rank_names = part->names;
-      auto graph =
-          Graph<NoValue>::BuildPart(part->input, std::move(part->vertices), *split, r, false);
+      auto graph = BuildPartGraph<NoValue>(*part, *split, r, false);
       ASSERT_TRUE(graph.ok());
       have[r] = HaveVertices(graph->topology(), exchange, names);
       // Each worker asks for the labels of its vertices' out-neighbours.

@@ -326,3 +326,28 @@ TEST(GraphTest, EdgeValuesConvertFromWeights) {
 
 }  // namespace
 }  // namespace lockstep::bsp
+
+namespace lockstep::bsp {
+namespace {
+
+// Packed edges hold vertex numbers in 3 bytes below 2^24 vertices, in 4 from there: each number
+// reads back whole, the largest of each width included, whatever its neighbours.
+TEST(PartEdgesTest, NumbersReadBackInBothWidths) {
+  for (const uint64_t vertices : {uint64_t{1} << 24, (uint64_t{1} << 24) + 1, uint64_t{1} << 32}) {
+    const uint32_t top = static_cast<uint32_t>(vertices - 1);
+    const std::vector<std::pair<uint32_t, uint32_t>> pairs = {
+        {0, top}, {top, 0}, {top, top}, {1, 0x00ff00ffu & top}, {0x123456u, 7}};
+    PartEdges edges(pairs.size(), vertices);
+    EXPECT_EQ(edges.bytes(), pairs.size() * 2 * (vertices <= (uint64_t{1} << 24) ? 3 : 4) + 4);
+    for (size_t e = 0; e < pairs.size(); ++e) edges.Set(e, pairs[e].first, pairs[e].second);
+    for (size_t e = 0; e < pairs.size(); ++e) {
+      EXPECT_EQ(edges.src(e), pairs[e].first) << vertices << " edge " << e;
+      EXPECT_EQ(edges.dst(e), pairs[e].second) << vertices << " edge " << e;
+    }
+    edges.Clear();
+    EXPECT_EQ(edges.size(), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::bsp

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/engine.h"
+#include "lockstep/bsp/free_memory.h"
 #include "lockstep/bsp/job.h"
 #include "lockstep/bsp/output.h"
 #include "lockstep/bsp/part_files.h"
@@ -252,10 +253,10 @@ class ProgramRunner final : public JobRunner {
     facts.properties = part->input.properties;
     names_ = std::move(part->names);
     building = "the graph and the engine's state";
-    needed = InputBytes(part->input) +
-             EstimateEngineBytes<Program>(part->vertices.uuids.size(), part->input.num_edges());
-    auto graph = Graph<typename Program::EdgeValue>::BuildPart(
-        part->input, std::move(part->vertices), *split, exchange.rank(), NeedsInEdges<Program>());
+    needed = InputBytes(part->input) + part->edges.bytes() +
+             EstimateEngineBytes<Program>(part->vertices.uuids.size(), part->num_edges());
+    auto graph = BuildPartGraph<typename Program::EdgeValue>(*part, *split, exchange.rank(),
+                                                             NeedsInEdges<Program>());
     // Collective from here on: every worker takes part, whether its build failed or not.
     if (auto st = AgreeOnStatus(exchange, graph.status()); !st.ok()) return st;
     const std::vector<std::string> named = NamedVerticesOf<App>(details.params);
@@ -271,6 +272,8 @@ class ProgramRunner final : public JobRunner {
       engine_.reset();
       return st;
     }
+    // The lists exchanged go back before the supersteps' buffers come.
+    ReturnFreedMemory();
     return factory(*engine_, engine_->ProgramCallbacks());
   }
 
@@ -323,16 +326,19 @@ class ProgramRunner final : public JobRunner {
     tbb::parallel_for(size_t{0}, parts.size(), [&](size_t c) {
       FormatLines(static_cast<uint32_t>(c * kChunk), chunk_end(c), names, parts[c]);
     });
-    std::string text;
-    size_t total = 0;
-    for (const auto& p : parts) total += p.size();
-    text.reserve(total);
-    for (const auto& p : parts) text += p;
-    if (auto st = WriteFileAtomically(details.output, text); !st.ok()) return st;
+    // Written piece by piece: the text is never held twice.
+    std::vector<std::string_view> pieces(parts.begin(), parts.end());
+    if (auto st = WriteFileAtomically(details.output, pieces); !st.ok()) return st;
+    uint64_t size = 0;
+    uint32_t crc = 0;
+    for (std::string_view p : pieces) {
+      size += p.size();
+      crc = Crc32c(p, crc);
+    }
     if constexpr (requires(std::ostream & os) { App::Report(*engine_, details.params, os); }) {
       if (report_ != nullptr) App::Report(*engine_, details.params, *report_);
     }
-    return OutputSummary{n, text.size(), Crc32c(text)};
+    return OutputSummary{n, size, crc};
   }
 
   // What the loaded input holds while the graph is built from it.

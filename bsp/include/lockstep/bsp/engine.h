@@ -243,38 +243,32 @@ class Engine final : public StepEngine {
           exchange.size(), ", but this engine holds partition ", self, " of ", parts));
     }
     // To each peer q, as UUIDs: the vertices this partition will address in q by position.
-    std::vector<std::string> outgoing(parts);
-    auto append = [](const VertexId& id, std::string& out) {
-      out.append(reinterpret_cast<const char*>(id.data), sizeof(id.data));
-    };
-    for (uint32_t q = 0; q < parts; ++q) {
-      if (q == self) continue;
+    auto list_size = [&](uint32_t q) -> size_t {
+      if (q == self) return 0;
       if constexpr (IsBroadcast<P>()) {
-        for (uint32_t v : boundary_[q]) append(topo.id(v), outgoing[q]);
+        return boundary_[q].size();
       } else {
-        const auto& begin = topo.remote_partition_begin();
-        for (uint32_t r = begin[q]; r < begin[q + 1]; ++r) append(topo.remote_id(r), outgoing[q]);
+        return topo.remote_partition_begin()[q + 1] - topo.remote_partition_begin()[q];
       }
-    }
-    auto incoming = exchange.AllToAll(std::move(outgoing));
-    if (!incoming.ok()) return incoming.status();
-    if (incoming->size() != parts) {
-      return absl::InternalError(absl::StrCat("cannot set up the relay: ", incoming->size(),
-                                              " lists for ", parts, " partitions"));
-    }
+    };
+    auto list_id = [&](uint32_t q, size_t i) -> const VertexId& {
+      if constexpr (IsBroadcast<P>()) {
+        return topo.id(boundary_[q][i]);
+      } else {
+        return topo.remote_id(topo.remote_partition_begin()[q] + static_cast<uint32_t>(i));
+      }
+    };
     // Each list mapped once, here: the hash lookups that the message path no longer does.
     std::vector<std::vector<uint32_t>> mirror(parts);
     std::vector<uint8_t> seen;
     if constexpr (IsBroadcast<P>()) seen.assign(topo.num_remote(), 0);
     uint64_t sources = 0;
-    for (uint32_t p = 0; p < parts; ++p) {
-      if (p == self) continue;
-      const std::string& bytes = (*incoming)[p];
+    // Maps the next UUIDs of partition p's list.
+    auto take = [&](uint32_t p, std::string_view bytes) -> absl::Status {
       if (bytes.size() % 16 != 0) {
         return absl::DataLossError(absl::StrCat("cannot set up the relay: partition ", p,
                                                 " sent a list that is not 16-byte UUIDs"));
       }
-      mirror[p].reserve(bytes.size() / 16);
       for (size_t i = 0; i < bytes.size(); i += 16) {
         VertexId id;
         std::memcpy(id.data, bytes.data() + i, 16);
@@ -302,7 +296,47 @@ class Engine final : public StepEngine {
           mirror[p].push_back(v);
         }
       }
+      return absl::OkStatus();
+    };
+    // The lists go in steps of at most kListStep UUIDs per peer, so that a worker never holds
+    // them whole as bytes (they are 16 bytes a vertex, its remote table's size). Each step's
+    // batch is led by a byte: whether its sender has more to send. A worker that finds a bad list
+    // keeps taking part until every list is through, then fails.
+    constexpr size_t kListStep = size_t{1} << 15;
+    std::vector<size_t> sent(parts, 0);
+    absl::Status failed;
+    for (bool more = true; more;) {
+      std::vector<std::string> outgoing(parts);
+      bool mine = false;
+      for (uint32_t q = 0; q < parts; ++q) {
+        const size_t end = std::min(list_size(q), sent[q] + kListStep);
+        outgoing[q].reserve(1 + 16 * (end - sent[q]));
+        outgoing[q].push_back('\0');
+        for (; sent[q] < end; ++sent[q]) {
+          const VertexId& id = list_id(q, sent[q]);
+          outgoing[q].append(reinterpret_cast<const char*>(id.data), sizeof(id.data));
+        }
+        mine = mine || sent[q] < list_size(q);
+      }
+      for (std::string& o : outgoing) o[0] = mine ? 1 : 0;
+      auto incoming = exchange.AllToAll(std::move(outgoing));
+      if (!incoming.ok()) return incoming.status();
+      if (incoming->size() != parts) {
+        return absl::InternalError(absl::StrCat("cannot set up the relay: ", incoming->size(),
+                                                " lists for ", parts, " partitions"));
+      }
+      more = false;
+      for (uint32_t p = 0; p < parts; ++p) {
+        const std::string& bytes = (*incoming)[p];
+        if (bytes.empty()) {
+          return absl::DataLossError(
+              absl::StrCat("cannot set up the relay: partition ", p, " sent an empty step"));
+        }
+        more = more || bytes[0] != 0;
+        if (p != self && failed.ok()) failed = take(p, std::string_view(bytes).substr(1));
+      }
     }
+    if (!failed.ok()) return failed;
     if constexpr (IsBroadcast<P>()) {
       if (sources != remote_sources_) {
         return absl::FailedPreconditionError(absl::StrCat(

@@ -39,6 +39,18 @@ class Graph {
     return g;
   }
 
+  // The same from a part's packed edges (cleared as it goes) and their weights (one per stored
+  // edge, or none).
+  static absl::StatusOr<Graph> BuildPart(PartEdges& edges, const std::vector<double>& weights,
+                                         PartVertices vertices, const partition::Range& split,
+                                         uint64_t part, bool in_edges) {
+    std::vector<uint32_t> out_map, in_map;
+    auto topo = Topology::BuildPart(edges, std::move(vertices), split, part, in_edges,
+                                    kValues ? &out_map : nullptr, kValues ? &in_map : nullptr);
+    if (!topo.ok()) return topo.status();
+    return WithValues(std::move(*topo), weights, out_map, in_map);
+  }
+
   const Topology& topology() const { return topology_; }
 
   std::span<const E> out_values(uint32_t v) const {
@@ -53,10 +65,28 @@ class Graph {
  private:
   explicit Graph(Topology topology) : topology_(std::move(topology)) {}
 
+  static constexpr bool kValues = !std::is_same_v<E, NoValue>;
+
+  // Lays out the edge values of each CSR edge's stored edge (1 without weights).
+  static Graph WithValues(Topology topo, const std::vector<double>& weights,
+                          const std::vector<uint32_t>& out_map,
+                          const std::vector<uint32_t>& in_map) {
+    Graph g(std::move(topo));
+    if constexpr (kValues) {
+      auto value_of = [&](uint32_t e) {
+        return static_cast<E>(weights.empty() ? 1.0 : weights[e]);
+      };
+      g.out_values_.reserve(out_map.size());
+      for (uint32_t e : out_map) g.out_values_.push_back(value_of(e));
+      g.in_values_.reserve(in_map.size());
+      for (uint32_t e : in_map) g.in_values_.push_back(value_of(e));
+    }
+    return g;
+  }
+
   static absl::StatusOr<Graph> Build(const GraphInput& input, GraphInput* release,
                                      PartVertices* vertices, const partition::Range& split,
                                      uint64_t part, bool in_edges) {
-    constexpr bool kValues = !std::is_same_v<E, NoValue>;
     std::vector<uint32_t> out_map, in_map;
     std::vector<uint32_t>* out = kValues ? &out_map : nullptr;
     std::vector<uint32_t>* in = kValues ? &in_map : nullptr;
@@ -66,17 +96,7 @@ class Graph {
         : release != nullptr ? Topology::BuildReleasing(*release, split, part, in_edges, out, in)
                              : Topology::Build(input, split, part, in_edges, out, in);
     if (!topo.ok()) return topo.status();
-    Graph g(std::move(*topo));
-    if constexpr (kValues) {
-      auto value_of = [&](uint32_t e) {
-        return static_cast<E>(input.weights.empty() ? 1.0 : input.weights[e]);
-      };
-      g.out_values_.reserve(out_map.size());
-      for (uint32_t e : out_map) g.out_values_.push_back(value_of(e));
-      g.in_values_.reserve(in_map.size());
-      for (uint32_t e : in_map) g.in_values_.push_back(value_of(e));
-    }
-    return g;
+    return WithValues(std::move(*topo), input.weights, out_map, in_map);
   }
 
   Topology topology_;

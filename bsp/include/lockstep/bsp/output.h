@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,8 @@ namespace lockstep::bsp {
 // the link kept. Anything else is written into, never replaced: a device (/dev/null), a FIFO, and
 // this process's own descriptors (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N).
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes);
+// The same for the concatenation of `pieces`, which is never held whole.
+absl::Status WriteFileAtomically(const std::string& path, std::span<const std::string_view> pieces);
 // The path WriteFileAtomically replaces for `path` (itself, or the regular file a symbolic link
 // leads to), or nullopt if it writes into `path` instead; for writers of their own.
 absl::StatusOr<std::optional<std::string>> AtomicReplaceTarget(const std::string& path);

@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/exchange.h"
+#include "lockstep/bsp/graph.h"
 #include "lockstep/bsp/graph_input.h"
 #include "lockstep/bsp/topology.h"
 
@@ -24,6 +25,9 @@ struct PartitionLoadOptions {
   // The input a worker parses and sends per round (each round is one collective step): bounds the
   // memory a round's text and records take, whatever the size of the graph.
   uint64_t round_bytes = uint64_t{2} << 20;
+  // The edges as PartEdges (PartitionInput::packed), which a worker holds in less memory while it
+  // builds, instead of a GraphInput's arrays.
+  bool packed_edges = true;
 };
 
 // The external IDs of one worker's range of global indexes: a partitioned load ranks all vertices
@@ -65,16 +69,38 @@ struct PartitionLoadStats {
   uint64_t rounds = 0;
 };
 
-// One worker's share of a graph after a partitioned load: `input` holds the stored edges with an
-// end it owns, in input order, between the vertices of `vertices` (those it owns and the remote
-// ends of its edges, in global-index order; `input` has no external IDs), and the properties.
-// Topology::BuildPart / Graph::BuildPart make the worker's part from it.
+// One worker's share of a graph after a partitioned load: the stored edges with an end it owns,
+// in input order, between the vertices of `vertices` (those it owns and the remote ends of its
+// edges; `input` has no external IDs), and the properties. The edges are in `edges` if `packed`
+// (the vertices then in any order, with their local order), else in `input` (the vertices in
+// global-index order). BuildPartGraph makes the worker's part from it.
 struct PartitionInput {
-  GraphInput input;
+  GraphInput input;  // the properties, flags and weights, and unless packed the edges
+  PartEdges edges;
+  bool packed = false;
   PartVertices vertices;
   RankNames names;
   PartitionLoadStats stats;
+
+  // Directed edges, reverses included (for a packed symmetric input, an estimate: self-loops
+  // count twice).
+  size_t num_edges() const {
+    return packed ? edges.size() * (edges.symmetric ? 2 : 1) : input.num_edges();
+  }
 };
+
+// Graph<E>::BuildPart of a loaded part, emptying it.
+template <class E>
+absl::StatusOr<Graph<E>> BuildPartGraph(PartitionInput& part, const partition::Range& split,
+                                        uint64_t rank, bool in_edges) {
+  if (part.packed) {
+    auto g = Graph<E>::BuildPart(part.edges, part.input.weights, std::move(part.vertices), split,
+                                 rank, in_edges);
+    part.input = GraphInput{};
+    return g;
+  }
+  return Graph<E>::BuildPart(part.input, std::move(part.vertices), split, rank, in_edges);
+}
 
 // Collective over `exchange` (every worker calls it; worker exchange.rank() owns part rank() of
 // the UUID space cut in exchange.size()). Loads `source` as LoadGraph does, with the same errors

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,15 +29,69 @@ struct VertexIdHash {
 };
 
 // The vertices of a worker's part of a graph loaded by partition (partitioned_load.h): those it
-// owns and the remote ends of its edges, ordered by global index, with their UUIDs (not hashed
-// again) and global indexes; the external IDs of the owned ones only, in the same order (the
-// GraphInput handed to Topology::BuildPart has none); and the number of vertices of the whole
-// input.
+// owns and the remote ends of its edges, with their UUIDs (not hashed again) and global indexes;
+// the external IDs of the owned ones only, in global-index order (the GraphInput handed to
+// Topology::BuildPart has none); and the number of vertices of the whole input.
+//
+// The vertices are either in global-index order (`local_order` empty) or in any order, with
+// `local_order` listing the owned ones in global-index order.
 struct PartVertices {
   std::vector<VertexId> uuids;
   std::vector<uint32_t> global;
   std::vector<std::string> owned_names;
+  std::vector<uint32_t> local_order;
   uint64_t num_global = 0;
+  // Every vertex that is not owned is an end of an edge with an owned end (the build then need
+  // not look for them among the edges).
+  bool remote_ends_only = false;
+};
+
+// The stored edges of a part, in input order, as pairs of vertex numbers (indexes into a
+// PartVertices) packed in 3 bytes each where the vertices are fewer than 2^24, else 4: a worker
+// holds its edges and its CSR together while it builds, and a vector of 32-bit pairs would be
+// a third more. Written once at known positions, then read by Topology::BuildPart.
+class PartEdges {
+ public:
+  PartEdges() = default;
+  PartEdges(size_t edges, uint64_t vertices)
+      : size_(edges),
+        width_(vertices <= (uint64_t{1} << 24) ? 3 : 4),
+        // Not value-initialised: the pages are touched as the pairs are written. 4 bytes of
+        // slack let every number be read as a 32-bit load.
+        bytes_(new uint8_t[edges * 2 * width_ + 4]) {}
+
+  size_t size() const { return size_; }
+  size_t bytes() const { return bytes_ ? size_ * 2 * width_ + 4 : 0; }
+  // src and dst must be below the `vertices` given at construction.
+  void Set(size_t e, uint32_t src, uint32_t dst) {
+    uint8_t* at = bytes_.get() + e * 2 * width_;
+    if (width_ == 3) {
+      std::memcpy(at, &src, 3);
+      std::memcpy(at + 3, &dst, 3);
+    } else {
+      std::memcpy(at, &src, 4);
+      std::memcpy(at + 4, &dst, 4);
+    }
+  }
+  uint32_t src(size_t e) const { return Get(e * 2 * width_); }
+  uint32_t dst(size_t e) const { return Get(e * 2 * width_ + width_); }
+  void Clear() {
+    bytes_.reset();
+    size_ = 0;
+  }
+
+  // Every stored non-loop edge also stands for its reverse (GraphInput::symmetric).
+  bool symmetric = false;
+
+ private:
+  uint32_t Get(size_t at) const {
+    uint32_t v;
+    std::memcpy(&v, bytes_.get() + at, 4);
+    return width_ == 4 ? v : v & 0xffffffu;
+  }
+  size_t size_ = 0;
+  size_t width_ = 4;
+  std::unique_ptr<uint8_t[]> bytes_;
 };
 
 // The structure of one process's part of a graph (docs/design.md §3.6): local vertices with dense
@@ -68,6 +124,11 @@ class Topology {
   // `vertices` (in global-index order: the local ones keep external-ID order), its edges those
   // with an end in part `part`, in input order. Gives what Build gives for the whole input.
   static absl::StatusOr<Topology> BuildPart(GraphInput& input, PartVertices vertices,
+                                            const partition::Range& split, uint64_t part,
+                                            bool in_edges, std::vector<uint32_t>* input_edge_of_out,
+                                            std::vector<uint32_t>* input_edge_of_in);
+  // The same from packed edges, whose vertex numbers index `vertices` (emptied as it goes).
+  static absl::StatusOr<Topology> BuildPart(PartEdges& edges, PartVertices vertices,
                                             const partition::Range& split, uint64_t part,
                                             bool in_edges, std::vector<uint32_t>* input_edge_of_out,
                                             std::vector<uint32_t>* input_edge_of_in);
@@ -141,7 +202,9 @@ class Topology {
 
  private:
   Topology(partition::Range split) : split_(std::move(split)) {}
-  static absl::StatusOr<Topology> Build(const GraphInput& input, GraphInput* release,
+  // `edges` (topology.cc) gives the stored edges as vertex numbers of `input` or `vertices`.
+  template <class Edges>
+  static absl::StatusOr<Topology> Build(Edges& edges, const GraphInput* input, GraphInput* release,
                                         PartVertices* vertices, const partition::Range& split,
                                         uint64_t part, bool in_edges,
                                         std::vector<uint32_t>* input_edge_of_out,
