@@ -396,36 +396,73 @@ absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, 
   // The UUID index last, after the CSR build's peak (its counters are gone by now) and, if the
   // input may go, after its edge arrays.
   edges.Release();
-  // Reserved whole: the emplaces below never grow it (oom_safe.h).
-  GrowOrAbandon(t.index_, [&] { t.index_.reserve(n_local); });
-  for (uint32_t v = 0; v < n_local; ++v) {
-    if (!t.index_.emplace(t.ids_[v], v).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("vertex IDs '", t.external_[v], "' and '", t.external_[t.index_[t.ids_[v]]],
-                       "' map to the same UUID ", ToString(t.ids_[v])));
-    }
-  }
+  if (auto st = t.IndexLocals(); !st.ok()) return st;
   // The build's temporaries go back before the engine's state and the supersteps' buffers come.
   ReturnFreedMemory();
   return t;
 }
 
-void Topology::IndexRemotes() {
-  const size_t n = remote_ids_.size();
-  remote_bucket_.clear();
-  remote_bucket_shift_ = 64;
+template <class LeadingOf>
+void Topology::IndexBuckets(size_t n, LeadingOf leading_of, std::vector<uint32_t>& buckets,
+                            uint32_t& shift) {
+  buckets.clear();
+  shift = 64;
   if (n < 64) return;
-  // About 8 remotes per bucket: 2^bits buckets.
+  // About 8 entries per bucket: 2^bits buckets.
   uint32_t bits = 0;
   while ((uint64_t{1} << (bits + 1)) * 8 <= n) ++bits;
-  remote_bucket_shift_ = 64 - bits;
-  remote_bucket_.assign((size_t{1} << bits) + 1, static_cast<uint32_t>(n));
-  // Walking down, each bucket starts where the next remote at or above it is.
+  shift = 64 - bits;
+  buckets.assign((size_t{1} << bits) + 1, static_cast<uint32_t>(n));
+  // Walking down, each bucket starts where the next entry at or above it is.
   size_t r = n;
   for (size_t b = size_t{1} << bits; b-- > 0;) {
-    while (r > 0 && (LeadingBits(remote_ids_[r - 1]) >> remote_bucket_shift_) >= b) --r;
-    remote_bucket_[b] = static_cast<uint32_t>(r);
+    while (r > 0 && (leading_of(r - 1) >> shift) >= b) --r;
+    buckets[b] = static_cast<uint32_t>(r);
   }
+}
+
+void Topology::IndexRemotes() {
+  IndexBuckets(
+      remote_ids_.size(), [&](size_t r) { return LeadingBits(remote_ids_[r]); }, remote_bucket_,
+      remote_bucket_shift_);
+}
+
+absl::Status Topology::IndexLocals() {
+  const uint32_t n = num_local();
+  // Sorted with the leading bits beside each vertex (the full UUID, then the index, break ties),
+  // not through ids_, which a comparison would read at random.
+  std::vector<std::pair<uint64_t, uint32_t>> sorted(n);
+  tbb::parallel_for(uint32_t{0}, n, [&](uint32_t v) { sorted[v] = {LeadingBits(ids_[v]), v}; });
+  tbb::parallel_sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    if (ids_[a.second] != ids_[b.second]) return ids_[a.second] < ids_[b.second];
+    return a.second < b.second;
+  });
+  // Two external IDs with one UUID: the first vertex in local order that repeats an earlier
+  // one's UUID, named with that earlier one.
+  uint32_t repeat = kNoVertex, earlier = kNoVertex;
+  for (uint32_t i = 1, group = 0; i < n; ++i) {
+    if (ids_[sorted[i].second] != ids_[sorted[i - 1].second]) {
+      group = i;
+      continue;
+    }
+    if (sorted[i].second < repeat) {
+      repeat = sorted[i].second;
+      earlier = sorted[group].second;
+    }
+  }
+  if (repeat != kNoVertex) {
+    return absl::InvalidArgumentError(absl::StrCat("vertex IDs '", external_[repeat], "' and '",
+                                                   external_[earlier], "' map to the same UUID ",
+                                                   ToString(ids_[repeat])));
+  }
+  local_by_id_.resize(n);
+  for (uint32_t i = 0; i < n; ++i) local_by_id_[i] = sorted[i].second;
+  Release(sorted);
+  IndexBuckets(
+      n, [&](size_t i) { return LeadingBits(ids_[local_by_id_[i]]); }, local_bucket_,
+      local_bucket_shift_);
+  return absl::OkStatus();
 }
 
 }  // namespace lockstep::bsp

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -329,6 +330,33 @@ TEST(GraphTest, EdgeValuesConvertFromWeights) {
 
 namespace lockstep::bsp {
 namespace {
+
+// Two external IDs with one UUID (a UUID spelled in both cases; a name and its own UUID) fail the
+// build naming the first vertex, in input order, that repeats an earlier one's UUID, and that one.
+TEST(TopologyTest, ExternalIdsWithOneUuidAreNamed) {
+  const std::string lower = ToString(VertexIdFromExternal("7"));
+  std::string upper = lower;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string own = ToString(VertexIdFromExternal("5"));
+  GraphInput input;
+  input.external_ids = {"1", lower, "5", upper, "3", own};
+  auto split = partition::Range::Whole(1);
+  ASSERT_TRUE(split.ok());
+  auto t = Topology::Build(input, *split, 0, false, nullptr, nullptr);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.status().message(),
+            "vertex IDs '" + upper + "' and '" + lower + "' map to the same UUID " + lower);
+  // Without the repeats, every vertex is found by its UUID, and no other is.
+  input.external_ids = {"1", lower, "5", "3"};
+  for (int i = 0; i < 200; ++i) input.external_ids.push_back("v" + std::to_string(i));
+  t = Topology::Build(input, *split, 0, false, nullptr, nullptr);
+  ASSERT_TRUE(t.ok()) << t.status();
+  for (uint32_t v = 0; v < t->num_local(); ++v) {
+    EXPECT_EQ(t->Find(VertexIdFromExternal(input.external_ids[v])), v);
+  }
+  EXPECT_EQ(t->Find(VertexIdFromExternal("absent")), kNoVertex);
+}
 
 // Packed edges hold vertex numbers in 3 bytes below 2^24 vertices, in 4 from there: each number
 // reads back whole, the largest of each width included, whatever its neighbours.

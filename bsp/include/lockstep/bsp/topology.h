@@ -175,10 +175,20 @@ class Topology {
     return {in_sources_.data() + in_offsets_[v], in_degree(v)};
   }
 
-  // The local index of a UUID, or kNoVertex. Used at load and for relayed messages only.
+  // The local index of a UUID, or kNoVertex. Used at load, for UUID-coded batches and for
+  // messages sent by UUID. The local vertices in UUID order, with a bucket index on the leading
+  // bits as the remote table's, narrow the search to a few entries: 4.5 bytes per local vertex,
+  // where a hash index took about 34.
   uint32_t Find(const VertexId& id) const {
-    auto it = index_.find(id);
-    return it == index_.end() ? kNoVertex : it->second;
+    auto first = local_by_id_.begin(), last = local_by_id_.end();
+    if (!local_bucket_.empty()) {
+      const uint64_t b = LeadingBits(id) >> local_bucket_shift_;
+      first = local_by_id_.begin() + local_bucket_[b];
+      last = local_by_id_.begin() + local_bucket_[b + 1];
+    }
+    const auto it = std::lower_bound(first, last, id,
+                                     [&](uint32_t v, const VertexId& x) { return ids_[v] < x; });
+    return it != last && ids_[*it] == id ? *it : kNoVertex;
   }
   // The remote index of a UUID in the remote table, or kNoVertex (relayed published values). The
   // table is ordered by (partition, UUID), which is UUID order (partitions are increasing UUID
@@ -234,7 +244,17 @@ class Topology {
     return v;
   }
   void IndexRemotes();
-  absl::flat_hash_map<VertexId, uint32_t, VertexIdHash> index_;
+  // Sorts the local vertices by UUID and indexes them; an error names two external IDs with the
+  // same UUID.
+  absl::Status IndexLocals();
+  // buckets[b]: the first of n entries, in UUID order, whose UUID's leading 64 bits >> shift are
+  // at least b (about 8 entries a bucket; none for fewer than 64 entries, shift then 64).
+  template <class LeadingOf>
+  static void IndexBuckets(size_t n, LeadingOf leading_of, std::vector<uint32_t>& buckets,
+                           uint32_t& shift);
+  std::vector<uint32_t> local_by_id_;
+  std::vector<uint32_t> local_bucket_;
+  uint32_t local_bucket_shift_ = 64;
 };
 
 }  // namespace lockstep::bsp
