@@ -243,6 +243,8 @@ absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, 
         vertices != nullptr ? std::move(vertices->owned_names[slot[g]]) : input->external_ids[g];
   });
   if (release != nullptr) Release(release->external_ids);
+  // A part's names were moved out; their emptied strings still take 32 bytes each.
+  if (vertices != nullptr) Release(vertices->owned_names);
 
   // Remote endpoints, ordered by (partition, UUID), get the slots after the local ones. A
   // symmetric input's edge also stands for its reverse, so either remote end is needed.
@@ -282,6 +284,7 @@ absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, 
   t.remote_ids_.resize(remotes.size());
   t.remote_global_.resize(remotes.size());
   for (size_t r = 0; r < remotes.size(); ++r) t.remote_global_[r] = global_of(remotes[r]);
+  if (vertices != nullptr) Release(vertices->global);
   t.remote_partition_.resize(remotes.size());
   t.remote_partition_begin_.assign(split.size() + 1, 0);
   for (uint32_t r = 0; r < remotes.size(); ++r) {
