@@ -234,16 +234,25 @@ absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, 
   }
   t.ids_.resize(n_local);
   t.global_.resize(n_local);
-  t.external_.resize(n_local);
+  t.name_end_.resize(n_local);
+  // The local vertices' names one after another (slot order), found by where each ends.
+  auto name_of = [&](uint32_t g) -> const std::string& {
+    return vertices != nullptr ? vertices->owned_names[slot[g]] : input->external_ids[g];
+  };
   tbb::parallel_for(uint32_t{0}, n_global, [&](uint32_t g) {
     if (slot[g] == kNoVertex) return;
     t.ids_[slot[g]] = uuids[g];
     t.global_[slot[g]] = global_of(g);
-    t.external_[slot[g]] =
-        vertices != nullptr ? std::move(vertices->owned_names[slot[g]]) : input->external_ids[g];
+    t.name_end_[slot[g]] = name_of(g).size();
+  });
+  std::partial_sum(t.name_end_.begin(), t.name_end_.end(), t.name_end_.begin());
+  t.names_.resize(n_local == 0 ? 0 : t.name_end_.back());
+  tbb::parallel_for(uint32_t{0}, n_global, [&](uint32_t g) {
+    if (slot[g] == kNoVertex) return;
+    const std::string& name = name_of(g);
+    std::memcpy(t.names_.data() + t.name_end_[slot[g]] - name.size(), name.data(), name.size());
   });
   if (release != nullptr) Release(release->external_ids);
-  // A part's names were moved out; their emptied strings still take 32 bytes each.
   if (vertices != nullptr) Release(vertices->owned_names);
 
   // Remote endpoints, ordered by (partition, UUID), get the slots after the local ones. A
@@ -455,9 +464,9 @@ absl::Status Topology::IndexLocals() {
     }
   }
   if (repeat != kNoVertex) {
-    return absl::InvalidArgumentError(absl::StrCat("vertex IDs '", external_[repeat], "' and '",
-                                                   external_[earlier], "' map to the same UUID ",
-                                                   ToString(ids_[repeat])));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "vertex IDs '", std::string(external_id(repeat)), "' and '",
+        std::string(external_id(earlier)), "' map to the same UUID ", ToString(ids_[repeat])));
   }
   local_by_id_.resize(n);
   for (uint32_t i = 0; i < n; ++i) local_by_id_[i] = sorted[i].second;

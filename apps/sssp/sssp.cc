@@ -36,7 +36,7 @@ void App::Report(const bsp::Engine<Program>& engine, const bsp::Params& params, 
   std::vector<std::string> path;
   const bsp::VertexId source = engine.program().source;
   while (true) {
-    path.push_back(topo.external_id(v));
+    path.push_back(std::string(topo.external_id(v)));
     if (topo.id(v) == source) break;
     v = topo.Find(values[v].predecessor);
     if (v == bsp::kNoVertex || path.size() > topo.num_local()) {

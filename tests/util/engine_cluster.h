@@ -167,7 +167,7 @@ class EngineCluster {
     std::map<std::string, typename P::VertexValue> values;
     for (const auto& engine : engines_) {
       for (uint32_t v = 0; v < engine->topology().num_local(); ++v) {
-        values[engine->topology().external_id(v)] = engine->values()[v];
+        values[std::string(engine->topology().external_id(v))] = engine->values()[v];
       }
     }
     return values;

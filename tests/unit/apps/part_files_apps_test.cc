@@ -82,7 +82,7 @@ std::map<std::string, std::string> RunApp(const bsp::GraphSource& source, const 
   for (uint32_t p = 0; p < parts; ++p) {
     const auto& engine = cluster->engine(p);
     for (uint32_t v = 0; v < engine.topology().num_local(); ++v) {
-      std::string& text = output[engine.topology().external_id(v)];
+      std::string& text = output[std::string(engine.topology().external_id(v))];
       if constexpr (requires(std::string & out) {
                       App::Format(engine.program(), engine.values()[v], InputNames(*input), out);
                     }) {

@@ -82,7 +82,7 @@ PartsRun RunParts(const std::string& path, const bsp::Params& params, uint32_t p
   for (uint32_t p = 0; p < parts; ++p) {
     const auto& engine = cluster.engine(p);
     for (uint32_t v = 0; v < engine.topology().num_local(); ++v) {
-      std::string& text = run.output[engine.topology().external_id(v)];
+      std::string& text = run.output[std::string(engine.topology().external_id(v))];
       if constexpr (requires(std::string & out) {
                       App::Format(engine.program(), engine.values()[v], AllNames(*input), out);
                     }) {

@@ -292,7 +292,9 @@ class InProcessJob {
     std::map<std::string, typename P::VertexValue> values;
     for (const auto& engine : workers_) {
       for (uint32_t v = 0; v < engine->topology().num_local(); ++v) {
-        EXPECT_TRUE(values.emplace(engine->topology().external_id(v), engine->values()[v]).second)
+        EXPECT_TRUE(
+            values.emplace(std::string(engine->topology().external_id(v)), engine->values()[v])
+                .second)
             << engine->topology().external_id(v) << " is held by two workers";
       }
     }
@@ -432,7 +434,7 @@ TEST_P(DistributedPageRankTest, EqualsTheLocalRun) {
   const auto& topo = local->engine->topology();
   double sum = 0;
   for (uint32_t v = 0; v < topo.num_local(); ++v) {
-    const auto it = values.find(topo.external_id(v));
+    const auto it = values.find(std::string(topo.external_id(v)));
     ASSERT_NE(it, values.end()) << topo.external_id(v);
     EXPECT_EQ(it->second, local->engine->values()[v]) << topo.external_id(v);  // exact sums
     sum += it->second;
@@ -566,7 +568,7 @@ TEST(DistributedSumTest, AggregatorsStatsAndStopDecisionMatchTheLocalRunExactly)
   const auto values = job.Values();
   ASSERT_EQ(values.size(), input.num_vertices());
   for (uint32_t v = 0; v < local.topology().num_local(); ++v) {
-    EXPECT_EQ(values.at(local.topology().external_id(v)), local.values()[v]);
+    EXPECT_EQ(values.at(std::string(local.topology().external_id(v))), local.values()[v]);
   }
   // Aggregators: identical on all three processes and equal to the local run's (deltas, not
   // values, travel to the master: the persistent sum would double otherwise).

@@ -197,7 +197,7 @@ class ProgramRunner final : public JobRunner {
     LocalNames(const Topology& topology, const std::vector<std::string>& all)
         : topology_(topology), all_(all) {}
     void Append(uint32_t g, std::string& out) const override {
-      out += all_.empty() ? topology_.external_id(g) : all_[g];
+      out += all_.empty() ? topology_.external_id(g) : std::string_view(all_[g]);
     }
 
    private:

@@ -45,7 +45,8 @@ class Context {
   const VertexId& id() const { return engine_->topology().id(vertex_); }
   // The vertex's rank in the whole input's ID order (integers numerically, then strings).
   uint32_t global_index() const { return engine_->topology().global_index(vertex_); }
-  const std::string& external_id() const { return engine_->topology().external_id(vertex_); }
+  // A copy: the topology keeps the names packed, not as strings.
+  std::string external_id() const { return std::string(engine_->topology().external_id(vertex_)); }
   VertexValue& value() { return engine_->values_[vertex_]; }
   const VertexValue& value() const { return engine_->values_[vertex_]; }
 
@@ -382,9 +383,9 @@ class Engine final : public StepEngine {
         if constexpr (std::is_same_v<decltype(program_.Compute(ctx, msgs)), absl::Status>) {
           absl::Status st = program_.Compute(ctx, msgs);
           if (!st.ok()) {
-            buf.Fail(absl::Status(
-                st.code(), absl::StrCat("compute failed for vertex '", topology().external_id(v),
-                                        "': ", st.message())));
+            buf.Fail(absl::Status(st.code(), absl::StrCat("compute failed for vertex '",
+                                                          std::string(topology().external_id(v)),
+                                                          "': ", st.message())));
             return;
           }
         } else {
@@ -503,9 +504,9 @@ class Engine final : public StepEngine {
     const auto& split = topology().split();
     auto part = split.PartitionFor(target);
     if (relayer_ == nullptr || !part.ok() || *part == topology().part()) {
-      buf.Fail(absl::NotFoundError(absl::StrCat("vertex '", topology().external_id(from),
-                                                "' sent a message to vertex ", ToString(target),
-                                                ", which is not in the graph")));
+      buf.Fail(absl::NotFoundError(absl::StrCat(
+          "vertex '", std::string(topology().external_id(from)), "' sent a message to vertex ",
+          ToString(target), ", which is not in the graph")));
       return;
     }
     ++buf.sent;

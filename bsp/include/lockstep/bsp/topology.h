@@ -145,7 +145,10 @@ class Topology {
   uint32_t SlotGlobalIndex(uint32_t slot) const {
     return IsLocal(slot) ? global_[slot] : remote_global_[slot - num_local()];
   }
-  const std::string& external_id(uint32_t v) const { return external_[v]; }
+  std::string_view external_id(uint32_t v) const {
+    const uint64_t begin = v == 0 ? 0 : name_end_[v - 1];
+    return std::string_view(names_.data() + begin, name_end_[v] - begin);
+  }
 
   bool IsLocal(uint32_t slot) const { return slot < num_local(); }
   const VertexId& SlotId(uint32_t slot) const {
@@ -225,7 +228,10 @@ class Topology {
   uint64_t num_global_ = 0;
   std::vector<VertexId> ids_;
   std::vector<uint32_t> global_;
-  std::vector<std::string> external_;
+  // The local vertices' external IDs one after another; name_end_[v] is where v's ends (a
+  // vector of strings took 32 bytes a vertex before its text).
+  std::string names_;
+  std::vector<uint64_t> name_end_;
   std::vector<uint64_t> out_offsets_;
   std::vector<uint32_t> out_targets_;
   std::vector<uint64_t> in_offsets_;
