@@ -298,6 +298,9 @@ def main():
                          "binary has --relay, master otherwise)")
     ap.add_argument("--local-threads", default="2,1",
                     help="threads of the local runs; the first is the reference (default 2,1)")
+    ap.add_argument("--unweighted", action="store_true",
+                    help="the graph without its weight column, as issue 11 states its load "
+                         "targets (default: with weights)")
     ap.add_argument("--grape", help="a libgrape-lite build directory with run_app")
     ap.add_argument("--grape-procs", type=int, default=2)
     ap.add_argument("--data", default=os.environ.get("BENCH_DATA", "bench-data"),
@@ -307,10 +310,12 @@ def main():
 
     os.makedirs(args.data, exist_ok=True)
     lockstep_bin = os.path.join(args.build, "lockstep")
-    args.graph = os.path.join(args.data, f"kronecker-{args.scale}.el")
+    suffix = "-unweighted" if args.unweighted else ""
+    args.graph = os.path.join(args.data, f"kronecker-{args.scale}{suffix}.el")
     if not os.path.exists(args.graph) or os.path.getsize(args.graph) == 0:
         subprocess.run([lockstep_bin, "generate", "kronecker", "--scale", str(args.scale),
-                        "--degree", "16", "--weights", "--out", args.graph], check=True,
+                        "--degree", "16", "--out", args.graph] +
+                       ([] if args.unweighted else ["--weights"]), check=True,
                        stderr=subprocess.DEVNULL)
     ls = Lockstep(args)
     relays = []

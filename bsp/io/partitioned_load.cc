@@ -1475,10 +1475,10 @@ absl::Status PartitionLoader::AskRemotes() {
   for (uint32_t v = 0; v < table_.size(); ++v) {
     if (!table_.owned[v]) asked[table_.part[v]].push_back(v);
   }
-  // In steps of at most kStep questions per owner, so that the questions and the answers (20
-  // bytes each) are never all held at once beside the received edges. Each step's batch is led
-  // by a byte: whether its sender has more to ask.
-  constexpr size_t kStep = size_t{1} << 15;
+  // In steps of at most options_.list_step questions per owner, so that the questions and the
+  // answers (20 bytes each) are never all held at once beside the received edges. Each step's
+  // batch is led by a byte: whether its sender has more to ask.
+  const size_t step = std::max<uint64_t>(1, options_.list_step);
   std::vector<size_t> done(size_, 0);
   bool unknown = false;
   for (bool more = true; more;) {
@@ -1486,7 +1486,7 @@ absl::Status PartitionLoader::AskRemotes() {
     std::vector<size_t> end(size_);
     bool mine = false;
     for (uint32_t p = 0; p < size_; ++p) {
-      end[p] = std::min(asked[p].size(), done[p] + kStep);
+      end[p] = std::min(asked[p].size(), done[p] + step);
       mine = mine || end[p] < asked[p].size();
     }
     for (uint32_t p = 0; p < size_; ++p) {

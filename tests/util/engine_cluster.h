@@ -92,7 +92,11 @@ class EngineCluster {
   }
 
   // ConnectPeers everywhere at once; the first error in partition order.
-  absl::Status Connect() {
+  // list_step: as Engine::SetListStep, unless 0.
+  absl::Status Connect(size_t list_step = 0) {
+    if (list_step != 0) {
+      for (auto& e : engines_) e->SetListStep(list_step);
+    }
     auto group = std::make_shared<ThreadExchangeGroup>(size());
     std::vector<absl::Status> status(size());
     std::vector<std::thread> threads;

@@ -61,8 +61,11 @@ std::vector<Worker<E>> LoadOnWorkers(const GraphSource& source, WeightUse weight
   std::vector<Worker<E>> workers(n);
   OnWorkers(n, [&](uint32_t r, Exchange& exchange) {
     Worker<E>& w = workers[r];
+    // Small rounds ask about remote vertices in small steps too (many steps per owner).
     auto part = LoadPartition(source, weights, exchange, in_edges,
-                              {.round_bytes = round_bytes, .packed_edges = packed});
+                              {.round_bytes = round_bytes,
+                               .packed_edges = packed,
+                               .list_step = std::min<uint64_t>(round_bytes, uint64_t{1} << 15)});
     if (part.ok() && part->packed != packed) {
       w.status = absl::InternalError("the part's edges are not in the form asked for");
       return;

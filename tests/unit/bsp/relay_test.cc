@@ -827,6 +827,31 @@ std::pair<std::string, std::string> OnePerPart(const partition::Range& split) {
   return {in0, in1};
 }
 
+// The lists agreed in many small steps (1, 2 or 7 UUIDs per peer per step) give the run the
+// whole graph gives, for published values and for messages along edges.
+TEST(ConnectPeersTest, ListsInManyStepsGiveTheWholeGraphsRun) {
+  const GraphInput input = RandomGraph(300, 900, 5);
+  for (size_t step : {size_t{1}, size_t{2}, size_t{7}}) {
+    SCOPED_TRACE(step);
+    const PublishProgram publish{.position = Positions(input), .every = 3};
+    Cluster<PublishProgram> whole_publish(publish, input, 1, false);
+    ASSERT_TRUE(whole_publish.RunToCompletion().ok());
+    Cluster<PublishProgram> publish_cluster(publish, input, 4, false);
+    ASSERT_TRUE(publish_cluster.Connect(step).ok());
+    ASSERT_TRUE(publish_cluster.RunToCompletion().ok());
+    EXPECT_EQ(publish_cluster.Values(), whole_publish.Values());
+    for (uint32_t p = 0; p < 4; ++p) EXPECT_TRUE(publish_cluster.engine(p).connected());
+
+    const SumProgram<true> sum{.position = Positions(input)};
+    Cluster<SumProgram<true>> whole_sum(sum, input, 1, false);
+    ASSERT_TRUE(whole_sum.RunToCompletion().ok());
+    Cluster<SumProgram<true>> sum_cluster(sum, input, 3, false);
+    ASSERT_TRUE(sum_cluster.Connect(step).ok());
+    ASSERT_TRUE(sum_cluster.RunToCompletion().ok());
+    EXPECT_EQ(sum_cluster.Values(), whole_sum.Values());
+  }
+}
+
 TEST(ConnectPeersTest, AnEdgeToAVertexThePeerLacksFailsTheSetUpNamingBoth) {
   const partition::Range split = bsptest::Split(2);
   const auto [x, y] = OnePerPart(split);

@@ -212,6 +212,8 @@ class Engine final : public StepEngine {
   AggregatorRegistry& aggregators() override { return aggregators_; }
   void SetRelayer(Relayer* relayer) override { relayer_ = relayer; }
   void SetMaxBatchBytes(uint64_t bytes) override { max_batch_bytes_ = bytes; }
+  // How many UUIDs ConnectPeers sends each peer per step (at least 1; tests take small steps).
+  void SetListStep(size_t step) { list_step_ = std::max<size_t>(1, step); }
   uint64_t num_local_vertices() const override { return topology().num_local(); }
   uint64_t EstimatedPeakBytes() const override {
     return EstimateEngineBytes<P>(topology().num_local(), topology().num_out_edges());
@@ -299,18 +301,17 @@ class Engine final : public StepEngine {
       }
       return absl::OkStatus();
     };
-    // The lists go in steps of at most kListStep UUIDs per peer, so that a worker never holds
+    // The lists go in steps of at most list_step_ UUIDs per peer, so that a worker never holds
     // them whole as bytes (they are 16 bytes a vertex, its remote table's size). Each step's
     // batch is led by a byte: whether its sender has more to send. A worker that finds a bad list
     // keeps taking part until every list is through, then fails.
-    constexpr size_t kListStep = size_t{1} << 15;
     std::vector<size_t> sent(parts, 0);
     absl::Status failed;
     for (bool more = true; more;) {
       std::vector<std::string> outgoing(parts);
       bool mine = false;
       for (uint32_t q = 0; q < parts; ++q) {
-        const size_t end = std::min(list_size(q), sent[q] + kListStep);
+        const size_t end = std::min(list_size(q), sent[q] + list_step_);
         outgoing[q].reserve(1 + 16 * (end - sent[q]));
         outgoing[q].push_back('\0');
         for (; sent[q] < end; ++sent[q]) {
@@ -981,6 +982,7 @@ class Engine final : public StepEngine {
   AggregatorRegistry aggregators_;
   Relayer* relayer_ = nullptr;
   uint64_t max_batch_bytes_ = 0;
+  size_t list_step_ = size_t{1} << 15;
   double relay_decode_seconds_ = 0;  // of the superstep under way (StepStats)
   uint64_t relayed_messages_ = 0;
   uint64_t relayed_bytes_ = 0;

@@ -28,6 +28,8 @@ struct PartitionLoadOptions {
   // The edges as PartEdges (PartitionInput::packed), which a worker holds in less memory while it
   // builds, instead of a GraphInput's arrays.
   bool packed_edges = true;
+  // The questions about remote vertices each worker sends an owner per step (at least 1).
+  uint64_t list_step = uint64_t{1} << 15;
 };
 
 // The external IDs of one worker's range of global indexes: a partitioned load ranks all vertices

@@ -58,7 +58,9 @@ class PartEdges {
         width_(vertices <= (uint64_t{1} << 24) ? 3 : 4),
         // Not value-initialised: the pages are touched as the pairs are written. 4 bytes of
         // slack let every number be read as a 32-bit load.
-        bytes_(new uint8_t[edges * 2 * width_ + 4]) {}
+        bytes_(new uint8_t[edges * 2 * width_ + 4]) {
+    std::memset(bytes_.get() + edges * 2 * width_, 0, 4);  // the slack is read, never used
+  }
 
   size_t size() const { return size_; }
   size_t bytes() const { return bytes_ ? size_ * 2 * width_ + 4 : 0; }
