@@ -85,8 +85,11 @@ grpc::Status PeerServer::Dispatch(v1::PeerBatch& batch, const std::string& peer)
     if (handler_ == nullptr || batch.job_key() != key_) {
       if (batch.job_key() != last_refused_key_) {
         last_refused_key_ = batch.job_key();
-        spdlog::warn("refused a batch from {} for a job that is not running here",
-                     bsp::SanitizeForLog(peer, 128));
+        // With no job here, a peer that started the job first is the usual cause (it retries):
+        // logged at debug level. A batch for another job while one runs is a warning.
+        const auto level = handler_ == nullptr ? spdlog::level::debug : spdlog::level::warn;
+        spdlog::log(level, "refused a batch from {} for a job that is not running here",
+                    bsp::SanitizeForLog(peer, 128));
       }
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                           "no job with this key runs on this worker");
