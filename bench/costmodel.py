@@ -57,12 +57,11 @@ import math
 import os
 import re
 import statistics
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import scale  # noqa: E402  bench/scale.py: Proc, wait_all, Lockstep, median, log
+import scale  # noqa: E402  bench/scale.py: Proc, wait_all, Lockstep, median, log, generate
 
 log = scale.log
 
@@ -354,13 +353,6 @@ def lockstep_on(args, graph):
     return scale.Lockstep(ns)
 
 
-def generate(binary, kind, scale_, degree, path):
-    if not os.path.exists(path) or os.path.getsize(path) == 0:
-        subprocess.run([binary, "generate", kind, "--scale", str(scale_), "--degree", str(degree),
-                        "--weights", "--out", path], check=True, stderr=subprocess.DEVNULL)
-    return path
-
-
 # --- the model
 
 def cores_for(cores, others, workers):
@@ -436,12 +428,12 @@ def main():
     binary = os.path.join(args.build, "lockstep")
     workers = [int(w) for w in args.workers.split(",")]
     K, KT = args.iterations, args.tiny_iterations
-    graph = generate(binary, "kronecker", args.scale, 16,
-                     os.path.join(args.data, f"kronecker-{args.scale}.el"))
-    tiny = generate(binary, "kronecker", args.tiny_scale, 16,
-                    os.path.join(args.data, f"kronecker-{args.tiny_scale}.el"))
-    peer = generate(binary, "uniform", args.peer_scale, 2,
-                    os.path.join(args.data, f"uniform-{args.peer_scale}-d2.el"))
+    graph = scale.generate(binary, "kronecker", args.scale, 16,
+                           os.path.join(args.data, f"kronecker-{args.scale}.el"))
+    tiny = scale.generate(binary, "kronecker", args.tiny_scale, 16,
+                          os.path.join(args.data, f"kronecker-{args.tiny_scale}.el"))
+    peer = scale.generate(binary, "uniform", args.peer_scale, 2,
+                          os.path.join(args.data, f"uniform-{args.peer_scale}-d2.el"))
     log(f"=== cost model, PageRank in direct mode: Kronecker scale {args.scale} (degree 16, "
         f"undirected), {K} iterations, workers {args.workers} (--threads 1), {args.rounds} rounds, "
         f"{args.cores:g} cores")

@@ -260,6 +260,15 @@ class Grape:
                 "rss": p.rss_mb, "out": out}
 
 
+def generate(binary, kind, scale, degree, path, weights=True):
+    """`lockstep generate` into `path` unless it already holds a graph; returns `path`."""
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        subprocess.run([binary, "generate", kind, "--scale", str(scale), "--degree", str(degree),
+                        "--out", path] + (["--weights"] if weights else []), check=True,
+                       stderr=subprocess.DEVNULL)
+    return path
+
+
 def convert(graph, efile, vfile):
     """The edge list as libgrape-lite's input: 'src dst' lines (weights dropped) and the vertices."""
     log(f"converting {graph} to {efile} and {vfile}")
@@ -311,12 +320,9 @@ def main():
     os.makedirs(args.data, exist_ok=True)
     lockstep_bin = os.path.join(args.build, "lockstep")
     suffix = "-unweighted" if args.unweighted else ""
-    args.graph = os.path.join(args.data, f"kronecker-{args.scale}{suffix}.el")
-    if not os.path.exists(args.graph) or os.path.getsize(args.graph) == 0:
-        subprocess.run([lockstep_bin, "generate", "kronecker", "--scale", str(args.scale),
-                        "--degree", "16", "--out", args.graph] +
-                       ([] if args.unweighted else ["--weights"]), check=True,
-                       stderr=subprocess.DEVNULL)
+    args.graph = generate(lockstep_bin, "kronecker", args.scale, 16,
+                          os.path.join(args.data, f"kronecker-{args.scale}{suffix}.el"),
+                          weights=not args.unweighted)
     ls = Lockstep(args)
     relays = []
     for r in args.relay.split(","):
