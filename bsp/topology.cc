@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/free_memory.h"
-#include "lockstep/bsp/oom_safe.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
 #include "tbb/task_arena.h"

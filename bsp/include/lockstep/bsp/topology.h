@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/graph_input.h"
 #include "lockstep/bsp/vertex_id.h"
