@@ -272,8 +272,9 @@ TEST(TopologyTest, OutEdgesOnlyNeedOutRemotes) {
 TEST(TopologyTest, FindRemoteFindsEveryRemoteAndNothingElse) {
   std::mt19937_64 rng(5);
   std::vector<bsptest::Edge> edges;
-  for (int e = 0; e < 6000; ++e) {
-    edges.push_back({std::to_string(rng() % 3000), std::to_string(rng() % 3000)});
+  // Enough vertices that a part's remotes are sorted by buckets of their leading bits.
+  for (int e = 0; e < 30000; ++e) {
+    edges.push_back({std::to_string(rng() % 15000), std::to_string(rng() % 15000)});
   }
   for (const GraphInput& input :
        {bsptest::MakeInput(edges), bsptest::MakeInput({{"a", "b"}, {"b", "c"}, {"c", "a"}})}) {
@@ -284,6 +285,9 @@ TEST(TopologyTest, FindRemoteFindsEveryRemoteAndNothingElse) {
         ASSERT_TRUE(t.ok()) << t.status();
         for (uint32_t r = 0; r < t->num_remote(); ++r) {
           ASSERT_EQ(t->FindRemote(t->remote_id(r)), r) << parts << " parts, part " << part;
+          if (r > 0) {
+            ASSERT_LT(t->remote_id(r - 1), t->remote_id(r));
+          }
         }
         for (uint32_t v = 0; v < t->num_local(); ++v) {
           ASSERT_EQ(t->FindRemote(t->id(v)), kNoVertex);
@@ -347,9 +351,15 @@ TEST(TopologyTest, ExternalIdsWithOneUuidAreNamed) {
   EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(t.status().message(),
             "vertex IDs '" + upper + "' and '" + lower + "' map to the same UUID " + lower);
+  // The same among enough vertices that the UUID sort goes by buckets of leading bits.
+  for (int i = 0; i < 5000; ++i) input.external_ids.push_back("w" + std::to_string(i));
+  t = Topology::Build(input, *split, 0, false, nullptr, nullptr);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message(),
+            "vertex IDs '" + upper + "' and '" + lower + "' map to the same UUID " + lower);
   // Without the repeats, every vertex is found by its UUID, and no other is.
   input.external_ids = {"1", lower, "5", "3"};
-  for (int i = 0; i < 200; ++i) input.external_ids.push_back("v" + std::to_string(i));
+  for (int i = 0; i < 5000; ++i) input.external_ids.push_back("v" + std::to_string(i));
   t = Topology::Build(input, *split, 0, false, nullptr, nullptr);
   ASSERT_TRUE(t.ok()) << t.status();
   for (uint32_t v = 0; v < t->num_local(); ++v) {

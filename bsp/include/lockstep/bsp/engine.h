@@ -170,32 +170,22 @@ class Engine final : public StepEngine {
       published_.resize(uint64_t{n} + topology().num_remote());
       has_published_.assign(uint64_t{n} + topology().num_remote(), 0);
       // The remote vertices that publish to this partition: its remote in-neighbours. A remote
-      // vertex that is only an out-neighbour never sends a value here.
-      remote_source_.assign(topology().num_remote(), 0);
-      for (uint32_t v = 0; v < n; ++v) {
-        for (uint32_t slot : topology().in_slots(v)) {
-          if (!topology().IsLocal(slot)) remote_source_[slot - n] = 1;
+      // vertex that is only an out-neighbour never sends a value here. One pass over the in-slots
+      // with no branch per edge: a local slot marks the spare last entry.
+      const uint32_t num_remote = topology().num_remote();
+      if (num_remote > 0) {
+        remote_source_.assign(uint64_t{num_remote} + 1, 0);
+        for (uint32_t slot : topology().all_in_slots()) {
+          remote_source_[std::min<uint32_t>(slot - n, num_remote)] = 1;
         }
+        remote_source_.pop_back();
       }
       remote_sources_ = static_cast<uint64_t>(
           std::count(remote_source_.begin(), remote_source_.end(), uint8_t{1}));
       // For each other partition, the local vertices with an out-neighbour there: they send
       // their published value to it.
       const uint32_t parts = static_cast<uint32_t>(topology().split().size());
-      if (parts > 1) {
-        boundary_.resize(parts);
-        std::vector<uint32_t> seen(parts, kNoVertex);
-        for (uint32_t v = 0; v < n; ++v) {
-          for (uint32_t slot : topology().out_slots(v)) {
-            if (topology().IsLocal(slot)) continue;
-            const uint32_t q = topology().remote_partition(slot - n);
-            if (seen[q] != v) {
-              seen[q] = v;
-              boundary_[q].push_back(v);
-            }
-          }
-        }
-      }
+      if (parts > 1) FindBoundary(parts);
     }
     if constexpr (requires(P & p, AggregatorRegistry & r) { p.Register(r); }) {
       program_.Register(aggregators_);
@@ -471,6 +461,41 @@ class Engine final : public StepEngine {
   };
 
  private:
+  // boundary_[q] for each partition q of `parts`: the local vertices with an out-neighbour in q,
+  // in increasing order. Up to 64 partitions, each vertex gathers the partitions of its
+  // out-neighbours as bits (no branch per edge) and is listed once per bit.
+  void FindBoundary(uint32_t parts) {
+    const Topology& topo = topology();
+    const uint32_t n = topo.num_local();
+    const uint32_t self = static_cast<uint32_t>(topo.part());
+    boundary_.assign(parts, {});
+    if (parts <= 64) {
+      std::vector<uint8_t> part_of(uint64_t{n} + topo.num_remote(), static_cast<uint8_t>(self));
+      for (uint32_t r = 0; r < topo.num_remote(); ++r) {
+        part_of[n + r] = static_cast<uint8_t>(topo.remote_partition(r));
+      }
+      for (uint32_t v = 0; v < n; ++v) {
+        uint64_t mask = 0;
+        for (uint32_t slot : topo.out_slots(v)) mask |= uint64_t{1} << part_of[slot];
+        for (mask &= ~(uint64_t{1} << self); mask != 0; mask &= mask - 1) {
+          boundary_[std::countr_zero(mask)].push_back(v);
+        }
+      }
+      return;
+    }
+    std::vector<uint32_t> seen(parts, kNoVertex);
+    for (uint32_t v = 0; v < n; ++v) {
+      for (uint32_t slot : topo.out_slots(v)) {
+        if (topo.IsLocal(slot)) continue;
+        const uint32_t q = topo.remote_partition(slot - n);
+        if (seen[q] != v) {
+          seen[q] = v;
+          boundary_[q].push_back(v);
+        }
+      }
+    }
+  }
+
   std::span<const Message> MessagesOf(uint32_t v) const {
     if constexpr (HasCombiner<P>) {
       return has_message_[v] ? std::span<const Message>(&inbox_[v], 1) : std::span<const Message>();

@@ -178,6 +178,8 @@ class Topology {
   std::span<const uint32_t> in_slots(uint32_t v) const {
     return {in_sources_.data() + in_offsets_[v], in_degree(v)};
   }
+  // Every vertex's in-slots one after another (in_slots(0), in_slots(1), ...).
+  std::span<const uint32_t> all_in_slots() const { return in_sources_; }
 
   // The local index of a UUID, or kNoVertex. Used at load, for UUID-coded batches and for
   // messages sent by UUID. The local vertices in UUID order, with a bucket index on the leading
