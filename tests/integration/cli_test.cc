@@ -564,12 +564,14 @@ TEST_F(CliTest, AWorkerOutOfMemoryFailsTheJobAndTheMasterShowsWhy) {
     }
   }
   // The master logs the worker's failure when it arrives and "job failed: ..." once the job is
-  // over: wait for that line before stopping it.
-  for (int i = 0;
-       i < 2000 && failed && ReadFile(Path("master.log")).find("job failed: ") == std::string::npos;
-       ++i) {
-    ::usleep(10000);
-  }
+  // over: wait for that line, after the failure (an earlier job, whose worker could not start,
+  // may have logged its own), before stopping it.
+  auto job_over = [&] {
+    const std::string log = ReadFile(Path("master.log"));
+    const size_t oom = log.find("out of memory while building");
+    return oom != std::string::npos && log.find("job failed: ", oom) != std::string::npos;
+  };
+  for (int i = 0; i < 2000 && failed && !job_over(); ++i) ::usleep(10000);
   ::kill(master, SIGTERM);
   for (int i = 0; i < 1000 && ::kill(master, 0) == 0; ++i) ::usleep(10000);
   const std::string log = ReadFile(Path("master.log"));
