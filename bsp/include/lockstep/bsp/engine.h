@@ -5,7 +5,9 @@
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,6 +28,18 @@ namespace lockstep::bsp {
 
 template <class P>
 class Engine;
+
+// Whether P is a broadcast program combined by min that declares Improves (program.h), with a
+// message the engine can combine in place with a compare-and-swap: it is then pushed or pulled
+// per superstep (docs/design.md §3.4).
+template <class P>
+constexpr bool IsMinBroadcast() {
+  if constexpr (IsBroadcast<P>() && HasImproves<P>() && std::is_arithmetic_v<typename P::Message>) {
+    return std::atomic_ref<typename P::Message>::is_always_lock_free;
+  } else {
+    return false;
+  }
+}
 
 // What compute sees of its vertex and the job. One Context serves a whole block of vertices on one
 // thread; nothing in it locks or allocates per message.
@@ -186,6 +200,7 @@ class Engine final : public StepEngine {
       // their published value to it.
       const uint32_t parts = static_cast<uint32_t>(topology().split().size());
       if (parts > 1) FindBoundary(parts);
+      if constexpr (IsMinBroadcast<P>()) FindRemoteOut();
     }
     if constexpr (requires(P & p, AggregatorRegistry & r) { p.Register(r); }) {
       program_.Register(aggregators_);
@@ -204,6 +219,13 @@ class Engine final : public StepEngine {
   void SetMaxBatchBytes(uint64_t bytes) override { max_batch_bytes_ = bytes; }
   // How many UUIDs ConnectPeers sends each peer per step (at least 1; tests take small steps).
   void SetListStep(size_t step) { list_step_ = std::max<size_t>(1, step); }
+  // Min-combined broadcasts (IsMinBroadcast): how a superstep's values are delivered. kChoose
+  // follows the direction-optimising rule; tests force one direction.
+  enum class Direction { kChoose, kPush, kPull };
+  void SetDirection(Direction d) { direction_ = d; }
+  // Min-combined broadcasts: the supersteps whose values were pushed, and pulled, so far.
+  uint64_t pushed_supersteps() const { return pushed_supersteps_; }
+  uint64_t pulled_supersteps() const { return pulled_supersteps_; }
   uint64_t num_local_vertices() const override { return topology().num_local(); }
   uint64_t EstimatedPeakBytes() const override {
     return EstimateEngineBytes<P>(topology().num_local(), topology().num_out_edges());
@@ -452,7 +474,8 @@ class Engine final : public StepEngine {
     uint64_t active = 0;
     uint64_t unhalted = 0;
     uint64_t sent = 0;
-    uint64_t published = 0;  // broadcast programs: vertices that published
+    uint64_t published = 0;          // broadcast programs: vertices that published
+    std::vector<uint32_t> frontier;  // min-combined broadcasts: this block's publishers
     absl::Status error;
 
     void Fail(absl::Status st) {
@@ -496,6 +519,134 @@ class Engine final : public StepEngine {
     }
   }
 
+  // Min-combined broadcasts: for each remote vertex, the local vertices it is an in-neighbour of,
+  // along which a pushed value of it goes.
+  void FindRemoteOut() {
+    const Topology& topo = topology();
+    const uint32_t n = topo.num_local();
+    const uint32_t num_remote = topo.num_remote();
+    if (num_remote == 0) return;
+    remote_out_offsets_.assign(uint64_t{num_remote} + 1, 0);
+    for (uint32_t slot : topo.all_in_slots()) {
+      if (slot >= n) ++remote_out_offsets_[slot - n + 1];
+    }
+    std::partial_sum(remote_out_offsets_.begin(), remote_out_offsets_.end(),
+                     remote_out_offsets_.begin());
+    remote_out_targets_.resize(remote_out_offsets_.back());
+    std::vector<uint64_t> at(remote_out_offsets_.begin(), remote_out_offsets_.end() - 1);
+    for (uint32_t v = 0; v < n; ++v) {
+      for (uint32_t slot : topo.in_slots(v)) {
+        if (slot >= n) remote_out_targets_[at[slot - n]++] = v;
+      }
+    }
+  }
+
+  // Delivers a min-combined broadcast (docs/design.md §3.4): when the publishers' out-edges are
+  // few against all in-edges, each publisher's value is pushed along them (a compare-and-swap
+  // minimum per target); otherwise every vertex pulls, skipped if the least published value
+  // cannot improve it and stopping at that value. Only improving messages are delivered; the
+  // minimum does not depend on the direction or the order.
+  void DeliverMin() {
+    const Topology& topo = topology();
+    const uint32_t n = topo.num_local();
+    const uint32_t num_remote = topo.num_remote();
+    remote_frontier_.clear();
+    for (uint32_t r = 0; r < num_remote; ++r) {
+      if (has_published_[uint64_t{n} + r]) remote_frontier_.push_back(r);
+    }
+    bool any = false;
+    Message least{};
+    uint64_t edges = 0;
+    auto consider = [&](const Message& m) {
+      if (!any || m < least) least = m;
+      any = true;
+    };
+    for (size_t b = 0; b < num_blocks_; ++b) {
+      for (uint32_t v : blocks_[b].frontier) {
+        consider(published_[v]);
+        edges += topo.out_degree(v);
+      }
+    }
+    for (uint32_t r : remote_frontier_) {
+      consider(published_[uint64_t{n} + r]);
+      edges += remote_out_offsets_[r + 1] - remote_out_offsets_[r];
+    }
+    const bool push = direction_ == Direction::kChoose
+                          ? edges * kPullFactor < topo.all_in_slots().size()
+                          : direction_ == Direction::kPush;
+    if (!any) {
+      std::fill(has_message_.begin(), has_message_.end(), 0);
+    } else if (push) {
+      ++pushed_supersteps_;
+      // Push. Targets start at no message, the identity of min.
+      tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
+        const uint32_t lo = static_cast<uint32_t>(b * kBlock);
+        const uint32_t hi = std::min<uint32_t>(n, lo + kBlock);
+        std::fill(has_message_.begin() + lo, has_message_.begin() + hi, 0);
+        std::fill(inbox_.begin() + lo, inbox_.begin() + hi, NoMessage());
+      });
+      auto offer = [&](uint32_t v, const Message& m) {
+        if (!P::Improves(values_[v], m)) return;
+        std::atomic_ref<Message> into(inbox_[v]);
+        Message now = into.load(std::memory_order_relaxed);
+        while (m < now && !into.compare_exchange_weak(now, m, std::memory_order_relaxed)) {
+        }
+        std::atomic_ref<uint8_t>(has_message_[v]).store(1, std::memory_order_relaxed);
+      };
+      tbb::parallel_for(size_t{0}, num_blocks_ + 1, [&](size_t b) {
+        if (b < num_blocks_) {
+          for (uint32_t u : blocks_[b].frontier) {
+            const Message m = published_[u];
+            for (uint32_t slot : topo.out_slots(u)) {
+              if (slot < n) offer(slot, m);
+            }
+          }
+          return;
+        }
+        for (uint32_t r : remote_frontier_) {
+          const Message m = published_[uint64_t{n} + r];
+          for (uint64_t i = remote_out_offsets_[r]; i < remote_out_offsets_[r + 1]; ++i) {
+            offer(remote_out_targets_[i], m);
+          }
+        }
+      });
+    } else {
+      ++pulled_supersteps_;
+      // Pull: a vertex the least value cannot improve is skipped, a gather that reaches it stops.
+      const Message* published = published_.data();
+      const uint8_t* has_published = has_published_.data();
+      tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
+        const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
+        for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
+          has_message_[v] = 0;
+          if (!P::Improves(values_[v], least)) continue;
+          bool has = false;
+          Message combined{};
+          for (uint32_t slot : topo.in_slots(v)) {
+            if (!has_published[slot]) continue;
+            if (has) {
+              P::Combine(combined, published[slot]);
+            } else {
+              combined = published[slot];
+              has = true;
+            }
+            if (!(least < combined)) break;
+          }
+          if (has && P::Improves(values_[v], combined)) {
+            inbox_[v] = combined;
+            has_message_[v] = 1;
+          }
+        }
+      });
+    }
+    for (size_t b = 0; b < num_blocks_; ++b) {
+      for (uint32_t v : blocks_[b].frontier) has_published_[v] = 0;
+      blocks_[b].frontier.clear();
+    }
+    for (uint32_t r : remote_frontier_) has_published_[uint64_t{n} + r] = 0;
+    published_count_ = remote_published_count_ = 0;
+  }
+
   std::span<const Message> MessagesOf(uint32_t v) const {
     if constexpr (HasCombiner<P>) {
       return has_message_[v] ? std::span<const Message>(&inbox_[v], 1) : std::span<const Message>();
@@ -505,6 +656,9 @@ class Engine final : public StepEngine {
   }
 
   void Publish(BlockBuffers& buf, uint32_t v, const Message& m) {
+    if constexpr (IsMinBroadcast<P>()) {
+      if (!has_published_[v]) buf.frontier.push_back(v);
+    }
     published_[v] = m;
     buf.published += 1 - has_published_[v];
     has_published_[v] = 1;
@@ -547,7 +701,9 @@ class Engine final : public StepEngine {
     relay_decode_seconds_ =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - decode_start).count();
     const uint32_t n = topology().num_local();
-    if constexpr (IsBroadcast<P>()) {
+    if constexpr (IsMinBroadcast<P>()) {
+      DeliverMin();
+    } else if constexpr (IsBroadcast<P>()) {
       // The pull: each vertex combines what its in-neighbours published, in in-edge order. When
       // every vertex published (PageRank), the flags need not be read: the loop is the gather
       // of a sparse matrix-vector product. Remote vertices count if they publish here at all.
@@ -999,6 +1155,24 @@ class Engine final : public StepEngine {
   // publishes to this partition), and how many are.
   std::vector<uint8_t> remote_source_;
   uint64_t remote_sources_ = 0;
+  // Min-combined broadcasts: push when the publishers' out-edges times this are fewer than all
+  // in-edges (the direction-optimising rule; Beamer et al. 2012 use 14-15); remote vertex r's
+  // local out-neighbours at remote_out_targets_[remote_out_offsets_[r]...]; this superstep's
+  // remote publishers; the identity of min.
+  static constexpr uint64_t kPullFactor = 15;
+  std::vector<uint64_t> remote_out_offsets_;
+  std::vector<uint32_t> remote_out_targets_;
+  std::vector<uint32_t> remote_frontier_;
+  Direction direction_ = Direction::kChoose;
+  uint64_t pushed_supersteps_ = 0;
+  uint64_t pulled_supersteps_ = 0;
+  static Message NoMessage() {
+    if constexpr (std::numeric_limits<Message>::has_infinity) {
+      return std::numeric_limits<Message>::infinity();
+    } else {
+      return std::numeric_limits<Message>::max();
+    }
+  }
   // Set by ConnectPeers: per sending partition, what its positions stand for here (a local vertex
   // for messages, a remote vertex for published values).
   bool connected_ = false;

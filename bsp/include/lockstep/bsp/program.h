@@ -25,6 +25,8 @@ class Context;
 //     static constexpr bool kNeedsInEdges = true;             // ctx.in_slots() / in_values()
 //     static constexpr bool kBroadcast = true;  // only ever sends one value to all out-neighbours
 //                                               // (with a combiner): runs as a pull (see below)
+//     static bool Improves(const VertexValue& value, const Message& m);  // a broadcast program
+//                                  // whose combiner is min: push or pull per superstep (below)
 //     VertexValue Init(const bsp::Context<MyProgram>& ctx) const;  // initial value of a vertex
 //     void Register(bsp::AggregatorRegistry& aggregators);    // aggregators, before superstep 0
 //     absl::Status PreStep(uint64_t superstep);               // callbacks; they run on every
@@ -59,6 +61,23 @@ constexpr bool IsBroadcast() {
   } else {
     return false;
   }
+}
+
+// A broadcast program whose combiner is the minimum under operator< (BFS, SSSP, WCC) may declare
+// Improves(value, m): whether message m can change a vertex whose value is `value`. The contract:
+// it is monotone (false for m means false for every m' with !(m' < m)), and Compute with a message
+// that does not improve the vertex does what it does with no message. The engine then delivers
+// only improving messages, so a vertex whose value no message can lower is not woken, and it
+// chooses per superstep how to deliver (docs/design.md §3.4): it pushes each published value
+// along the publisher's out-edges when few vertices published, and otherwise pulls, skipping the
+// vertices the superstep's least published value cannot improve and stopping a vertex's gather
+// at that least value. The minimum does not depend on the order of combining, so the answer
+// does not depend on the direction, the thread count or the worker count.
+template <class P>
+constexpr bool HasImproves() {
+  return requires(const typename P::VertexValue& v, const typename P::Message& m) {
+    { P::Improves(v, m) } -> std::convertible_to<bool>;
+  };
 }
 
 template <class P>

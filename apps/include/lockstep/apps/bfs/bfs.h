@@ -21,7 +21,11 @@ struct Program {
 
   bsp::VertexId source{};
 
+  // Each vertex offers one depth to all its out-neighbours, under min: the engine pushes or pulls
+  // it per superstep, and a depth no smaller than a vertex's own changes nothing.
+  static constexpr bool kBroadcast = true;
   static void Combine(int64_t& into, const int64_t& m) { into = std::min(into, m); }
+  static bool Improves(int64_t depth, int64_t m) { return m < depth; }
   int64_t Init(const bsp::Context<Program>&) const { return kUnreachable; }
 
   void Compute(bsp::Context<Program>& ctx, std::span<const int64_t> messages) const {
