@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""The Graphalytics kernels against the GAP Benchmark Suite's hand-written ones (issue 15).
+
+    bench/kernels.py [--gapbs DIR] [--kernels bfs,wcc] [--threads 2] BUILD_DIR SCALE
+
+Generates the Kronecker graph bench/run.sh uses (`lockstep generate kronecker --scale S --degree 16`,
+without weights, read with --undirected) and times each kernel both ways on it, alternately:
+  - lockstep: `lockstep run APP --undirected --threads T` (BFS and SSSP from vertex 0); the figure is
+    the `compute X s` of its summary line (everything after the graph every program gets is built),
+    best of --trials runs; its peak RSS from wait4;
+  - gapbs (DIR from --gapbs or $GAPBS_DIR, built with `make`; see bench/README.md): the same graph
+    symmetrised (`-s`), OMP_NUM_THREADS=T, best `Trial Time` of `-n 5` (BFS `-r 0`); its peak RSS.
+Prints each kernel's times side by side and the ratio lockstep / gapbs, or "reference missing"
+without gapbs. Outputs are not compared here (the suite checks lockstep against its oracles).
+Python 3 standard library only.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scale  # noqa: E402  (the graph generator)
+
+COMPUTE_RE = re.compile(rb"compute ([0-9.]+) s")
+TRIAL_RE = re.compile(rb"Trial Time:\s+([0-9.]+)")
+# lockstep app -> (gapbs binary, its extra flags)
+GAPBS = {"bfs": ("bfs", ["-r", "0"]), "wcc": ("cc", [])}
+
+
+def rss_of(argv, env=None):
+    """Runs argv under wait4; returns (output, peak RSS in MB)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        os.dup2(w, 1)
+        os.dup2(w, 2)
+        os.execvpe(argv[0], argv, env or os.environ)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    _, status, usage = os.wait4(pid, 0)
+    out = b"".join(chunks)
+    if status != 0:
+        sys.exit(f"{' '.join(argv)} failed ({status}):\n{out.decode(errors='replace')[-2000:]}")
+    return out, usage.ru_maxrss / 1024
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("build")
+    ap.add_argument("scale", type=int)
+    ap.add_argument("--gapbs", default=os.environ.get("GAPBS_DIR", ""))
+    ap.add_argument("--kernels", default="bfs,wcc")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--trials", type=int, default=2)
+    ap.add_argument("--data", default="bench-data")
+    args = ap.parse_args()
+    binary = os.path.join(args.build, "lockstep")
+    os.makedirs(args.data, exist_ok=True)
+    graph = scale.generate(binary, "kronecker", args.scale, 16,
+                           os.path.join(args.data, f"kronecker-{args.scale}-unweighted.el"),
+                           weights=False)
+    out = os.path.join(args.data, "kernels-out.txt")
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    print(f"Kronecker scale {args.scale}, degree 16, undirected ({graph}), {args.threads} threads")
+    print(f"{'kernel':8} {'lockstep s':>11} {'gapbs s':>9} {'ratio':>7} {'lockstep MB':>12} "
+          f"{'gapbs MB':>9}")
+    for kernel in args.kernels.split(","):
+        mine, theirs, mine_rss, their_rss = [], [], 0.0, 0.0
+        ref = GAPBS.get(kernel)
+        ref_bin = os.path.join(args.gapbs, ref[0]) if ref and args.gapbs else ""
+        for _ in range(args.trials):
+            argv = [binary, "run", kernel, "--graph", graph, "--undirected", "--threads",
+                    str(args.threads), "--out", out]
+            if kernel in ("bfs", "sssp"):
+                argv += ["--source", "0"]
+            text, rss = rss_of(argv)
+            m = COMPUTE_RE.search(text)
+            if not m:
+                sys.exit(f"no compute time in lockstep's output:\n{text.decode()[-2000:]}")
+            mine.append(float(m.group(1)))
+            mine_rss = max(mine_rss, rss)
+            if ref_bin and os.access(ref_bin, os.X_OK):
+                text, rss = rss_of([ref_bin, "-f", graph, "-s", "-n", "5"] + ref[1], env)
+                theirs.append(min(float(t) for t in TRIAL_RE.findall(text)))
+                their_rss = max(their_rss, rss)
+        best = min(mine)
+        if theirs:
+            ref_best = min(theirs)
+            print(f"{kernel:8} {best:11.4f} {ref_best:9.4f} {best / ref_best:7.2f} {mine_rss:12.0f} "
+                  f"{their_rss:9.0f}")
+        else:
+            print(f"{kernel:8} {best:11.4f} {'-':>9} {'-':>7} {mine_rss:12.0f} {'-':>9}   "
+                  "reference missing")
+
+
+if __name__ == "__main__":
+    main()
