@@ -287,6 +287,7 @@ absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, 
   // symmetric input's edge also stands for its reverse, so either remote end is needed.
   const size_t m = edges.size();
   const bool symmetric = edges.symmetric();
+  t.symmetric_ = symmetric;
   std::vector<uint8_t> needed(n_global, 0);
   if (vertices != nullptr && vertices->remote_ends_only) {
     tbb::parallel_for(uint32_t{0}, n_global, [&](uint32_t g) { needed[g] = slot[g] == kNoVertex; });

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -395,10 +396,12 @@ INSTANTIATE_TEST_SUITE_P(PartsEveryConnect, BroadcastRelayTest,
 // A min-combined broadcast (BFS from several sources, each starting at its own offset): the
 // sources are the vertices at a multiple of 97 in input order and start at (position % 5); a
 // vertex that improves offers its value + 1 to its out-neighbours. With Improves the engine may
-// push or pull each superstep (program.h); the answer must not depend on that.
-template <class T>
+// push or pull each superstep (program.h); the answer must not depend on that. With kBoth the
+// offers go to in-neighbours too (kBothDirections).
+template <class T, bool kBoth = false>
 struct MinHopsProgram {
   static constexpr bool kBroadcast = true;
+  static constexpr bool kBothDirections = kBoth;
   using VertexValue = T;
   using EdgeValue = NoValue;
   using Message = T;
@@ -424,9 +427,9 @@ struct MinHopsProgram {
   }
 };
 
-// The same by relaxing every directed edge until nothing changes.
+// The same by relaxing every directed edge (both ways with `both`) until nothing changes.
 template <class T>
-std::map<std::string, T> MinHopsOracle(const GraphInput& input) {
+std::map<std::string, T> MinHopsOracle(const GraphInput& input, bool both) {
   const T none = MinHopsProgram<T>::kNone;
   std::vector<T> value(input.num_vertices(), none);
   for (uint64_t v = 0; v < value.size(); v += 97) value[v] = static_cast<T>(v % 5);
@@ -440,7 +443,7 @@ std::map<std::string, T> MinHopsOracle(const GraphInput& input) {
     };
     for (size_t e = 0; e < input.src.size(); ++e) {
       relax(input.src[e], input.dst[e]);
-      if (input.symmetric) relax(input.dst[e], input.src[e]);
+      if (input.symmetric || both) relax(input.dst[e], input.src[e]);
     }
   }
   std::map<std::string, T> out;
@@ -454,18 +457,20 @@ using MinTypes = ::testing::Types<int64_t, uint32_t, double>;
 TYPED_TEST_SUITE(MinBroadcastTest, MinTypes);
 
 // Pushed, pulled, or chosen per superstep, on 1 to 4 parts connected or not, directed or
-// symmetric: the values are the oracle's, in as many supersteps, and the rule did both.
-TYPED_TEST(MinBroadcastTest, PushPullOrChosenGiveTheSameAnswer) {
-  using T = TypeParam;
-  using P = MinHopsProgram<T>;
+// symmetric, one way or both: the values are the oracle's, in as many supersteps, and the rule
+// did both.
+template <class T, bool kBoth>
+void CheckMinBroadcast() {
+  using P = MinHopsProgram<T, kBoth>;
   static_assert(IsMinBroadcast<P>());
   using Direction = typename Engine<P>::Direction;
   GraphInput directed = RandomGraph(3000, 4500, 13);
   GraphInput symmetric = directed;
   MakeSymmetric(symmetric);
   for (const GraphInput* input : {&directed, &symmetric}) {
-    SCOPED_TRACE(input->symmetric ? "symmetric" : "directed");
-    const auto want = MinHopsOracle<T>(*input);
+    SCOPED_TRACE(::testing::Message() << (input->symmetric ? "symmetric" : "directed")
+                                      << (kBoth ? ", both ways" : ", one way"));
+    const auto want = MinHopsOracle<T>(*input, kBoth);
     const P program{.position = Positions(*input)};
     uint64_t supersteps = 0;
     for (uint64_t parts : {1, 2, 3, 4}) {
@@ -493,6 +498,53 @@ TYPED_TEST(MinBroadcastTest, PushPullOrChosenGiveTheSameAnswer) {
           }
         }
       }
+    }
+  }
+}
+
+TYPED_TEST(MinBroadcastTest, PushPullOrChosenGiveTheSameAnswer) {
+  CheckMinBroadcast<TypeParam, false>();
+}
+
+TYPED_TEST(MinBroadcastTest, BothWaysPushPullOrChosenGiveTheSameAnswer) {
+  CheckMinBroadcast<TypeParam, true>();
+}
+
+// A double -0 and +0 compare equal; a vertex reached by both gets +0 whatever the direction.
+struct SignedZeroProgram {
+  static constexpr bool kBroadcast = true;
+  using VertexValue = double;
+  using EdgeValue = NoValue;
+  using Message = double;
+  std::shared_ptr<const std::map<VertexId, uint64_t>> position;
+  static void Combine(double& into, const double& m) { into = std::min(into, m); }
+  static bool Improves(double value, double m) { return m < value; }
+  double Init(const Context<SignedZeroProgram>&) const {
+    return std::numeric_limits<double>::infinity();
+  }
+  void Compute(Context<SignedZeroProgram>& ctx, std::span<const double> messages) const {
+    if (ctx.superstep() == 0) {
+      ctx.SendToAllNeighbors(position->at(ctx.id()) % 2 == 0 ? -0.0 : 0.0);
+    } else if (!messages.empty() && messages[0] < ctx.value()) {
+      ctx.value() = messages[0];
+    }
+    ctx.VoteToHalt();
+  }
+};
+
+TEST(MinBroadcastZeroTest, MinusZeroAndZeroGiveZero) {
+  using Direction = Engine<SignedZeroProgram>::Direction;
+  GraphInput input = RandomGraph(200, 600, 3);
+  MakeSymmetric(input);
+  for (Direction d : {Direction::kPush, Direction::kPull}) {
+    Cluster<SignedZeroProgram> cluster(SignedZeroProgram{.position = Positions(input)}, input, 1,
+                                       false);
+    cluster.engine(0).SetDirection(d);
+    ASSERT_TRUE(cluster.RunToCompletion().ok());
+    for (const auto& [name, value] : cluster.Values()) {
+      if (std::isinf(value)) continue;
+      EXPECT_EQ(value, 0.0) << name;
+      EXPECT_FALSE(std::signbit(value)) << name;
     }
   }
 }

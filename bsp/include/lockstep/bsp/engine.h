@@ -186,11 +186,21 @@ class Engine final : public StepEngine {
       // The remote vertices that publish to this partition: its remote in-neighbours. A remote
       // vertex that is only an out-neighbour never sends a value here. One pass over the in-slots
       // with no branch per edge: a local slot marks the spare last entry.
+      static_assert(!IsBothDirections<P>() || IsMinBroadcast<P>(),
+                    "kBothDirections needs a min-combined broadcast (Improves, program.h)");
+      // A value that goes both ways on a symmetric graph goes along the out-edges alone: they are
+      // the in-edges, and a minimum does not depend on their order.
+      both_ = IsBothDirections<P>() && !topology().symmetric();
       const uint32_t num_remote = topology().num_remote();
       if (num_remote > 0) {
         remote_source_.assign(uint64_t{num_remote} + 1, 0);
         for (uint32_t slot : topology().all_in_slots()) {
           remote_source_[std::min<uint32_t>(slot - n, num_remote)] = 1;
+        }
+        if (both_) {
+          for (uint32_t slot : topology().all_out_slots()) {
+            remote_source_[std::min<uint32_t>(slot - n, num_remote)] = 1;
+          }
         }
         remote_source_.pop_back();
       }
@@ -484,9 +494,10 @@ class Engine final : public StepEngine {
   };
 
  private:
-  // boundary_[q] for each partition q of `parts`: the local vertices with an out-neighbour in q,
-  // in increasing order. Up to 64 partitions, each vertex gathers the partitions of its
-  // out-neighbours as bits (no branch per edge) and is listed once per bit.
+  // boundary_[q] for each partition q of `parts`: the local vertices with an out-neighbour in q
+  // (or an in-neighbour, for a value that goes both ways), in increasing order. Up to 64
+  // partitions, each vertex gathers the partitions of its out-neighbours as bits (no branch per
+  // edge) and is listed once per bit.
   void FindBoundary(uint32_t parts) {
     const Topology& topo = topology();
     const uint32_t n = topo.num_local();
@@ -500,6 +511,9 @@ class Engine final : public StepEngine {
       for (uint32_t v = 0; v < n; ++v) {
         uint64_t mask = 0;
         for (uint32_t slot : topo.out_slots(v)) mask |= uint64_t{1} << part_of[slot];
+        if (both_) {
+          for (uint32_t slot : topo.in_slots(v)) mask |= uint64_t{1} << part_of[slot];
+        }
         for (mask &= ~(uint64_t{1} << self); mask != 0; mask &= mask - 1) {
           boundary_[std::countr_zero(mask)].push_back(v);
         }
@@ -508,19 +522,23 @@ class Engine final : public StepEngine {
     }
     std::vector<uint32_t> seen(parts, kNoVertex);
     for (uint32_t v = 0; v < n; ++v) {
-      for (uint32_t slot : topo.out_slots(v)) {
-        if (topo.IsLocal(slot)) continue;
-        const uint32_t q = topo.remote_partition(slot - n);
-        if (seen[q] != v) {
-          seen[q] = v;
-          boundary_[q].push_back(v);
+      auto visit = [&](std::span<const uint32_t> slots) {
+        for (uint32_t slot : slots) {
+          if (topo.IsLocal(slot)) continue;
+          const uint32_t q = topo.remote_partition(slot - n);
+          if (seen[q] != v) {
+            seen[q] = v;
+            boundary_[q].push_back(v);
+          }
         }
-      }
+      };
+      visit(topo.out_slots(v));
+      if (both_) visit(topo.in_slots(v));
     }
   }
 
-  // Min-combined broadcasts: for each remote vertex, the local vertices it is an in-neighbour of,
-  // along which a pushed value of it goes.
+  // Min-combined broadcasts: for each remote vertex, the local vertices it is an in-neighbour of
+  // (or an out-neighbour, for a value that goes both ways), along which a pushed value of it goes.
   void FindRemoteOut() {
     const Topology& topo = topology();
     const uint32_t n = topo.num_local();
@@ -530,6 +548,11 @@ class Engine final : public StepEngine {
     for (uint32_t slot : topo.all_in_slots()) {
       if (slot >= n) ++remote_out_offsets_[slot - n + 1];
     }
+    if (both_) {
+      for (uint32_t slot : topo.all_out_slots()) {
+        if (slot >= n) ++remote_out_offsets_[slot - n + 1];
+      }
+    }
     std::partial_sum(remote_out_offsets_.begin(), remote_out_offsets_.end(),
                      remote_out_offsets_.begin());
     remote_out_targets_.resize(remote_out_offsets_.back());
@@ -537,6 +560,11 @@ class Engine final : public StepEngine {
     for (uint32_t v = 0; v < n; ++v) {
       for (uint32_t slot : topo.in_slots(v)) {
         if (slot >= n) remote_out_targets_[at[slot - n]++] = v;
+      }
+      if (both_) {
+        for (uint32_t slot : topo.out_slots(v)) {
+          if (slot >= n) remote_out_targets_[at[slot - n]++] = v;
+        }
       }
     }
   }
@@ -564,16 +592,17 @@ class Engine final : public StepEngine {
     for (size_t b = 0; b < num_blocks_; ++b) {
       for (uint32_t v : blocks_[b].frontier) {
         consider(published_[v]);
-        edges += topo.out_degree(v);
+        edges += topo.out_degree(v) + (both_ ? topo.in_degree(v) : 0);
       }
     }
     for (uint32_t r : remote_frontier_) {
       consider(published_[uint64_t{n} + r]);
       edges += remote_out_offsets_[r + 1] - remote_out_offsets_[r];
     }
-    const bool push = direction_ == Direction::kChoose
-                          ? edges * kPullFactor < topo.all_in_slots().size()
-                          : direction_ == Direction::kPush;
+    const uint64_t all_edges =
+        topo.all_in_slots().size() + (both_ ? topo.all_out_slots().size() : 0);
+    const bool push = direction_ == Direction::kChoose ? edges * kPullFactor < all_edges
+                                                       : direction_ == Direction::kPush;
     if (!any) {
       std::fill(has_message_.begin(), has_message_.end(), 0);
     } else if (push) {
@@ -600,6 +629,11 @@ class Engine final : public StepEngine {
             for (uint32_t slot : topo.out_slots(u)) {
               if (slot < n) offer(slot, m);
             }
+            if (both_) {
+              for (uint32_t slot : topo.in_slots(u)) {
+                if (slot < n) offer(slot, m);
+              }
+            }
           }
           return;
         }
@@ -622,16 +656,21 @@ class Engine final : public StepEngine {
           if (!P::Improves(values_[v], least)) continue;
           bool has = false;
           Message combined{};
-          for (uint32_t slot : topo.in_slots(v)) {
-            if (!has_published[slot]) continue;
-            if (has) {
-              P::Combine(combined, published[slot]);
-            } else {
-              combined = published[slot];
-              has = true;
+          // Whether the gather reached the least value, after which no slot can lower it.
+          auto gather = [&](std::span<const uint32_t> slots) {
+            for (uint32_t slot : slots) {
+              if (!has_published[slot]) continue;
+              if (has) {
+                P::Combine(combined, published[slot]);
+              } else {
+                combined = published[slot];
+                has = true;
+              }
+              if (!(least < combined)) return true;
             }
-            if (!(least < combined)) break;
-          }
+            return false;
+          };
+          if (!gather(topo.in_slots(v)) && both_) gather(topo.out_slots(v));
           if (has && P::Improves(values_[v], combined)) {
             inbox_[v] = combined;
             has_message_[v] = 1;
@@ -660,9 +699,15 @@ class Engine final : public StepEngine {
       if (!has_published_[v]) buf.frontier.push_back(v);
     }
     published_[v] = m;
+    if constexpr (IsMinBroadcast<P>() && std::is_floating_point_v<Message>) {
+      // -0 and +0 compare equal: one of them, so that which one a vertex gets never depends on
+      // the order of combining.
+      if (m == Message{0}) published_[v] = Message{0};
+    }
     buf.published += 1 - has_published_[v];
     has_published_[v] = 1;
     buf.sent += topology().out_degree(v);
+    if constexpr (IsBothDirections<P>()) buf.sent += topology().in_degree(v);
   }
 
   void SendFromBlock(BlockBuffers& buf, uint32_t slot, const Message& m) {
@@ -1164,6 +1209,8 @@ class Engine final : public StepEngine {
   std::vector<uint32_t> remote_out_targets_;
   std::vector<uint32_t> remote_frontier_;
   Direction direction_ = Direction::kChoose;
+  // A value that goes both ways (kBothDirections) on a graph that is not symmetric.
+  bool both_ = false;
   uint64_t pushed_supersteps_ = 0;
   uint64_t pulled_supersteps_ = 0;
   static Message NoMessage() {

@@ -27,6 +27,7 @@ class Context;
 //                                               // (with a combiner): runs as a pull (see below)
 //     static bool Improves(const VertexValue& value, const Message& m);  // a broadcast program
 //                                  // whose combiner is min: push or pull per superstep (below)
+//     static constexpr bool kBothDirections = true;  // with Improves: to in-neighbours too
 //     VertexValue Init(const bsp::Context<MyProgram>& ctx) const;  // initial value of a vertex
 //     void Register(bsp::AggregatorRegistry& aggregators);    // aggregators, before superstep 0
 //     absl::Status PreStep(uint64_t superstep);               // callbacks; they run on every
@@ -65,8 +66,10 @@ constexpr bool IsBroadcast() {
 
 // A broadcast program whose combiner is the minimum under operator< (BFS, SSSP, WCC) may declare
 // Improves(value, m): whether message m can change a vertex whose value is `value`. The contract:
-// it is monotone (false for m means false for every m' with !(m' < m)), and Compute with a message
-// that does not improve the vertex does what it does with no message. The engine then delivers
+// it is monotone (false for m means false for every m' with !(m' < m)); a vertex whose messages
+// all fail to improve it must end Compute as if it had not been woken: its value, its sends and
+// the aggregators unchanged, and halted (so that not waking it is the same); and no message is a
+// NaN. The engine then delivers
 // only improving messages, so a vertex whose value no message can lower is not woken, and it
 // chooses per superstep how to deliver (docs/design.md §3.4): it pushes each published value
 // along the publisher's out-edges when few vertices published, and otherwise pulls, skipping the
@@ -78,6 +81,17 @@ constexpr bool HasImproves() {
   return requires(const typename P::VertexValue& v, const typename P::Message& m) {
     { P::Improves(v, m) } -> std::convertible_to<bool>;
   };
+}
+
+// A min-combined broadcast program (HasImproves) may declare kBothDirections = true: its value
+// goes to its in-neighbours as well as its out-neighbours (WCC, which ignores edge direction).
+template <class P>
+constexpr bool IsBothDirections() {
+  if constexpr (requires { P::kBothDirections; }) {
+    return P::kBothDirections;
+  } else {
+    return false;
+  }
 }
 
 template <class P>

@@ -180,6 +180,11 @@ class Topology {
   }
   // Every vertex's in-slots one after another (in_slots(0), in_slots(1), ...).
   std::span<const uint32_t> all_in_slots() const { return in_sources_; }
+  // Every vertex's out-slots one after another.
+  std::span<const uint32_t> all_out_slots() const { return out_targets_; }
+  // Whether every edge of the input stood for its reverse too (GraphInput::symmetric): a vertex's
+  // in-slots are then its out-slots, in another order.
+  bool symmetric() const { return symmetric_; }
 
   // The local index of a UUID, or kNoVertex. Used at load, for UUID-coded batches and for
   // messages sent by UUID. The local vertices in UUID order, with a bucket index on the leading
@@ -228,6 +233,7 @@ class Topology {
 
   partition::Range split_;
   uint64_t part_ = 0;
+  bool symmetric_ = false;
   uint64_t num_global_ = 0;
   std::vector<VertexId> ids_;
   std::vector<uint32_t> global_;

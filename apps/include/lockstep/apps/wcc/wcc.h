@@ -17,9 +17,13 @@ struct Program {
   using VertexValue = uint32_t;  // global index of the component's smallest vertex
   using EdgeValue = bsp::NoValue;
   using Message = uint32_t;
-  static constexpr bool kNeedsInEdges = true;
+  // A vertex offers its label to all its neighbours, out and in, under min: the engine pushes or
+  // pulls it per superstep, and a label no smaller than a vertex's own changes nothing.
+  static constexpr bool kBroadcast = true;
+  static constexpr bool kBothDirections = true;
 
   static void Combine(uint32_t& into, const uint32_t& m) { into = std::min(into, m); }
+  static bool Improves(uint32_t label, uint32_t m) { return m < label; }
 
   void Compute(bsp::Context<Program>& ctx, std::span<const uint32_t> messages) const {
     uint32_t label = ctx.superstep() == 0 ? ctx.global_index() : ctx.value();
@@ -30,12 +34,7 @@ struct Program {
     }
     if (changed) {
       ctx.value() = label;
-      for (uint32_t slot : ctx.out_slots()) {
-        if (!ctx.IsSelf(slot)) ctx.Send(slot, label);
-      }
-      for (uint32_t slot : ctx.in_slots()) {
-        if (!ctx.IsSelf(slot)) ctx.Send(slot, label);
-      }
+      ctx.SendToAllNeighbors(label);
     }
     ctx.VoteToHalt();
   }
