@@ -65,8 +65,8 @@ class EngineCluster {
                 bool keep_copies = true)
       : split_(Whole(parts)) {
     for (uint32_t p = 0; p < parts; ++p) {
-      auto graph =
-          bsp::Graph<typename P::EdgeValue>::Build(input, split_, p, bsp::NeedsInEdges<P>());
+      auto graph = bsp::Graph<typename P::EdgeValue>::Build(input, split_, p,
+                                                            bsp::NeedsInEdges<P>(input.symmetric));
       if (!graph.ok()) throw std::runtime_error(graph.status().ToString());
       engines_.push_back(std::make_unique<bsp::Engine<P>>(program, std::move(*graph)));
       relayers_.push_back(std::make_unique<QueueingRelayer>(keep_copies));

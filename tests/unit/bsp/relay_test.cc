@@ -480,7 +480,11 @@ void CheckMinBroadcast() {
           SCOPED_TRACE(::testing::Message() << parts << " parts, connect " << connect
                                             << ", direction " << static_cast<int>(d));
           Cluster<P> cluster(program, *input, parts, connect);
-          for (uint32_t p = 0; p < parts; ++p) cluster.engine(p).SetDirection(d);
+          for (uint32_t p = 0; p < parts; ++p) {
+            cluster.engine(p).SetDirection(d);
+            // On a symmetric graph the gather takes the out-edges: no in-edges are built.
+            EXPECT_EQ(cluster.engine(p).topology().has_in_edges(), !input->symmetric);
+          }
           ASSERT_TRUE(cluster.RunToCompletion().ok());
           EXPECT_EQ(cluster.Values(), want);
           if (supersteps == 0) supersteps = cluster.superstep();

@@ -81,7 +81,8 @@ inline uint64_t OwnerOf(const partition::Range& split, std::string_view external
 template <class P>
 std::unique_ptr<Engine<P>> MakeEngine(P program, const GraphInput& input,
                                       const partition::Range& split, uint64_t part) {
-  auto graph = Graph<typename P::EdgeValue>::Build(input, split, part, NeedsInEdges<P>());
+  auto graph =
+      Graph<typename P::EdgeValue>::Build(input, split, part, NeedsInEdges<P>(input.symmetric));
   if (!graph.ok()) {
     ADD_FAILURE() << "Graph::Build: " << graph.status();
     return nullptr;

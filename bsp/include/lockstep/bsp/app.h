@@ -147,7 +147,7 @@ class ProgramRunner final : public JobRunner {
       // The graph takes what the job needs; the input goes as it is used, and entirely before the
       // engine's state is allocated, which keeps it out of the peak memory of a run.
       auto graph = Graph<typename Program::EdgeValue>::BuildReleasing(
-          *input, *split, details.worker_index, NeedsInEdges<Program>());
+          *input, *split, details.worker_index, NeedsInEdges<Program>(input->symmetric));
       if (!graph.ok()) return graph.status();
       engine_ = std::make_unique<Engine<Program>>(std::move(*program), std::move(*graph));
       return factory(*engine_, engine_->ProgramCallbacks());
@@ -255,8 +255,9 @@ class ProgramRunner final : public JobRunner {
     building = "the graph and the engine's state";
     needed = InputBytes(part->input) + part->edges.bytes() +
              EstimateEngineBytes<Program>(part->vertices.uuids.size(), part->num_edges());
+    const bool symmetric = part->packed ? part->edges.symmetric : part->input.symmetric;
     auto graph = BuildPartGraph<typename Program::EdgeValue>(*part, *split, exchange.rank(),
-                                                             NeedsInEdges<Program>());
+                                                             NeedsInEdges<Program>(symmetric));
     // Collective from here on: every worker takes part, whether its build failed or not.
     if (auto st = AgreeOnStatus(exchange, graph.status()); !st.ok()) return st;
     const std::vector<std::string> named = NamedVerticesOf<App>(details.params);

@@ -29,18 +29,6 @@ namespace lockstep::bsp {
 template <class P>
 class Engine;
 
-// Whether P is a broadcast program combined by min that declares Improves (program.h), with a
-// message the engine can combine in place with a compare-and-swap: it is then pushed or pulled
-// per superstep (docs/design.md §3.4).
-template <class P>
-constexpr bool IsMinBroadcast() {
-  if constexpr (IsBroadcast<P>() && HasImproves<P>() && std::is_arithmetic_v<typename P::Message>) {
-    return std::atomic_ref<typename P::Message>::is_always_lock_free;
-  } else {
-    return false;
-  }
-}
-
 // What compute sees of its vertex and the job. One Context serves a whole block of vertices on one
 // thread; nothing in it locks or allocates per message.
 template <class P>
@@ -194,7 +182,7 @@ class Engine final : public StepEngine {
       const uint32_t num_remote = topology().num_remote();
       if (num_remote > 0) {
         remote_source_.assign(uint64_t{num_remote} + 1, 0);
-        for (uint32_t slot : topology().all_in_slots()) {
+        for (uint32_t slot : AllPullSlots()) {
           remote_source_[std::min<uint32_t>(slot - n, num_remote)] = 1;
         }
         if (both_) {
@@ -537,6 +525,16 @@ class Engine final : public StepEngine {
     }
   }
 
+  // Broadcast programs: the slots vertex v gathers from. Its in-slots; or, on a symmetric graph
+  // built without them for a min-combined broadcast (NeedsInEdges(symmetric), program.h), its
+  // out-slots, which are the same vertices.
+  std::span<const uint32_t> PullSlots(uint32_t v) const {
+    return topology().has_in_edges() ? topology().in_slots(v) : topology().out_slots(v);
+  }
+  std::span<const uint32_t> AllPullSlots() const {
+    return topology().has_in_edges() ? topology().all_in_slots() : topology().all_out_slots();
+  }
+
   // Min-combined broadcasts: for each remote vertex, the local vertices it is an in-neighbour of
   // (or an out-neighbour, for a value that goes both ways), along which a pushed value of it goes.
   void FindRemoteOut() {
@@ -545,7 +543,7 @@ class Engine final : public StepEngine {
     const uint32_t num_remote = topo.num_remote();
     if (num_remote == 0) return;
     remote_out_offsets_.assign(uint64_t{num_remote} + 1, 0);
-    for (uint32_t slot : topo.all_in_slots()) {
+    for (uint32_t slot : AllPullSlots()) {
       if (slot >= n) ++remote_out_offsets_[slot - n + 1];
     }
     if (both_) {
@@ -558,7 +556,7 @@ class Engine final : public StepEngine {
     remote_out_targets_.resize(remote_out_offsets_.back());
     std::vector<uint64_t> at(remote_out_offsets_.begin(), remote_out_offsets_.end() - 1);
     for (uint32_t v = 0; v < n; ++v) {
-      for (uint32_t slot : topo.in_slots(v)) {
+      for (uint32_t slot : PullSlots(v)) {
         if (slot >= n) remote_out_targets_[at[slot - n]++] = v;
       }
       if (both_) {
@@ -599,8 +597,7 @@ class Engine final : public StepEngine {
       consider(published_[uint64_t{n} + r]);
       edges += remote_out_offsets_[r + 1] - remote_out_offsets_[r];
     }
-    const uint64_t all_edges =
-        topo.all_in_slots().size() + (both_ ? topo.all_out_slots().size() : 0);
+    const uint64_t all_edges = AllPullSlots().size() + (both_ ? topo.all_out_slots().size() : 0);
     const bool push = direction_ == Direction::kChoose ? edges * kPullFactor < all_edges
                                                        : direction_ == Direction::kPush;
     if (!any) {
@@ -670,7 +667,7 @@ class Engine final : public StepEngine {
             }
             return false;
           };
-          if (!gather(topo.in_slots(v)) && both_) gather(topo.out_slots(v));
+          if (!gather(PullSlots(v)) && both_) gather(topo.out_slots(v));
           if (has && P::Improves(values_[v], combined)) {
             inbox_[v] = combined;
             has_message_[v] = 1;
@@ -707,7 +704,7 @@ class Engine final : public StepEngine {
     buf.published += 1 - has_published_[v];
     has_published_[v] = 1;
     buf.sent += topology().out_degree(v);
-    if constexpr (IsBothDirections<P>()) buf.sent += topology().in_degree(v);
+    if constexpr (IsBothDirections<P>()) buf.sent += PullSlots(v).size();
   }
 
   void SendFromBlock(BlockBuffers& buf, uint32_t slot, const Message& m) {

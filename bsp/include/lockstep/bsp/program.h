@@ -1,7 +1,9 @@
 #pragma once
 
+#include <atomic>
 #include <concepts>
 #include <span>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "lockstep/bsp/aggregator.h"
@@ -100,6 +102,30 @@ constexpr bool NeedsInEdges() {
     if (P::kNeedsInEdges) return true;
   }
   return IsBroadcast<P>();
+}
+
+// Whether P is a broadcast program combined by min that declares Improves, with a message the
+// engine can combine in place with a compare-and-swap: it is then pushed or pulled per superstep
+// (docs/design.md §3.4).
+template <class P>
+constexpr bool IsMinBroadcast() {
+  if constexpr (IsBroadcast<P>() && HasImproves<P>() && std::is_arithmetic_v<typename P::Message>) {
+    return std::atomic_ref<typename P::Message>::is_always_lock_free;
+  } else {
+    return false;
+  }
+}
+
+// Whether P needs in-edges on a graph that is, or is not, symmetric. A min-combined broadcast that
+// does not ask for them itself (kNeedsInEdges) gathers over the out-edges of a symmetric graph,
+// which are its in-edges in another order: the minimum does not depend on the order, so the
+// in-edges are not built (a copy of the out-edges' slots, 4 bytes an edge).
+template <class P>
+constexpr bool NeedsInEdges(bool symmetric) {
+  bool asked = false;
+  if constexpr (requires { P::kNeedsInEdges; }) asked = P::kNeedsInEdges;
+  if (symmetric && IsMinBroadcast<P>() && !asked) return false;
+  return NeedsInEdges<P>();
 }
 
 }  // namespace lockstep::bsp
