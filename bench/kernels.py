@@ -4,12 +4,14 @@
     bench/kernels.py [--gapbs DIR] [--kernels bfs,wcc] [--threads 2] BUILD_DIR SCALE
 
 Generates the Kronecker graph bench/run.sh uses (`lockstep generate kronecker --scale S --degree 16`,
-without weights, read with --undirected) and times each kernel both ways on it, alternately:
+without weights, read with --undirected; with `--weights` for SSSP, whose integer weights gapbs reads
+from the same file through a `.wel` link) and times each kernel both ways on it, alternately:
   - lockstep: `lockstep run APP --undirected --threads T` (BFS and SSSP from vertex 0); the figure is
     the `compute X s` of its summary line (everything after the graph every program gets is built),
     best of --trials runs; its peak RSS from wait4;
   - gapbs (DIR from --gapbs or $GAPBS_DIR, built with `make`; see bench/README.md): the same graph
-    symmetrised (`-s`), OMP_NUM_THREADS=T, best `Trial Time` of `-n 5` (BFS `-r 0`); its peak RSS.
+    symmetrised (`-s`), OMP_NUM_THREADS=T, best `Trial Time` of `-n 5` (BFS `-r 0`, SSSP `-r 0 -d 2`);
+    its peak RSS.
 Prints each kernel's times side by side and the ratio lockstep / gapbs, or "reference missing"
 without gapbs. Outputs are not compared here (the suite checks lockstep against its oracles).
 Python 3 standard library only.
@@ -27,7 +29,7 @@ import scale  # noqa: E402  (the graph generator)
 COMPUTE_RE = re.compile(rb"compute ([0-9.]+) s")
 TRIAL_RE = re.compile(rb"Trial Time:\s+([0-9.]+)")
 # lockstep app -> (gapbs binary, its extra flags)
-GAPBS = {"bfs": ("bfs", ["-r", "0"]), "wcc": ("cc", [])}
+GAPBS = {"bfs": ("bfs", ["-r", "0"]), "wcc": ("cc", []), "sssp": ("sssp", ["-r", "0", "-d", "2"])}
 
 
 def rss_of(argv, env=None):
@@ -69,6 +71,11 @@ def main():
     graph = scale.generate(binary, "kronecker", args.scale, 16,
                            os.path.join(args.data, f"kronecker-{args.scale}-unweighted.el"),
                            weights=False)
+    weighted = scale.generate(binary, "kronecker", args.scale, 16,
+                              os.path.join(args.data, f"kronecker-{args.scale}.el"), weights=True)
+    wel = os.path.splitext(weighted)[0] + ".wel"
+    if not os.path.exists(wel):
+        os.symlink(os.path.basename(weighted), wel)
     out = os.path.join(args.data, "kernels-out.txt")
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     print(f"Kronecker scale {args.scale}, degree 16, undirected ({graph}), {args.threads} threads")
@@ -79,7 +86,8 @@ def main():
         ref = GAPBS.get(kernel)
         ref_bin = os.path.join(args.gapbs, ref[0]) if ref and args.gapbs else ""
         for _ in range(args.trials):
-            argv = [binary, "run", kernel, "--graph", graph, "--undirected", "--threads",
+            g = weighted if kernel == "sssp" else graph
+            argv = [binary, "run", kernel, "--graph", g, "--undirected", "--threads",
                     str(args.threads), "--out", out]
             if kernel in ("bfs", "sssp"):
                 argv += ["--source", "0"]
@@ -90,7 +98,8 @@ def main():
             mine.append(float(m.group(1)))
             mine_rss = max(mine_rss, rss)
             if ref_bin and os.access(ref_bin, os.X_OK):
-                text, rss = rss_of([ref_bin, "-f", graph, "-s", "-n", "5"] + ref[1], env)
+                text, rss = rss_of([ref_bin, "-f", wel if kernel == "sssp" else graph, "-s", "-n",
+                                    "5"] + ref[1], env)
                 theirs.append(min(float(t) for t in TRIAL_RE.findall(text)))
                 their_rss = max(their_rss, rss)
         best = min(mine)

@@ -514,6 +514,80 @@ TYPED_TEST(MinBroadcastTest, BothWaysPushPullOrChosenGiveTheSameAnswer) {
   CheckMinBroadcast<TypeParam, true>();
 }
 
+// A min-combined broadcast whose message changes along an edge (Along: + the edge's weight, as
+// SSSP): it cannot push in place, so a push marks its targets and they pull.
+struct WeightedMinProgram {
+  static constexpr bool kBroadcast = true;
+  using VertexValue = double;
+  using EdgeValue = double;
+  using Message = double;
+  std::shared_ptr<const std::map<VertexId, uint64_t>> position;
+  static void Combine(double& into, const double& m) { into = std::min(into, m); }
+  static bool Improves(double value, double m) { return m < value; }
+  static double Along(double m, double w) { return m + w; }
+  double Init(const Context<WeightedMinProgram>& ctx) const {
+    const uint64_t pos = position->at(ctx.id());
+    return pos % 97 == 0 ? static_cast<double>(pos % 5) : std::numeric_limits<double>::infinity();
+  }
+  void Compute(Context<WeightedMinProgram>& ctx, std::span<const double> messages) const {
+    const bool start = ctx.superstep() == 0 && !std::isinf(ctx.value());
+    if (start || (!messages.empty() && messages[0] < ctx.value())) {
+      if (!start) ctx.value() = messages[0];
+      ctx.SendToAllNeighbors(ctx.value());
+    }
+    ctx.VoteToHalt();
+  }
+};
+
+TEST(MinBroadcastAlongTest, PushPullOrChosenGiveTheSameAnswer) {
+  static_assert(IsMinBroadcast<WeightedMinProgram>() && !PushesInPlace<WeightedMinProgram>());
+  using Direction = Engine<WeightedMinProgram>::Direction;
+  GraphInput directed = RandomGraph(3000, 4500, 17);
+  for (size_t e = 0; e < directed.src.size(); ++e) directed.weights.push_back(double(e % 7));
+  GraphInput symmetric = directed;
+  MakeSymmetric(symmetric);
+  for (const GraphInput* input : {&directed, &symmetric}) {
+    SCOPED_TRACE(input->symmetric ? "symmetric" : "directed");
+    // The oracle: relax every directed edge with its weight until nothing changes.
+    std::vector<double> value(input->num_vertices(), std::numeric_limits<double>::infinity());
+    for (uint64_t v = 0; v < value.size(); v += 97) value[v] = static_cast<double>(v % 5);
+    for (bool changed = true; changed;) {
+      changed = false;
+      auto relax = [&](uint32_t u, uint32_t v, double w) {
+        if (value[u] + w < value[v]) {
+          value[v] = value[u] + w;
+          changed = true;
+        }
+      };
+      for (size_t e = 0; e < input->src.size(); ++e) {
+        relax(input->src[e], input->dst[e], input->weights[e]);
+        if (input->symmetric) relax(input->dst[e], input->src[e], input->weights[e]);
+      }
+    }
+    std::map<std::string, double> want;
+    for (uint64_t v = 0; v < value.size(); ++v) want[input->external_ids[v]] = value[v];
+    const WeightedMinProgram program{.position = Positions(*input)};
+    for (uint64_t parts : {1, 2, 3, 4}) {
+      for (bool connect : {false, true}) {
+        if (parts == 1 && connect) continue;
+        for (Direction d : {Direction::kChoose, Direction::kPush, Direction::kPull}) {
+          SCOPED_TRACE(::testing::Message() << parts << " parts, connect " << connect
+                                            << ", direction " << static_cast<int>(d));
+          Cluster<WeightedMinProgram> cluster(program, *input, parts, connect);
+          uint64_t pushed = 0;
+          for (uint32_t p = 0; p < parts; ++p) cluster.engine(p).SetDirection(d);
+          ASSERT_TRUE(cluster.RunToCompletion().ok());
+          EXPECT_EQ(cluster.Values(), want);
+          for (uint32_t p = 0; p < parts; ++p) pushed += cluster.engine(p).pushed_supersteps();
+          if (d != Direction::kPull) {
+            EXPECT_GT(pushed, 0u);
+          }
+        }
+      }
+    }
+  }
+}
+
 // A double -0 and +0 compare equal; a vertex reached by both gets +0 whatever the direction.
 struct SignedZeroProgram {
   static constexpr bool kBroadcast = true;

@@ -198,7 +198,12 @@ class Engine final : public StepEngine {
       // their published value to it.
       const uint32_t parts = static_cast<uint32_t>(topology().split().size());
       if (parts > 1) FindBoundary(parts);
-      if constexpr (IsMinBroadcast<P>()) FindRemoteOut();
+      if constexpr (IsMinBroadcast<P>()) {
+        static_assert(!IsBothDirections<P>() || !HasAlong<P>(),
+                      "a value that changes along an edge goes one way (kBothDirections, Along)");
+        FindRemoteOut();
+        if constexpr (!PushesInPlace<P>()) marked_.assign(n, 0);
+      }
     }
     if constexpr (requires(P & p, AggregatorRegistry & r) { p.Register(r); }) {
       program_.Register(aggregators_);
@@ -531,6 +536,10 @@ class Engine final : public StepEngine {
   std::span<const uint32_t> PullSlots(uint32_t v) const {
     return topology().has_in_edges() ? topology().in_slots(v) : topology().out_slots(v);
   }
+  // The edge values beside PullSlots(v), for a message that changes along an edge (HasAlong).
+  std::span<const EdgeValue> PullValues(uint32_t v) const {
+    return topology().has_in_edges() ? graph_.in_values(v) : graph_.out_values(v);
+  }
   std::span<const uint32_t> AllPullSlots() const {
     return topology().has_in_edges() ? topology().all_in_slots() : topology().all_out_slots();
   }
@@ -569,9 +578,10 @@ class Engine final : public StepEngine {
 
   // Delivers a min-combined broadcast (docs/design.md §3.4): when the publishers' out-edges are
   // few against all in-edges, each publisher's value is pushed along them (a compare-and-swap
-  // minimum per target); otherwise every vertex pulls, skipped if the least published value
-  // cannot improve it and stopping at that value. Only improving messages are delivered; the
-  // minimum does not depend on the direction or the order.
+  // minimum per target, or for other messages a mark on each target, which then pulls); otherwise
+  // every vertex pulls, skipped if the least published value cannot improve it and stopping at
+  // that value. Only improving messages are delivered; the minimum does not depend on the
+  // direction or the order.
   void DeliverMin() {
     const Topology& topo = topology();
     const uint32_t n = topo.num_local();
@@ -600,24 +610,70 @@ class Engine final : public StepEngine {
     const uint64_t all_edges = AllPullSlots().size() + (both_ ? topo.all_out_slots().size() : 0);
     const bool push = direction_ == Direction::kChoose ? edges * kPullFactor < all_edges
                                                        : direction_ == Direction::kPush;
+    const Message* published = published_.data();
+    const uint8_t* has_published = has_published_.data();
+    // v's gather over the slots its in-neighbours published at: skipped if the least value
+    // cannot improve v, stopped once it reaches that value (no slot can lower it).
+    auto pull = [&](uint32_t v) {
+      has_message_[v] = 0;
+      if (!P::Improves(values_[v], least)) return;
+      bool has = false;
+      Message combined{};
+      auto take = [&](const Message& m) {
+        if (has) {
+          P::Combine(combined, m);
+        } else {
+          combined = m;
+          has = true;
+        }
+        return !(least < combined);
+      };
+      auto gather = [&](std::span<const uint32_t> slots) {
+        if constexpr (HasAlong<P>()) {
+          const auto weights = PullValues(v);
+          for (size_t i = 0; i < slots.size(); ++i) {
+            if (has_published[slots[i]] && take(P::Along(published[slots[i]], weights[i]))) {
+              return true;
+            }
+          }
+        } else {
+          for (uint32_t slot : slots) {
+            if (has_published[slot] && take(published[slot])) return true;
+          }
+        }
+        return false;
+      };
+      if (!gather(PullSlots(v)) && both_) gather(topo.out_slots(v));
+      if (has && P::Improves(values_[v], combined)) {
+        inbox_[v] = combined;
+        has_message_[v] = 1;
+      }
+    };
     if (!any) {
       std::fill(has_message_.begin(), has_message_.end(), 0);
     } else if (push) {
       ++pushed_supersteps_;
-      // Push. Targets start at no message, the identity of min.
-      tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
-        const uint32_t lo = static_cast<uint32_t>(b * kBlock);
-        const uint32_t hi = std::min<uint32_t>(n, lo + kBlock);
-        std::fill(has_message_.begin() + lo, has_message_.begin() + hi, 0);
-        std::fill(inbox_.begin() + lo, inbox_.begin() + hi, NoMessage());
-      });
+      if constexpr (PushesInPlace<P>()) {
+        // Targets start at no message, the identity of min.
+        tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
+          const uint32_t lo = static_cast<uint32_t>(b * kBlock);
+          const uint32_t hi = std::min<uint32_t>(n, lo + kBlock);
+          std::fill(has_message_.begin() + lo, has_message_.begin() + hi, 0);
+          std::fill(inbox_.begin() + lo, inbox_.begin() + hi, NoMessage());
+        });
+      }
+      // A compare-and-swap minimum into the target; or a mark, and the marked vertices pull.
       auto offer = [&](uint32_t v, const Message& m) {
-        if (!P::Improves(values_[v], m)) return;
-        std::atomic_ref<Message> into(inbox_[v]);
-        Message now = into.load(std::memory_order_relaxed);
-        while (m < now && !into.compare_exchange_weak(now, m, std::memory_order_relaxed)) {
+        if constexpr (PushesInPlace<P>()) {
+          if (!P::Improves(values_[v], m)) return;
+          std::atomic_ref<Message> into(inbox_[v]);
+          Message now = into.load(std::memory_order_relaxed);
+          while (m < now && !into.compare_exchange_weak(now, m, std::memory_order_relaxed)) {
+          }
+          std::atomic_ref<uint8_t>(has_message_[v]).store(1, std::memory_order_relaxed);
+        } else {
+          std::atomic_ref<uint8_t>(marked_[v]).store(1, std::memory_order_relaxed);
         }
-        std::atomic_ref<uint8_t>(has_message_[v]).store(1, std::memory_order_relaxed);
       };
       tbb::parallel_for(size_t{0}, num_blocks_ + 1, [&](size_t b) {
         if (b < num_blocks_) {
@@ -641,38 +697,24 @@ class Engine final : public StepEngine {
           }
         }
       });
+      if constexpr (!PushesInPlace<P>()) {
+        tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
+          const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
+          for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
+            if (marked_[v]) {
+              marked_[v] = 0;
+              pull(v);
+            } else {
+              has_message_[v] = 0;
+            }
+          }
+        });
+      }
     } else {
       ++pulled_supersteps_;
-      // Pull: a vertex the least value cannot improve is skipped, a gather that reaches it stops.
-      const Message* published = published_.data();
-      const uint8_t* has_published = has_published_.data();
       tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
         const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
-        for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
-          has_message_[v] = 0;
-          if (!P::Improves(values_[v], least)) continue;
-          bool has = false;
-          Message combined{};
-          // Whether the gather reached the least value, after which no slot can lower it.
-          auto gather = [&](std::span<const uint32_t> slots) {
-            for (uint32_t slot : slots) {
-              if (!has_published[slot]) continue;
-              if (has) {
-                P::Combine(combined, published[slot]);
-              } else {
-                combined = published[slot];
-                has = true;
-              }
-              if (!(least < combined)) return true;
-            }
-            return false;
-          };
-          if (!gather(PullSlots(v)) && both_) gather(topo.out_slots(v));
-          if (has && P::Improves(values_[v], combined)) {
-            inbox_[v] = combined;
-            has_message_[v] = 1;
-          }
-        }
+        for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) pull(v);
       });
     }
     for (size_t b = 0; b < num_blocks_; ++b) {
@@ -696,7 +738,7 @@ class Engine final : public StepEngine {
       if (!has_published_[v]) buf.frontier.push_back(v);
     }
     published_[v] = m;
-    if constexpr (IsMinBroadcast<P>() && std::is_floating_point_v<Message>) {
+    if constexpr (PushesInPlace<P>() && std::is_floating_point_v<Message>) {
       // -0 and +0 compare equal: one of them, so that which one a vertex gets never depends on
       // the order of combining.
       if (m == Message{0}) published_[v] = Message{0};
@@ -1205,6 +1247,8 @@ class Engine final : public StepEngine {
   std::vector<uint64_t> remote_out_offsets_;
   std::vector<uint32_t> remote_out_targets_;
   std::vector<uint32_t> remote_frontier_;
+  // Min-combined broadcasts that do not push in place: the targets of this superstep's push.
+  std::vector<uint8_t> marked_;
   Direction direction_ = Direction::kChoose;
   // A value that goes both ways (kBothDirections) on a graph that is not symmetric.
   bool both_ = false;

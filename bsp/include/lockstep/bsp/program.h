@@ -104,12 +104,30 @@ constexpr bool NeedsInEdges() {
   return IsBroadcast<P>();
 }
 
-// Whether P is a broadcast program combined by min that declares Improves, with a message the
-// engine can combine in place with a compare-and-swap: it is then pushed or pulled per superstep
-// (docs/design.md §3.4).
+// A min-combined broadcast program (HasImproves) whose message changes along an edge declares
+// Along(m, w): what its published m is worth at the far end of an edge of value w (SSSP: cost +
+// weight). It must never lower a message (!(Along(m, w) < m)) and keep the order of messages.
+template <class P>
+constexpr bool HasAlong() {
+  return requires(const typename P::Message& m, const typename P::EdgeValue& w) {
+    { P::Along(m, w) } -> std::convertible_to<typename P::Message>;
+  };
+}
+
+// Whether P is a broadcast program combined by min that declares Improves: it is then pushed or
+// pulled per superstep (docs/design.md §3.4).
 template <class P>
 constexpr bool IsMinBroadcast() {
-  if constexpr (IsBroadcast<P>() && HasImproves<P>() && std::is_arithmetic_v<typename P::Message>) {
+  return IsBroadcast<P>() && HasImproves<P>();
+}
+
+// Whether a min-combined broadcast's push can combine a value into its target in place, with a
+// compare-and-swap (an arithmetic message the same along every edge); otherwise the push marks
+// its targets and they pull.
+template <class P>
+constexpr bool PushesInPlace() {
+  if constexpr (IsMinBroadcast<P>() && !HasAlong<P>() &&
+                std::is_arithmetic_v<typename P::Message>) {
     return std::atomic_ref<typename P::Message>::is_always_lock_free;
   } else {
     return false;

@@ -17,6 +17,10 @@ namespace lockstep::apps::sssp {
 struct Message {
   double cost;
   bsp::VertexId from;
+  // Cheaper first; of equal costs, the smaller sender: the order the combiner keeps the least of.
+  friend bool operator<(const Message& a, const Message& b) {
+    return a.cost < b.cost || (a.cost == b.cost && a.from < b.from);
+  }
 };
 
 struct Value {
@@ -31,9 +35,15 @@ struct Program {
 
   bsp::VertexId source{};
 
+  // A vertex offers its distance to all its out-neighbours, each getting it plus its edge's
+  // weight, under min: the engine pushes or pulls it per superstep (docs/design.md §3.4), and an
+  // offer no shorter than a vertex's distance changes nothing.
+  static constexpr bool kBroadcast = true;
   static void Combine(Message& into, const Message& m) {
-    if (m.cost < into.cost || (m.cost == into.cost && m.from < into.from)) into = m;
+    if (m < into) into = m;
   }
+  static bool Improves(const Value& value, const Message& m) { return m.cost < value.distance; }
+  static Message Along(const Message& m, double weight) { return {m.cost + weight, m.from}; }
 
   void Compute(bsp::Context<Program>& ctx, std::span<const Message> messages) const {
     Value best = ctx.value();
@@ -48,11 +58,7 @@ struct Program {
     }
     if (improved) {
       ctx.value() = best;
-      const auto slots = ctx.out_slots();
-      const auto weights = ctx.out_values();
-      for (size_t i = 0; i < slots.size(); ++i) {
-        ctx.Send(slots[i], Message{best.distance + weights[i], ctx.id()});
-      }
+      ctx.SendToAllNeighbors(Message{best.distance, ctx.id()});
     }
     ctx.VoteToHalt();
   }
