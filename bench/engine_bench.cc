@@ -63,7 +63,7 @@ absl::StatusOr<double> RunKernel(const bsp::GraphInput& input, const bsp::Params
   if (!program.ok()) return program.status();
   auto split = partition::Range::Whole(1);
   auto graph = bsp::Graph<typename App::Program::EdgeValue>::Build(
-      input, *split, 0, bsp::NeedsInEdges<typename App::Program>());
+      input, *split, 0, bsp::NeedsInEdges<typename App::Program>(input.symmetric));
   if (!graph.ok()) return graph.status();
   bsp::Engine<typename App::Program> engine(std::move(*program), std::move(*graph));
   bsp::Executor executor(engine, engine.ProgramCallbacks());

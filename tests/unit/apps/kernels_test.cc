@@ -10,8 +10,10 @@
 #include "lockstep/apps/bfs/bfs.h"
 #include "lockstep/apps/cdlp/cdlp.h"
 #include "lockstep/apps/lcc/lcc.h"
+#include "lockstep/apps/sssp/sssp.h"
 #include "lockstep/apps/wcc/wcc.h"
 #include "tbb/global_control.h"
+#include "util/engine_cluster.h"
 #include "util/temp_dir.h"
 
 namespace lockstep::apps {
@@ -118,6 +120,53 @@ INSTANTIATE_TEST_SUITE_P(RandomGraphs, KernelsTest,
                                            std::make_tuple(2u, true, false),
                                            std::make_tuple(3u, false, true),
                                            std::make_tuple(4u, true, true)));
+
+// SSSP pushes (marking its targets, which pull) or pulls per superstep (docs/design.md §3.4).
+// On 1 to 4 parts, forced either way or chosen, directed or undirected: every distance and every
+// predecessor (the tie-break by sender) equal the whole graph's, and the distances the oracle's.
+TEST(SsspDirectionTest, EveryPartCountAndDirectionGivesTheSameDistancesAndPredecessors) {
+  test::TempDir dir("lockstep-sssp-direction");
+  std::mt19937 rng(29);
+  const fs::path path = dir.path() / "w.el";
+  {
+    std::ofstream out(path);
+    std::uniform_int_distribution<uint32_t> any(0, 1999), weight(0, 6);
+    for (int e = 0; e < 6000; ++e) out << any(rng) << ' ' << any(rng) << ' ' << weight(rng) << '\n';
+  }
+  for (bool undirected : {false, true}) {
+    SCOPED_TRACE(undirected ? "undirected" : "directed");
+    auto input =
+        bsp::LoadGraph({path.string(), "edgelist", undirected}, bsp::WeightUse::kNonNegative);
+    ASSERT_TRUE(input.ok()) << input.status();
+    sssp::Program program;
+    program.source = bsp::VertexIdFromExternal(input->external_ids[0]);
+    const std::vector<double> oracle = sssp::Oracle(*input, 0);
+    using Direction = bsp::Engine<sssp::Program>::Direction;
+    std::map<std::string, sssp::Value> first;
+    for (uint32_t parts : {1u, 2u, 3u, 4u}) {
+      for (Direction d : {Direction::kChoose, Direction::kPush, Direction::kPull}) {
+        SCOPED_TRACE(::testing::Message() << parts << " parts, direction " << static_cast<int>(d));
+        test::EngineCluster<sssp::Program> cluster(program, *input, parts);
+        ASSERT_TRUE(cluster.Connect().ok());
+        for (uint32_t p = 0; p < parts; ++p) cluster.engine(p).SetDirection(d);
+        ASSERT_TRUE(cluster.RunToCompletion().ok());
+        const auto values = cluster.Values();
+        if (first.empty()) {
+          first = values;
+          for (size_t v = 0; v < oracle.size(); ++v) {
+            EXPECT_EQ(values.at(input->external_ids[v]).distance, oracle[v])
+                << input->external_ids[v];
+          }
+          continue;
+        }
+        for (const auto& [name, value] : values) {
+          EXPECT_EQ(value.distance, first.at(name).distance) << name;
+          EXPECT_EQ(value.predecessor, first.at(name).predecessor) << name;
+        }
+      }
+    }
+  }
+}
 
 TEST(CdlpTest, MostFrequentBreaksTiesToTheSmallestLabel) {
   std::vector<uint32_t> labels = {9, 4, 9, 4, 7};

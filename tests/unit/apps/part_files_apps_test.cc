@@ -61,7 +61,11 @@ std::map<std::string, std::string> RunApp(const bsp::GraphSource& source, const 
           return;
         }
         auto split = partition::Range::Whole(parts);
-        graphs[r] = bsp::BuildPartGraph<typename Program::EdgeValue>(*part, *split, r, in_edges);
+        // As the worker builds it (bsp/app.h): no in-edges for a min broadcast on a symmetric
+        // graph.
+        const bool symmetric = part->packed ? part->edges.symmetric : part->input.symmetric;
+        graphs[r] = bsp::BuildPartGraph<typename Program::EdgeValue>(
+            *part, *split, r, bsp::NeedsInEdges<Program>(symmetric));
       });
     }
     for (auto& t : threads) t.join();

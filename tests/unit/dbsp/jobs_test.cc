@@ -157,8 +157,8 @@ absl::StatusOr<std::unique_ptr<bsp::Engine<P>>> MakeEngine(P program, const bsp:
                                                            uint64_t parts, uint64_t part) {
   auto split = partition::Range::Whole(parts);
   if (!split.ok()) return split.status();
-  auto graph =
-      bsp::Graph<typename P::EdgeValue>::Build(input, *split, part, bsp::NeedsInEdges<P>());
+  auto graph = bsp::Graph<typename P::EdgeValue>::Build(input, *split, part,
+                                                        bsp::NeedsInEdges<P>(input.symmetric));
   if (!graph.ok()) return graph.status();
   return std::make_unique<bsp::Engine<P>>(std::move(program), std::move(*graph));
 }

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -56,10 +57,14 @@ class Context {
   uint32_t out_degree() const { return engine_->topology().out_degree(vertex_); }
   std::span<const uint32_t> out_slots() const { return engine_->topology().out_slots(vertex_); }
   std::span<const EdgeValue> out_values() const { return engine_->graph_.out_values(vertex_); }
-  std::span<const uint32_t> in_slots() const requires(NeedsInEdges<P>()) {
+  // A min-combined broadcast has them only if it asks (kNeedsInEdges): on a symmetric graph the
+  // engine builds none for it (NeedsInEdges(symmetric), program.h).
+  std::span<const uint32_t> in_slots() const
+      requires(NeedsInEdges<P>() && (!IsMinBroadcast<P>() || AsksInEdges<P>())) {
     return engine_->topology().in_slots(vertex_);
   }
-  std::span<const EdgeValue> in_values() const requires(NeedsInEdges<P>()) {
+  std::span<const EdgeValue> in_values() const
+      requires(NeedsInEdges<P>() && (!IsMinBroadcast<P>() || AsksInEdges<P>())) {
     return engine_->graph_.in_values(vertex_);
   }
   // The UUID of the vertex at an edge's slot.
@@ -176,6 +181,11 @@ class Engine final : public StepEngine {
       // with no branch per edge: a local slot marks the spare last entry.
       static_assert(!IsBothDirections<P>() || IsMinBroadcast<P>(),
                     "kBothDirections needs a min-combined broadcast (Improves, program.h)");
+      // Without in-edges the gather takes the out-edges, which is right only on a symmetric graph.
+      if (!topology().has_in_edges() && !topology().symmetric() && n > 0) {
+        throw std::invalid_argument(
+            "a broadcast program needs in-edges on a graph that is not symmetric");
+      }
       // A value that goes both ways on a symmetric graph goes along the out-edges alone: they are
       // the in-edges, and a minimum does not depend on their order.
       both_ = IsBothDirections<P>() && !topology().symmetric();
@@ -746,7 +756,7 @@ class Engine final : public StepEngine {
     buf.published += 1 - has_published_[v];
     has_published_[v] = 1;
     buf.sent += topology().out_degree(v);
-    if constexpr (IsBothDirections<P>()) buf.sent += PullSlots(v).size();
+    if (both_) buf.sent += topology().in_degree(v);
   }
 
   void SendFromBlock(BlockBuffers& buf, uint32_t slot, const Message& m) {

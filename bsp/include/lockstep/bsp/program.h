@@ -134,15 +134,23 @@ constexpr bool PushesInPlace() {
   }
 }
 
+// Whether P asks for in-edges itself (kNeedsInEdges), for its own use of ctx.in_slots().
+template <class P>
+constexpr bool AsksInEdges() {
+  if constexpr (requires { P::kNeedsInEdges; }) {
+    return P::kNeedsInEdges;
+  } else {
+    return false;
+  }
+}
+
 // Whether P needs in-edges on a graph that is, or is not, symmetric. A min-combined broadcast that
 // does not ask for them itself (kNeedsInEdges) gathers over the out-edges of a symmetric graph,
 // which are its in-edges in another order: the minimum does not depend on the order, so the
 // in-edges are not built (a copy of the out-edges' slots, 4 bytes an edge).
 template <class P>
 constexpr bool NeedsInEdges(bool symmetric) {
-  bool asked = false;
-  if constexpr (requires { P::kNeedsInEdges; }) asked = P::kNeedsInEdges;
-  if (symmetric && IsMinBroadcast<P>() && !asked) return false;
+  if (symmetric && IsMinBroadcast<P>() && !AsksInEdges<P>()) return false;
   return NeedsInEdges<P>();
 }
 
