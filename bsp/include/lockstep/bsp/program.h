@@ -71,13 +71,12 @@ constexpr bool IsBroadcast() {
 // it is monotone (false for m means false for every m' with !(m' < m)); a vertex whose messages
 // all fail to improve it must end Compute as if it had not been woken: its value, its sends and
 // the aggregators unchanged, and halted (so that not waking it is the same); and no message is a
-// NaN. The engine then delivers
-// only improving messages, so a vertex whose value no message can lower is not woken, and it
-// chooses per superstep how to deliver (docs/design.md §3.4): it pushes each published value
-// along the publisher's out-edges when few vertices published, and otherwise pulls, skipping the
-// vertices the superstep's least published value cannot improve and stopping a vertex's gather
-// at that least value. The minimum does not depend on the order of combining, so the answer
-// does not depend on the direction, the thread count or the worker count.
+// NaN. The engine then delivers only improving messages, so a vertex whose value no message can
+// lower is not woken, and it chooses per superstep how to deliver (docs/design.md §3.4): it pushes
+// each published value along the publisher's out-edges when few vertices published, and otherwise
+// pulls, skipping the vertices the superstep's least published value cannot improve and stopping a
+// vertex's gather at that least value. The minimum does not depend on the order of combining, so
+// the answer does not depend on the direction, the thread count or the worker count.
 template <class P>
 constexpr bool HasImproves() {
   return requires(const typename P::VertexValue& v, const typename P::Message& m) {
@@ -96,12 +95,19 @@ constexpr bool IsBothDirections() {
   }
 }
 
+// Whether P asks for in-edges itself (kNeedsInEdges), for its own use of ctx.in_slots().
+template <class P>
+constexpr bool AsksInEdges() {
+  if constexpr (requires { P::kNeedsInEdges; }) {
+    return P::kNeedsInEdges;
+  } else {
+    return false;
+  }
+}
+
 template <class P>
 constexpr bool NeedsInEdges() {
-  if constexpr (requires { P::kNeedsInEdges; }) {
-    if (P::kNeedsInEdges) return true;
-  }
-  return IsBroadcast<P>();
+  return AsksInEdges<P>() || IsBroadcast<P>();
 }
 
 // A min-combined broadcast program (HasImproves) whose message changes along an edge declares
@@ -129,16 +135,6 @@ constexpr bool PushesInPlace() {
   if constexpr (IsMinBroadcast<P>() && !HasAlong<P>() &&
                 std::is_arithmetic_v<typename P::Message>) {
     return std::atomic_ref<typename P::Message>::is_always_lock_free;
-  } else {
-    return false;
-  }
-}
-
-// Whether P asks for in-edges itself (kNeedsInEdges), for its own use of ctx.in_slots().
-template <class P>
-constexpr bool AsksInEdges() {
-  if constexpr (requires { P::kNeedsInEdges; }) {
-    return P::kNeedsInEdges;
   } else {
     return false;
   }
