@@ -487,8 +487,11 @@ class Engine final : public StepEngine {
     uint64_t active = 0;
     uint64_t unhalted = 0;
     uint64_t sent = 0;
-    uint64_t published = 0;          // broadcast programs: vertices that published
-    std::vector<uint32_t> frontier;  // min-combined broadcasts: this block's publishers
+    uint64_t published = 0;  // broadcast programs: vertices that published
+    // Min-combined broadcasts: this block's publishers, their edges and their least value.
+    std::vector<uint32_t> frontier;
+    uint64_t frontier_edges = 0;
+    std::optional<Message> least;
     absl::Status error;
 
     void Fail(absl::Status st) {
@@ -607,11 +610,10 @@ class Engine final : public StepEngine {
       if (!any || m < least) least = m;
       any = true;
     };
+    // The local publishers' least value and edges, gathered per block as they published.
     for (size_t b = 0; b < num_blocks_; ++b) {
-      for (uint32_t v : blocks_[b].frontier) {
-        consider(published_[v]);
-        edges += topo.out_degree(v) + (both_ ? topo.in_degree(v) : 0);
-      }
+      if (blocks_[b].least) consider(*blocks_[b].least);
+      edges += blocks_[b].frontier_edges;
     }
     for (uint32_t r : remote_frontier_) {
       consider(published_[uint64_t{n} + r]);
@@ -730,6 +732,8 @@ class Engine final : public StepEngine {
     for (size_t b = 0; b < num_blocks_; ++b) {
       for (uint32_t v : blocks_[b].frontier) has_published_[v] = 0;
       blocks_[b].frontier.clear();
+      blocks_[b].frontier_edges = 0;
+      blocks_[b].least.reset();
     }
     for (uint32_t r : remote_frontier_) has_published_[uint64_t{n} + r] = 0;
     published_count_ = remote_published_count_ = 0;
@@ -744,8 +748,12 @@ class Engine final : public StepEngine {
   }
 
   void Publish(BlockBuffers& buf, uint32_t v, const Message& m) {
+    const uint64_t edges = topology().out_degree(v) + (both_ ? topology().in_degree(v) : 0);
     if constexpr (IsMinBroadcast<P>()) {
-      if (!has_published_[v]) buf.frontier.push_back(v);
+      if (!has_published_[v]) {
+        buf.frontier.push_back(v);
+        buf.frontier_edges += edges;
+      }
     }
     published_[v] = m;
     if constexpr (PushesInPlace<P>() && std::is_floating_point_v<Message>) {
@@ -753,10 +761,12 @@ class Engine final : public StepEngine {
       // the order of combining.
       if (m == Message{0}) published_[v] = Message{0};
     }
+    if constexpr (IsMinBroadcast<P>()) {
+      if (!buf.least || published_[v] < *buf.least) buf.least = published_[v];
+    }
     buf.published += 1 - has_published_[v];
     has_published_[v] = 1;
-    buf.sent += topology().out_degree(v);
-    if (both_) buf.sent += topology().in_degree(v);
+    buf.sent += edges;
   }
 
   void SendFromBlock(BlockBuffers& buf, uint32_t slot, const Message& m) {
