@@ -20,7 +20,6 @@ Python 3 standard library only.
 import argparse
 import os
 import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -32,28 +31,12 @@ TRIAL_RE = re.compile(rb"Trial Time:\s+([0-9.]+)")
 GAPBS = {"bfs": ("bfs", ["-r", "0"]), "wcc": ("cc", []), "sssp": ("sssp", ["-r", "0", "-d", "2"])}
 
 
-def rss_of(argv, env=None):
-    """Runs argv under wait4; returns (output, peak RSS in MB)."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        os.dup2(w, 1)
-        os.dup2(w, 2)
-        os.execvpe(argv[0], argv, env or os.environ)
-    os.close(w)
-    chunks = []
-    while True:
-        b = os.read(r, 65536)
-        if not b:
-            break
-        chunks.append(b)
-    os.close(r)
-    _, status, usage = os.wait4(pid, 0)
-    out = b"".join(chunks)
-    if status != 0:
-        sys.exit(f"{' '.join(argv)} failed ({status}):\n{out.decode(errors='replace')[-2000:]}")
-    return out, usage.ru_maxrss / 1024
+def run(argv, log, env=None):
+    """Runs argv to completion (scale.Proc: rusage from wait4); returns (its output, peak RSS MB)."""
+    p = scale.Proc(argv, log, env, keep_stdout=True)
+    scale.wait_all([p], 3600)
+    with open(log, "rb") as f:
+        return f.read(), p.rss_mb
 
 
 def main():
@@ -91,15 +74,15 @@ def main():
                     str(args.threads), "--out", out]
             if kernel in ("bfs", "sssp"):
                 argv += ["--source", "0"]
-            text, rss = rss_of(argv)
+            text, rss = run(argv, out + ".log")
             m = COMPUTE_RE.search(text)
             if not m:
                 sys.exit(f"no compute time in lockstep's output:\n{text.decode()[-2000:]}")
             mine.append(float(m.group(1)))
             mine_rss = max(mine_rss, rss)
             if ref_bin and os.access(ref_bin, os.X_OK):
-                text, rss = rss_of([ref_bin, "-f", wel if kernel == "sssp" else graph, "-s", "-n",
-                                    "5"] + ref[1], env)
+                text, rss = run([ref_bin, "-f", wel if kernel == "sssp" else graph, "-s", "-n", "5"]
+                                + ref[1], out + ".gapbs.log", env)
                 theirs.append(min(float(t) for t in TRIAL_RE.findall(text)))
                 their_rss = max(their_rss, rss)
         best = min(mine)

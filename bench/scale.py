@@ -55,11 +55,12 @@ def log(msg=""):
 class Proc:
     """A child process whose rusage is collected by wait4."""
 
-    def __init__(self, argv, stderr_path, env=None):
+    def __init__(self, argv, stderr_path, env=None, keep_stdout=False):
         self.argv = argv
         self.stderr_path = stderr_path
         with open(stderr_path, "wb") as err:
-            self.popen = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env)
+            out = err if keep_stdout else subprocess.DEVNULL
+            self.popen = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
         self.pid = self.popen.pid
         self.status = None
         self.rusage = None
