@@ -427,7 +427,8 @@ struct MinHopsProgram {
   }
 };
 
-// The same by relaxing every directed edge (both ways with `both`) until nothing changes.
+// The same by relaxing every directed edge (both ways with `both`) until nothing changes; an edge
+// costs its weight, or 1 in an unweighted input.
 template <class T>
 std::map<std::string, T> MinHopsOracle(const GraphInput& input, bool both) {
   const T none = MinHopsProgram<T>::kNone;
@@ -435,20 +436,61 @@ std::map<std::string, T> MinHopsOracle(const GraphInput& input, bool both) {
   for (uint64_t v = 0; v < value.size(); v += 97) value[v] = static_cast<T>(v % 5);
   for (bool changed = true; changed;) {
     changed = false;
-    auto relax = [&](uint32_t u, uint32_t v) {
-      if (value[u] != none && value[u] + T{1} < value[v]) {
-        value[v] = value[u] + T{1};
+    auto relax = [&](uint32_t u, uint32_t v, T w) {
+      if (value[u] != none && value[u] + w < value[v]) {
+        value[v] = value[u] + w;
         changed = true;
       }
     };
     for (size_t e = 0; e < input.src.size(); ++e) {
-      relax(input.src[e], input.dst[e]);
-      if (input.symmetric || both) relax(input.dst[e], input.src[e]);
+      const T w = input.weights.empty() ? T{1} : static_cast<T>(input.weights[e]);
+      relax(input.src[e], input.dst[e], w);
+      if (input.symmetric || both) relax(input.dst[e], input.src[e], w);
     }
   }
   std::map<std::string, T> out;
   for (uint64_t v = 0; v < value.size(); ++v) out[input.external_ids[v]] = value[v];
   return out;
+}
+
+// Runs `program` on 1 to 4 parts, connected or not, pushed, pulled or chosen per superstep: the
+// values are `want` everywhere, in as many supersteps, no in-edges are built on a symmetric graph
+// (the gather takes the out-edges), and each direction that may be taken was.
+template <class P>
+void ExpectEveryWay(const P& program, const GraphInput& input,
+                    const std::map<std::string, typename P::VertexValue>& want) {
+  static_assert(IsMinBroadcast<P>());
+  using Direction = typename Engine<P>::Direction;
+  uint64_t supersteps = 0;
+  for (uint64_t parts : {1, 2, 3, 4}) {
+    for (bool connect : {false, true}) {
+      if (parts == 1 && connect) continue;
+      for (Direction d : {Direction::kChoose, Direction::kPush, Direction::kPull}) {
+        SCOPED_TRACE(::testing::Message() << parts << " parts, connect " << connect
+                                          << ", direction " << static_cast<int>(d));
+        Cluster<P> cluster(program, input, parts, connect);
+        for (uint32_t p = 0; p < parts; ++p) {
+          cluster.engine(p).SetDirection(d);
+          EXPECT_EQ(cluster.engine(p).topology().has_in_edges(), !input.symmetric);
+        }
+        ASSERT_TRUE(cluster.RunToCompletion().ok());
+        EXPECT_EQ(cluster.Values(), want);
+        if (supersteps == 0) supersteps = cluster.superstep();
+        EXPECT_EQ(cluster.superstep(), supersteps);
+        uint64_t pushed = 0, pulled = 0;
+        for (uint32_t p = 0; p < parts; ++p) {
+          pushed += cluster.engine(p).pushed_supersteps();
+          pulled += cluster.engine(p).pulled_supersteps();
+        }
+        if (d != Direction::kPull) {
+          EXPECT_GT(pushed, 0u);
+        }
+        if (d != Direction::kPush) {
+          EXPECT_GT(pulled, 0u);
+        }
+      }
+    }
+  }
 }
 
 template <class T>
@@ -461,48 +503,14 @@ TYPED_TEST_SUITE(MinBroadcastTest, MinTypes);
 // did both.
 template <class T, bool kBoth>
 void CheckMinBroadcast() {
-  using P = MinHopsProgram<T, kBoth>;
-  static_assert(IsMinBroadcast<P>());
-  using Direction = typename Engine<P>::Direction;
   GraphInput directed = RandomGraph(3000, 4500, 13);
   GraphInput symmetric = directed;
   MakeSymmetric(symmetric);
   for (const GraphInput* input : {&directed, &symmetric}) {
     SCOPED_TRACE(::testing::Message() << (input->symmetric ? "symmetric" : "directed")
                                       << (kBoth ? ", both ways" : ", one way"));
-    const auto want = MinHopsOracle<T>(*input, kBoth);
-    const P program{.position = Positions(*input)};
-    uint64_t supersteps = 0;
-    for (uint64_t parts : {1, 2, 3, 4}) {
-      for (bool connect : {false, true}) {
-        if (parts == 1 && connect) continue;
-        for (Direction d : {Direction::kChoose, Direction::kPush, Direction::kPull}) {
-          SCOPED_TRACE(::testing::Message() << parts << " parts, connect " << connect
-                                            << ", direction " << static_cast<int>(d));
-          Cluster<P> cluster(program, *input, parts, connect);
-          for (uint32_t p = 0; p < parts; ++p) {
-            cluster.engine(p).SetDirection(d);
-            // On a symmetric graph the gather takes the out-edges: no in-edges are built.
-            EXPECT_EQ(cluster.engine(p).topology().has_in_edges(), !input->symmetric);
-          }
-          ASSERT_TRUE(cluster.RunToCompletion().ok());
-          EXPECT_EQ(cluster.Values(), want);
-          if (supersteps == 0) supersteps = cluster.superstep();
-          EXPECT_EQ(cluster.superstep(), supersteps);
-          uint64_t pushed = 0, pulled = 0;
-          for (uint32_t p = 0; p < parts; ++p) {
-            pushed += cluster.engine(p).pushed_supersteps();
-            pulled += cluster.engine(p).pulled_supersteps();
-          }
-          if (d != Direction::kPull) {
-            EXPECT_GT(pushed, 0u);
-          }
-          if (d != Direction::kPush) {
-            EXPECT_GT(pulled, 0u);
-          }
-        }
-      }
-    }
+    ExpectEveryWay(MinHopsProgram<T, kBoth>{.position = Positions(*input)}, *input,
+                   MinHopsOracle<T>(*input, kBoth));
   }
 }
 
@@ -541,50 +549,14 @@ struct WeightedMinProgram {
 
 TEST(MinBroadcastAlongTest, PushPullOrChosenGiveTheSameAnswer) {
   static_assert(IsMinBroadcast<WeightedMinProgram>() && !PushesInPlace<WeightedMinProgram>());
-  using Direction = Engine<WeightedMinProgram>::Direction;
   GraphInput directed = RandomGraph(3000, 4500, 17);
   for (size_t e = 0; e < directed.src.size(); ++e) directed.weights.push_back(double(e % 7));
   GraphInput symmetric = directed;
   MakeSymmetric(symmetric);
   for (const GraphInput* input : {&directed, &symmetric}) {
     SCOPED_TRACE(input->symmetric ? "symmetric" : "directed");
-    // The oracle: relax every directed edge with its weight until nothing changes.
-    std::vector<double> value(input->num_vertices(), std::numeric_limits<double>::infinity());
-    for (uint64_t v = 0; v < value.size(); v += 97) value[v] = static_cast<double>(v % 5);
-    for (bool changed = true; changed;) {
-      changed = false;
-      auto relax = [&](uint32_t u, uint32_t v, double w) {
-        if (value[u] + w < value[v]) {
-          value[v] = value[u] + w;
-          changed = true;
-        }
-      };
-      for (size_t e = 0; e < input->src.size(); ++e) {
-        relax(input->src[e], input->dst[e], input->weights[e]);
-        if (input->symmetric) relax(input->dst[e], input->src[e], input->weights[e]);
-      }
-    }
-    std::map<std::string, double> want;
-    for (uint64_t v = 0; v < value.size(); ++v) want[input->external_ids[v]] = value[v];
-    const WeightedMinProgram program{.position = Positions(*input)};
-    for (uint64_t parts : {1, 2, 3, 4}) {
-      for (bool connect : {false, true}) {
-        if (parts == 1 && connect) continue;
-        for (Direction d : {Direction::kChoose, Direction::kPush, Direction::kPull}) {
-          SCOPED_TRACE(::testing::Message() << parts << " parts, connect " << connect
-                                            << ", direction " << static_cast<int>(d));
-          Cluster<WeightedMinProgram> cluster(program, *input, parts, connect);
-          uint64_t pushed = 0;
-          for (uint32_t p = 0; p < parts; ++p) cluster.engine(p).SetDirection(d);
-          ASSERT_TRUE(cluster.RunToCompletion().ok());
-          EXPECT_EQ(cluster.Values(), want);
-          for (uint32_t p = 0; p < parts; ++p) pushed += cluster.engine(p).pushed_supersteps();
-          if (d != Direction::kPull) {
-            EXPECT_GT(pushed, 0u);
-          }
-        }
-      }
-    }
+    ExpectEveryWay(WeightedMinProgram{.position = Positions(*input)}, *input,
+                   MinHopsOracle<double>(*input, false));
   }
 }
 
