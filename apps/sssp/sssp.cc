@@ -22,27 +22,59 @@ absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphFac
 }
 
 void App::Report(const bsp::Engine<Program>& engine, const bsp::Params& params, std::ostream& out) {
-  const std::string target = bsp::ParamString(params, "path-to");
-  if (target.empty()) return;
+  const std::string target_name = bsp::ParamString(params, "path-to");
+  if (target_name.empty()) return;
   const bsp::Topology& topo = engine.topology();
-  uint32_t v = topo.Find(bsp::VertexIdFromExternal(target));
-  if (v == bsp::kNoVertex) return;  // not this process's vertex
-  const auto values = engine.values();
-  if (values[v].distance == std::numeric_limits<double>::infinity()) {
+  const uint32_t target = topo.Find(bsp::VertexIdFromExternal(target_name));
+  if (target == bsp::kNoVertex) return;  // not this process's vertex
+  const auto dist = engine.values();
+  if (dist[target] == kUnreachable) {
     out << "path: none\n";
     return;
   }
-  const double cost = values[v].distance;
-  std::vector<std::string> path;
-  const bsp::VertexId source = engine.program().source;
-  while (true) {
-    path.push_back(std::string(topo.external_id(v)));
-    if (topo.id(v) == source) break;
-    v = topo.Find(values[v].predecessor);
-    if (v == bsp::kNoVertex || path.size() > topo.num_local()) {
-      out << "path: (crosses partitions; run locally to print it)\n";
-      return;
+  if (topo.num_remote() > 0 || topo.num_local() != topo.num_global()) {
+    out << "path: (crosses partitions; run locally to print it)\n";
+    return;
+  }
+  const uint32_t source = topo.Find(engine.program().source);
+  // An edge u -> x is tight if it ends a shortest path: dist[u] + w == dist[x], the very sum the
+  // run computed. A breadth-first search from the source along tight edges gives each vertex up
+  // to the target's level its fewest edges on a shortest path.
+  constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> hops(topo.num_local(), kNone);
+  std::vector<uint32_t> level = {source}, next;
+  hops[source] = 0;
+  for (uint32_t h = 0; hops[target] == kNone && !level.empty(); ++h) {
+    next.clear();
+    for (uint32_t u : level) {
+      const auto slots = topo.out_slots(u);
+      const auto weights = engine.graph().out_values(u);
+      for (size_t i = 0; i < slots.size(); ++i) {
+        const uint32_t x = slots[i];
+        if (hops[x] == kNone && Program::Along(dist[u], weights[i]) == dist[x]) {
+          hops[x] = h + 1;
+          next.push_back(x);
+        }
+      }
     }
+    level.swap(next);
+  }
+  // Back from the target: each step to the tight in-neighbour one level nearer with the
+  // smallest UUID (on a symmetric graph the out-edges are the in-edges).
+  std::vector<std::string> path;
+  for (uint32_t v = target;;) {
+    path.push_back(std::string(topo.external_id(v)));
+    if (v == source) break;
+    const bool in = topo.has_in_edges();
+    const auto slots = in ? topo.in_slots(v) : topo.out_slots(v);
+    const auto weights = in ? engine.graph().in_values(v) : engine.graph().out_values(v);
+    uint32_t best = bsp::kNoVertex;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      const uint32_t u = slots[i];
+      if (hops[u] != hops[v] - 1 || Program::Along(dist[u], weights[i]) != dist[v]) continue;
+      if (best == bsp::kNoVertex || topo.id(u) < topo.id(best)) best = u;
+    }
+    v = best;  // one exists: v was reached from a vertex one level nearer
   }
   std::string line = "path: ";
   for (size_t i = path.size(); i-- > 0;) {
@@ -50,7 +82,7 @@ void App::Report(const bsp::Engine<Program>& engine, const bsp::Params& params, 
     if (i > 0) line += " -> ";
   }
   line += " (cost ";
-  bsp::AppendDouble(cost, line);
+  bsp::AppendDouble(dist[target], line);
   out << line << ")\n";
 }
 

@@ -113,7 +113,11 @@ class PartitionedAppsTest : public ::testing::TestWithParam<std::tuple<uint32_t,
     const auto [parts, connect] = GetParam();
     const PartsRun whole = RunParts<App>(path_, params, 1, false);
     const PartsRun split = RunParts<App>(path_, params, parts, connect);
-    EXPECT_EQ(split.supersteps, whole.supersteps);
+    // A program taking messages in any order (SSSP) may hold values back by each part's own
+    // frontier (docs/design.md §3.4): its values, not its supersteps, match.
+    if constexpr (!bsp::IsAnyOrder<typename App::Program>()) {
+      EXPECT_EQ(split.supersteps, whole.supersteps);
+    }
     EXPECT_EQ(split.output.size(), whole.output.size());
     EXPECT_TRUE(split.output == whole.output) << "the partitioned run's values differ";
     EXPECT_EQ(whole.relayed_messages, 0u);
@@ -145,7 +149,7 @@ TEST_P(PartitionedAppsTest, PageRank) {
 }
 
 TEST_P(PartitionedAppsTest, Sssp) {
-  Check<sssp::App>({{"source", "3"}}, sizeof(sssp::Message), 2.0);
+  Check<sssp::App>({{"source", "3"}}, sizeof(sssp::Program::Message), 2.0);
 }
 
 TEST_P(PartitionedAppsTest, Bfs) { Check<bfs::App>({{"source", "3"}}, sizeof(int64_t), 2.0); }

@@ -454,14 +454,16 @@ std::map<std::string, T> MinHopsOracle(const GraphInput& input, bool both) {
 }
 
 // Runs `program` on 1 to 4 parts, connected or not, pushed, pulled or chosen per superstep: the
-// values are `want` everywhere, in as many supersteps, no in-edges are built on a symmetric graph
-// (the gather takes the out-edges), and each direction that may be taken was.
+// values are `want` everywhere, in as many supersteps (unless values were held back, kAnyOrder),
+// no in-edges are built on a symmetric graph (the gather takes the out-edges), and each direction
+// that may be taken was. Returns the supersteps in which some part held values back.
 template <class P>
-void ExpectEveryWay(const P& program, const GraphInput& input,
-                    const std::map<std::string, typename P::VertexValue>& want) {
+uint64_t ExpectEveryWay(const P& program, const GraphInput& input,
+                        const std::map<std::string, typename P::VertexValue>& want) {
   static_assert(IsMinBroadcast<P>());
   using Direction = typename Engine<P>::Direction;
   uint64_t supersteps = 0;
+  uint64_t held_back = 0;
   for (uint64_t parts : {1, 2, 3, 4}) {
     for (bool connect : {false, true}) {
       if (parts == 1 && connect) continue;
@@ -473,24 +475,33 @@ void ExpectEveryWay(const P& program, const GraphInput& input,
           cluster.engine(p).SetDirection(d);
           EXPECT_EQ(cluster.engine(p).topology().has_in_edges(), !input.symmetric);
         }
-        ASSERT_TRUE(cluster.RunToCompletion().ok());
+        EXPECT_TRUE(cluster.RunToCompletion().ok());
         EXPECT_EQ(cluster.Values(), want);
-        if (supersteps == 0) supersteps = cluster.superstep();
-        EXPECT_EQ(cluster.superstep(), supersteps);
-        uint64_t pushed = 0, pulled = 0;
+        uint64_t pushed = 0, pulled = 0, held = 0;
         for (uint32_t p = 0; p < parts; ++p) {
           pushed += cluster.engine(p).pushed_supersteps();
           pulled += cluster.engine(p).pulled_supersteps();
+          held += cluster.engine(p).held_back_supersteps();
+        }
+        held_back += held;
+        // Only a program that takes its messages in any order holds back, and only by choice.
+        if (!IsAnyOrder<P>() || d != Direction::kChoose) {
+          EXPECT_EQ(held, 0u);
+        }
+        if (held == 0) {
+          if (supersteps == 0) supersteps = cluster.superstep();
+          EXPECT_EQ(cluster.superstep(), supersteps);
         }
         if (d != Direction::kPull) {
           EXPECT_GT(pushed, 0u);
         }
         if (d != Direction::kPush) {
-          EXPECT_GT(pulled, 0u);
+          EXPECT_GT(pulled + held, 0u);  // a frontier too large to push: pulled or held back
         }
       }
     }
   }
+  return held_back;
 }
 
 template <class T>
@@ -523,40 +534,85 @@ TYPED_TEST(MinBroadcastTest, BothWaysPushPullOrChosenGiveTheSameAnswer) {
 }
 
 // A min-combined broadcast whose message changes along an edge (Along: + the edge's weight, as
-// SSSP): it cannot push in place, so a push marks its targets and they pull.
+// SSSP). A double pushes in place; boxed in a struct (kBoxed) it cannot, and a push bins its
+// offers by target. With kAny it takes its messages in any order (kAnyOrder), and a large
+// frontier goes out least values first.
+struct BoxedCost {
+  double cost;
+  friend bool operator<(const BoxedCost& a, const BoxedCost& b) { return a.cost < b.cost; }
+};
+
+template <bool kAny = false, bool kBoxed = false>
 struct WeightedMinProgram {
   static constexpr bool kBroadcast = true;
+  static constexpr bool kAnyOrder = kAny;
   using VertexValue = double;
   using EdgeValue = double;
-  using Message = double;
+  using Message = std::conditional_t<kBoxed, BoxedCost, double>;
   std::shared_ptr<const std::map<VertexId, uint64_t>> position;
-  static void Combine(double& into, const double& m) { into = std::min(into, m); }
-  static bool Improves(double value, double m) { return m < value; }
-  static double Along(double m, double w) { return m + w; }
+  static double Cost(const Message& m) {
+    if constexpr (kBoxed) {
+      return m.cost;
+    } else {
+      return m;
+    }
+  }
+  static void Combine(Message& into, const Message& m) {
+    if (m < into) into = m;
+  }
+  static bool Improves(double value, const Message& m) { return Cost(m) < value; }
+  static Message Along(const Message& m, double w) { return Message{Cost(m) + w}; }
   double Init(const Context<WeightedMinProgram>& ctx) const {
     const uint64_t pos = position->at(ctx.id());
     return pos % 97 == 0 ? static_cast<double>(pos % 5) : std::numeric_limits<double>::infinity();
   }
-  void Compute(Context<WeightedMinProgram>& ctx, std::span<const double> messages) const {
+  void Compute(Context<WeightedMinProgram>& ctx, std::span<const Message> messages) const {
     const bool start = ctx.superstep() == 0 && !std::isinf(ctx.value());
-    if (start || (!messages.empty() && messages[0] < ctx.value())) {
-      if (!start) ctx.value() = messages[0];
-      ctx.SendToAllNeighbors(ctx.value());
+    if (start || (!messages.empty() && Cost(messages[0]) < ctx.value())) {
+      if (!start) ctx.value() = Cost(messages[0]);
+      ctx.SendToAllNeighbors(Message{ctx.value()});
     }
     ctx.VoteToHalt();
   }
 };
 
-TEST(MinBroadcastAlongTest, PushPullOrChosenGiveTheSameAnswer) {
-  static_assert(IsMinBroadcast<WeightedMinProgram>() && !PushesInPlace<WeightedMinProgram>());
-  GraphInput directed = RandomGraph(3000, 4500, 17);
-  for (size_t e = 0; e < directed.src.size(); ++e) directed.weights.push_back(double(e % 7));
+// Weighted graphs for the programs above: directed and symmetric, weights 0 to `weights` - 1.
+std::vector<GraphInput> WeightedGraphs(uint32_t vertices, uint32_t edges, uint32_t seed,
+                                       uint32_t weights) {
+  GraphInput directed = RandomGraph(vertices, edges, seed);
+  for (size_t e = 0; e < directed.src.size(); ++e) {
+    directed.weights.push_back(static_cast<double>(e % weights));
+  }
   GraphInput symmetric = directed;
   MakeSymmetric(symmetric);
-  for (const GraphInput* input : {&directed, &symmetric}) {
-    SCOPED_TRACE(input->symmetric ? "symmetric" : "directed");
-    ExpectEveryWay(WeightedMinProgram{.position = Positions(*input)}, *input,
-                   MinHopsOracle<double>(*input, false));
+  return {directed, symmetric};
+}
+
+TEST(MinBroadcastAlongTest, PushPullOrChosenGiveTheSameAnswer) {
+  static_assert(PushesInPlace<WeightedMinProgram<>>());
+  static_assert(!PushesInPlace<WeightedMinProgram<false, true>>());
+  for (const GraphInput& input : WeightedGraphs(3000, 4500, 17, 7)) {
+    SCOPED_TRACE(input.symmetric ? "symmetric" : "directed");
+    const auto want = MinHopsOracle<double>(input, false);
+    EXPECT_EQ(ExpectEveryWay(WeightedMinProgram<>{.position = Positions(input)}, input, want), 0u);
+    EXPECT_EQ(
+        ExpectEveryWay(WeightedMinProgram<false, true>{.position = Positions(input)}, input, want),
+        0u);
+  }
+}
+
+// Taking its messages in any order, a frontier too large to push goes out least values first
+// and the rest is held back to later supersteps: the same values on 1 to 4 parts, in place or
+// binned, and the engine did hold back.
+TEST(MinBroadcastAlongTest, HeldBackValuesGiveTheSameAnswer) {
+  for (const GraphInput& input : WeightedGraphs(3000, 12000, 19, 50)) {
+    SCOPED_TRACE(input.symmetric ? "symmetric" : "directed");
+    const auto want = MinHopsOracle<double>(input, false);
+    EXPECT_GT(ExpectEveryWay(WeightedMinProgram<true>{.position = Positions(input)}, input, want),
+              0u);
+    EXPECT_GT(
+        ExpectEveryWay(WeightedMinProgram<true, true>{.position = Positions(input)}, input, want),
+        0u);
   }
 }
 

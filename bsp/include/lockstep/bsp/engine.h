@@ -212,7 +212,6 @@ class Engine final : public StepEngine {
         static_assert(!IsBothDirections<P>() || !HasAlong<P>(),
                       "a value that changes along an edge goes one way (kBothDirections, Along)");
         FindRemoteOut();
-        if constexpr (!PushesInPlace<P>()) marked_.assign(n, 0);
       }
     }
     if constexpr (requires(P & p, AggregatorRegistry & r) { p.Register(r); }) {
@@ -239,6 +238,8 @@ class Engine final : public StepEngine {
   // Min-combined broadcasts: the supersteps whose values were pushed, and pulled, so far.
   uint64_t pushed_supersteps() const { return pushed_supersteps_; }
   uint64_t pulled_supersteps() const { return pulled_supersteps_; }
+  // Programs taking messages in any order: the supersteps that held values back, so far.
+  uint64_t held_back_supersteps() const { return held_back_supersteps_; }
   uint64_t num_local_vertices() const override { return topology().num_local(); }
   uint64_t EstimatedPeakBytes() const override {
     return EstimateEngineBytes<P>(topology().num_local(), topology().num_out_edges());
@@ -434,6 +435,8 @@ class Engine final : public StepEngine {
       published_count_ += buf.published;
       buf.active = buf.unhalted = buf.sent = buf.published = 0;
     }
+    // Values held back (kAnyOrder) are messages still to deliver: the job goes on.
+    stats.messages += held_back_edges_;
     aggregators_.MergeStep();
     const auto flush_start = std::chrono::steady_clock::now();
     if (auto st = FlushRemote(superstep); !st.ok()) return st;
@@ -576,10 +579,14 @@ class Engine final : public StepEngine {
     std::partial_sum(remote_out_offsets_.begin(), remote_out_offsets_.end(),
                      remote_out_offsets_.begin());
     remote_out_targets_.resize(remote_out_offsets_.back());
+    if constexpr (HasAlong<P>()) remote_out_weights_.resize(remote_out_offsets_.back());
     std::vector<uint64_t> at(remote_out_offsets_.begin(), remote_out_offsets_.end() - 1);
     for (uint32_t v = 0; v < n; ++v) {
-      for (uint32_t slot : PullSlots(v)) {
-        if (slot >= n) remote_out_targets_[at[slot - n]++] = v;
+      const auto slots = PullSlots(v);
+      for (size_t i = 0; i < slots.size(); ++i) {
+        if (slots[i] < n) continue;
+        if constexpr (HasAlong<P>()) remote_out_weights_[at[slots[i] - n]] = PullValues(v)[i];
+        remote_out_targets_[at[slots[i] - n]++] = v;
       }
       if (both_) {
         for (uint32_t slot : topo.out_slots(v)) {
@@ -591,7 +598,7 @@ class Engine final : public StepEngine {
 
   // Delivers a min-combined broadcast (docs/design.md §3.4): when the publishers' out-edges are
   // few against all in-edges, each publisher's value is pushed along them (a compare-and-swap
-  // minimum per target, or for other messages a mark on each target, which then pulls); otherwise
+  // minimum per target, or for other messages an envelope binned by target); otherwise
   // every vertex pulls, skipped if the least published value cannot improve it and stopping at
   // that value. Only improving messages are delivered; the minimum does not depend on the
   // direction or the order.
@@ -620,10 +627,21 @@ class Engine final : public StepEngine {
       edges += remote_out_offsets_[r + 1] - remote_out_offsets_[r];
     }
     const uint64_t all_edges = AllPullSlots().size() + (both_ ? topo.all_out_slots().size() : 0);
-    const bool push = direction_ == Direction::kChoose ? edges * kPullFactor < all_edges
-                                                       : direction_ == Direction::kPush;
+    bool push = direction_ == Direction::kChoose ? edges * kPullFactor < all_edges
+                                                 : direction_ == Direction::kPush;
+    // A program that takes its messages in any order (kAnyOrder) pushes the least values of a
+    // frontier too large to push and holds the others back (values above `limit`).
+    std::optional<Message> limit;
+    if constexpr (IsAnyOrder<P>()) {
+      if (any && !push && direction_ == Direction::kChoose) {
+        limit = HoldBackLimit(edges, all_edges / kPullFactor);
+        push = limit.has_value();
+      }
+    }
     const Message* published = published_.data();
     const uint8_t* has_published = has_published_.data();
+    // Whether the value at a published slot goes out in this superstep.
+    auto delivered = [&](uint64_t slot) { return !limit || !(*limit < published[slot]); };
     // v's gather over the slots its in-neighbours published at: skipped if the least value
     // cannot improve v, stopped once it reaches that value (no slot can lower it).
     auto pull = [&](uint32_t v) {
@@ -674,51 +692,74 @@ class Engine final : public StepEngine {
           std::fill(inbox_.begin() + lo, inbox_.begin() + hi, NoMessage());
         });
       }
-      // A compare-and-swap minimum into the target; or a mark, and the marked vertices pull.
-      auto offer = [&](uint32_t v, const Message& m) {
+      // A compare-and-swap minimum into the target; or, for other messages, an envelope in the
+      // publisher's block's bin of the target (propagation blocking), of which each bin's
+      // targets then take the least. Only improving messages are offered.
+      auto offer = [&](BlockBuffers& buf, uint32_t v, const Message& m) {
+        if (!P::Improves(values_[v], m)) return;
         if constexpr (PushesInPlace<P>()) {
-          if (!P::Improves(values_[v], m)) return;
           std::atomic_ref<Message> into(inbox_[v]);
           Message now = into.load(std::memory_order_relaxed);
           while (m < now && !into.compare_exchange_weak(now, m, std::memory_order_relaxed)) {
           }
           std::atomic_ref<uint8_t>(has_message_[v]).store(1, std::memory_order_relaxed);
         } else {
-          std::atomic_ref<uint8_t>(marked_[v]).store(1, std::memory_order_relaxed);
+          buf.bins[v >> bin_shift_].push_back({v, m});
         }
       };
       tbb::parallel_for(size_t{0}, num_blocks_ + 1, [&](size_t b) {
+        BlockBuffers& buf = blocks_[b];
         if (b < num_blocks_) {
-          for (uint32_t u : blocks_[b].frontier) {
+          for (uint32_t u : buf.frontier) {
+            if (!delivered(u)) continue;
             const Message m = published_[u];
-            for (uint32_t slot : topo.out_slots(u)) {
-              if (slot < n) offer(slot, m);
+            const auto slots = topo.out_slots(u);
+            if constexpr (HasAlong<P>()) {
+              const auto weights = graph_.out_values(u);
+              for (size_t i = 0; i < slots.size(); ++i) {
+                if (slots[i] < n) offer(buf, slots[i], P::Along(m, weights[i]));
+              }
+            } else {
+              for (uint32_t slot : slots) {
+                if (slot < n) offer(buf, slot, m);
+              }
             }
             if (both_) {
               for (uint32_t slot : topo.in_slots(u)) {
-                if (slot < n) offer(slot, m);
+                if (slot < n) offer(buf, slot, m);
               }
             }
           }
           return;
         }
+        // The relayed values go along the remote vertices' edges into the last block's bins.
         for (uint32_t r : remote_frontier_) {
+          if (!delivered(uint64_t{n} + r)) continue;
           const Message m = published_[uint64_t{n} + r];
           for (uint64_t i = remote_out_offsets_[r]; i < remote_out_offsets_[r + 1]; ++i) {
-            offer(remote_out_targets_[i], m);
+            if constexpr (HasAlong<P>()) {
+              offer(buf, remote_out_targets_[i], P::Along(m, remote_out_weights_[i]));
+            } else {
+              offer(buf, remote_out_targets_[i], m);
+            }
           }
         }
       });
       if constexpr (!PushesInPlace<P>()) {
-        tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
-          const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
-          for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
-            if (marked_[v]) {
-              marked_[v] = 0;
-              pull(v);
-            } else {
-              has_message_[v] = 0;
+        tbb::parallel_for(uint32_t{0}, num_bins_, [&](uint32_t bin) {
+          const uint32_t lo = bin << bin_shift_;
+          const uint32_t hi = std::min<uint64_t>(n, uint64_t{bin + 1} << bin_shift_);
+          std::fill(has_message_.begin() + lo, has_message_.begin() + hi, 0);
+          for (BlockBuffers& buf : blocks_) {
+            for (const LocalEnvelope& e : buf.bins[bin]) {
+              if (has_message_[e.target]) {
+                P::Combine(inbox_[e.target], e.message);
+              } else {
+                inbox_[e.target] = e.message;
+                has_message_[e.target] = 1;
+              }
             }
+            buf.bins[bin].clear();
           }
         });
       }
@@ -726,17 +767,91 @@ class Engine final : public StepEngine {
       ++pulled_supersteps_;
       tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
         const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
-        for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) pull(v);
+        for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
+          pull(v);
+        }
       });
     }
-    for (size_t b = 0; b < num_blocks_; ++b) {
-      for (uint32_t v : blocks_[b].frontier) has_published_[v] = 0;
-      blocks_[b].frontier.clear();
-      blocks_[b].frontier_edges = 0;
-      blocks_[b].least.reset();
+    if (limit) ++held_back_supersteps_;
+    // The values that went out are done; those held back stay published (kHeldBack: already
+    // relayed to other partitions) and in their block's frontier, with its edges and least.
+    held_back_edges_ = 0;
+    tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
+      BlockBuffers& buf = blocks_[b];
+      buf.frontier_edges = 0;
+      buf.least.reset();
+      if (!limit) {
+        for (uint32_t v : buf.frontier) has_published_[v] = 0;
+        buf.frontier.clear();
+        return;
+      }
+      size_t kept = 0;
+      for (uint32_t v : buf.frontier) {
+        if (delivered(v)) {
+          has_published_[v] = 0;
+          continue;
+        }
+        has_published_[v] = kHeldBack;
+        buf.frontier[kept++] = v;
+        buf.frontier_edges += topo.out_degree(v) + (both_ ? topo.in_degree(v) : 0);
+        if (!buf.least || published_[v] < *buf.least) buf.least = published_[v];
+      }
+      buf.frontier.resize(kept);
+    });
+    for (size_t b = 0; b < num_blocks_; ++b) held_back_edges_ += blocks_[b].frontier_edges;
+    for (uint32_t r : remote_frontier_) {
+      const uint64_t slot = uint64_t{n} + r;
+      if (delivered(slot)) {
+        has_published_[slot] = 0;
+      } else {
+        has_published_[slot] = kHeldBack;
+        held_back_edges_ += remote_out_offsets_[r + 1] - remote_out_offsets_[r];
+      }
     }
-    for (uint32_t r : remote_frontier_) has_published_[uint64_t{n} + r] = 0;
     published_count_ = remote_published_count_ = 0;
+  }
+
+  // For a frontier of `edges` edges that a program taking its messages in any order would pull:
+  // the value up to which its least values fill about `budget` edges, estimated from a sample of
+  // the publishers; none when they would all go out anyway (their values are equal, as BFS's).
+  std::optional<Message> HoldBackLimit(uint64_t edges, uint64_t budget) {
+    const Topology& topo = topology();
+    const uint32_t n = topo.num_local();
+    uint64_t count = remote_frontier_.size();
+    for (size_t b = 0; b < num_blocks_; ++b) count += blocks_[b].frontier.size();
+    const uint64_t stride = std::max<uint64_t>(1, count / kHoldBackSample);
+    sample_.clear();
+    uint64_t i = 0;
+    for (size_t b = 0; b < num_blocks_; ++b) {
+      for (uint32_t u : blocks_[b].frontier) {
+        if (i++ % stride == 0) {
+          sample_.push_back({published_[u], topo.out_degree(u) + (both_ ? topo.in_degree(u) : 0)});
+        }
+      }
+    }
+    for (uint32_t r : remote_frontier_) {
+      if (i++ % stride == 0) {
+        sample_.push_back(
+            {published_[uint64_t{n} + r], remote_out_offsets_[r + 1] - remote_out_offsets_[r]});
+      }
+    }
+    std::sort(sample_.begin(), sample_.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    uint64_t sampled = 0;
+    for (const auto& s : sample_) sampled += s.second;
+    if (sampled == 0) return std::nullopt;
+    // The sample's edges stand for `edges` in all.
+    const double scale = static_cast<double>(edges) / static_cast<double>(sampled);
+    size_t last = 0;
+    double filled = 0;
+    for (size_t k = 0; k < sample_.size(); ++k) {
+      filled += static_cast<double>(sample_[k].second) * scale;
+      if (filled > static_cast<double>(budget)) break;
+      last = k;
+    }
+    const Message cut = sample_[last].first;
+    if (!(cut < sample_.back().first)) return std::nullopt;
+    return cut;
   }
 
   std::span<const Message> MessagesOf(uint32_t v) const {
@@ -749,13 +864,19 @@ class Engine final : public StepEngine {
 
   void Publish(BlockBuffers& buf, uint32_t v, const Message& m) {
     const uint64_t edges = topology().out_degree(v) + (both_ ? topology().in_degree(v) : 0);
+    const uint8_t had = has_published_[v];
     if constexpr (IsMinBroadcast<P>()) {
-      if (!has_published_[v]) {
+      if (!had) {
         buf.frontier.push_back(v);
         buf.frontier_edges += edges;
       }
     }
-    published_[v] = m;
+    if (IsAnyOrder<P>() && had == kHeldBack) {
+      // A value held back from an earlier superstep (DeliverMin) and this one go as their least.
+      P::Combine(published_[v], m);
+    } else {
+      published_[v] = m;
+    }
     if constexpr (PushesInPlace<P>() && std::is_floating_point_v<Message>) {
       // -0 and +0 compare equal: one of them, so that which one a vertex gets never depends on
       // the order of combining.
@@ -764,9 +885,9 @@ class Engine final : public StepEngine {
     if constexpr (IsMinBroadcast<P>()) {
       if (!buf.least || published_[v] < *buf.least) buf.least = published_[v];
     }
-    buf.published += 1 - has_published_[v];
+    buf.published += had == 0 ? 1 : 0;
     has_published_[v] = 1;
-    buf.sent += edges;
+    buf.sent += had == kHeldBack ? 0 : edges;  // counted as held back (RunSuperstep)
   }
 
   void SendFromBlock(BlockBuffers& buf, uint32_t slot, const Message& m) {
@@ -930,7 +1051,11 @@ class Engine final : public StepEngine {
     auto accept = [&](uint32_t target, Message&& m) {
       if constexpr (IsBroadcast<P>()) {
         const uint64_t slot = uint64_t{topo.num_local()} + target;
-        published_[slot] = std::move(m);
+        if (IsAnyOrder<P>() && has_published_[slot]) {
+          P::Combine(published_[slot], m);  // with a value held back (DeliverMin)
+        } else {
+          published_[slot] = std::move(m);
+        }
         remote_published_count_ += 1 - has_published_[slot];
         has_published_[slot] = 1;
       } else {
@@ -1023,7 +1148,7 @@ class Engine final : public StepEngine {
         if (connected_) {
           PositionWriter positions(batch.positions);
           for (uint32_t i = 0; i < boundary.size(); ++i) {
-            if (!has_published_[boundary[i]]) continue;
+            if (has_published_[boundary[i]] != 1) continue;
             positions.Add(i);
             Codec<Message>::Encode(published_[boundary[i]], batch.payload);
           }
@@ -1031,7 +1156,7 @@ class Engine final : public StepEngine {
           batch.coding = positions.Finish(static_cast<uint32_t>(boundary.size()));
         } else {
           for (uint32_t v : boundary) {
-            if (!has_published_[v]) continue;
+            if (has_published_[v] != 1) continue;
             batch.ids.push_back(topo.id(v));
             Codec<Message>::Encode(published_[v], batch.payload);
           }
@@ -1266,14 +1391,24 @@ class Engine final : public StepEngine {
   static constexpr uint64_t kPullFactor = 15;
   std::vector<uint64_t> remote_out_offsets_;
   std::vector<uint32_t> remote_out_targets_;
+  std::vector<EdgeValue> remote_out_weights_;  // beside the targets, for Along
   std::vector<uint32_t> remote_frontier_;
-  // Min-combined broadcasts that do not push in place: the targets of this superstep's push.
-  std::vector<uint8_t> marked_;
   Direction direction_ = Direction::kChoose;
   // A value that goes both ways (kBothDirections) on a graph that is not symmetric.
   bool both_ = false;
   uint64_t pushed_supersteps_ = 0;
   uint64_t pulled_supersteps_ = 0;
+  // Min-combined broadcasts taking messages in any order (kAnyOrder): a frontier too large to
+  // push goes out in pushes of about all edges / kPullFactor, least values first, chosen on a
+  // sample of kHoldBackSample publishers (for SSSP on Kronecker scale 20, shares of 1/8 to 1/60
+  // were within noise of each other, 1/4 and 1/50 slower before pushes were in place: 15 keeps one
+  // rule for both); a published value held back is flagged kHeldBack (it was relayed already);
+  // the edges of those held back after the last delivery (pending messages).
+  static constexpr uint64_t kHoldBackSample = 2048;
+  static constexpr uint8_t kHeldBack = 2;
+  uint64_t held_back_supersteps_ = 0;
+  uint64_t held_back_edges_ = 0;
+  std::vector<std::pair<Message, uint64_t>> sample_;
   static Message NoMessage() {
     if constexpr (std::numeric_limits<Message>::has_infinity) {
       return std::numeric_limits<Message>::infinity();

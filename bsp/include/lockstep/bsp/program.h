@@ -127,13 +127,27 @@ constexpr bool IsMinBroadcast() {
   return IsBroadcast<P>() && HasImproves<P>();
 }
 
+// A min-combined broadcast program (HasImproves) may declare kAnyOrder = true: its vertices end
+// at the least of all messages ever offered to them, whatever the supersteps they arrive in (a
+// label-correcting fixpoint: BFS, SSSP, WCC; not a program that reads the superstep number after
+// superstep 0). The engine may then hold a published value back to a later superstep and deliver
+// the least values first (docs/design.md §3.4), as delta-stepping orders SSSP's relaxations: fewer
+// values are offered that a smaller one overtakes later. Its Along must keep the order of messages.
+template <class P>
+constexpr bool IsAnyOrder() {
+  if constexpr (requires { P::kAnyOrder; }) {
+    return P::kAnyOrder;
+  } else {
+    return false;
+  }
+}
+
 // Whether a min-combined broadcast's push can combine a value into its target in place, with a
-// compare-and-swap (an arithmetic message the same along every edge); otherwise the push marks
-// its targets and they pull.
+// compare-and-swap (an arithmetic message); otherwise the push bins its offers by target and
+// each bin's targets take the least.
 template <class P>
 constexpr bool PushesInPlace() {
-  if constexpr (IsMinBroadcast<P>() && !HasAlong<P>() &&
-                std::is_arithmetic_v<typename P::Message>) {
+  if constexpr (IsMinBroadcast<P>() && std::is_arithmetic_v<typename P::Message>) {
     return std::atomic_ref<typename P::Message>::is_always_lock_free;
   } else {
     return false;

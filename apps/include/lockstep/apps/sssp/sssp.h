@@ -2,10 +2,10 @@
 
 // Single-source shortest paths, the Pregel way (Malewicz et al., SIGMOD 2010, §5.2): a vertex
 // that learns a shorter distance stores it and offers dist + w to its out-neighbours; every vertex
-// votes to halt and is woken by messages. Messages carry the sender, so each vertex also keeps
-// its predecessor; the min combiner breaks equal costs by the smaller sender UUID, which makes the
-// predecessor tree independent of thread and worker counts. Weights must be >= 0 (1 when the
-// input has none); of parallel edges the lightest counts. Unreachable vertices stay at Infinity.
+// votes to halt and is woken by messages. A vertex keeps its distance alone (8 bytes, as a
+// hand-written kernel does); --path-to finds the path after the run from the distances (Report).
+// Weights must be >= 0 (1 when the input has none); of parallel edges the lightest counts.
+// Unreachable vertices stay at Infinity.
 #include <limits>
 #include <span>
 
@@ -14,51 +14,35 @@
 
 namespace lockstep::apps::sssp {
 
-struct Message {
-  double cost;
-  bsp::VertexId from;
-  // Cheaper first; of equal costs, the smaller sender: the order the combiner keeps the least of.
-  friend bool operator<(const Message& a, const Message& b) {
-    return a.cost < b.cost || (a.cost == b.cost && a.from < b.from);
-  }
-};
-
-struct Value {
-  double distance = std::numeric_limits<double>::infinity();
-  bsp::VertexId predecessor{};
-};
+inline constexpr double kUnreachable = std::numeric_limits<double>::infinity();
 
 struct Program {
-  using VertexValue = Value;
+  using VertexValue = double;  // the distance from the source
   using EdgeValue = double;
-  using Message = sssp::Message;
+  using Message = double;
 
   bsp::VertexId source{};
 
   // A vertex offers its distance to all its out-neighbours, each getting it plus its edge's
   // weight, under min: the engine pushes or pulls it per superstep (docs/design.md §3.4), and an
-  // offer no shorter than a vertex's distance changes nothing.
+  // offer no shorter than a vertex's distance changes nothing. A vertex ends at the cheapest
+  // offer it ever got, whatever the superstep it came in (kAnyOrder): the engine may offer the
+  // cheapest distances of a large frontier first and hold the others back (delta-stepping's
+  // order), which saves offering distances that a cheaper path overtakes later.
   static constexpr bool kBroadcast = true;
-  static void Combine(Message& into, const Message& m) {
-    if (m < into) into = m;
-  }
-  static bool Improves(const Value& value, const Message& m) { return m.cost < value.distance; }
-  static Message Along(const Message& m, double weight) { return {m.cost + weight, m.from}; }
+  static constexpr bool kAnyOrder = true;
+  static void Combine(double& into, const double& m) { into = std::min(into, m); }
+  static bool Improves(double distance, double m) { return m < distance; }
+  static double Along(double m, double weight) { return m + weight; }
+  double Init(const bsp::Context<Program>&) const { return kUnreachable; }
 
-  void Compute(bsp::Context<Program>& ctx, std::span<const Message> messages) const {
-    Value best = ctx.value();
-    bool improved = false;
-    if (ctx.superstep() == 0 && ctx.id() == source) {
-      best = {0.0, source};
-      improved = true;
-    }
-    if (!messages.empty() && messages[0].cost < best.distance) {
-      best = {messages[0].cost, messages[0].from};
-      improved = true;
-    }
-    if (improved) {
+  void Compute(bsp::Context<Program>& ctx, std::span<const double> messages) const {
+    double best = ctx.value();
+    if (ctx.superstep() == 0 && ctx.id() == source) best = 0;
+    if (!messages.empty()) best = std::min(best, messages[0]);
+    if (best < ctx.value()) {
       ctx.value() = best;
-      ctx.SendToAllNeighbors(Message{best.distance, ctx.id()});
+      ctx.SendToAllNeighbors(best);
     }
     ctx.VoteToHalt();
   }
@@ -71,10 +55,11 @@ struct App {
     return {bsp::ParamString(params, "source"), bsp::ParamString(params, "path-to")};
   }
   static absl::StatusOr<Program> Make(const bsp::Params& params, const bsp::GraphFacts& facts);
-  static void Format(const Program&, const Value& value, std::string& out) {
-    bsp::AppendDouble(value.distance, out);
+  static void Format(const Program&, double distance, std::string& out) {
+    bsp::AppendDouble(distance, out);
   }
-  // With the path-to parameter, prints "path: a -> b -> c (cost X)" or "path: none".
+  // With the path-to parameter, prints "path: a -> b -> c (cost X)" or "path: none": of the
+  // shortest paths, one with the fewest edges, each step from the vertex with the smaller UUID.
   static void Report(const bsp::Engine<Program>& engine, const bsp::Params& params,
                      std::ostream& out);
 };
