@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
 """The Graphalytics kernels against the GAP Benchmark Suite's hand-written ones (issue 15).
 
-    bench/kernels.py [--gapbs DIR] [--kernels bfs,wcc] [--threads 2] BUILD_DIR SCALE
+    bench/kernels.py [--gapbs DIR] [--kernels bfs,wcc,sssp,pagerank,lcc,cdlp,coloring]
+                     [--threads 2] BUILD_DIR SCALE
 
 Generates the Kronecker graph bench/run.sh uses (`lockstep generate kronecker --scale S --degree 16`,
 without weights, read with --undirected; with `--weights` for SSSP, whose integer weights gapbs reads
 from the same file through a `.wel` link) and times each kernel both ways on it, alternately:
   - lockstep: `lockstep run APP --undirected --threads T` (BFS and SSSP from vertex 0); the figure is
     the `compute X s` of its summary line (everything after the graph every program gets is built),
-    best of --trials runs; its peak RSS from wait4;
+    best of --trials runs; its peak RSS from wait4. PageRank runs 5 iterations (`--max-iterations 5
+    --tolerance 0`) and its figure is one iteration: the median superstep time of the progress lines
+    after superstep 0;
   - gapbs (DIR from --gapbs or $GAPBS_DIR, built with `make`; see bench/README.md): the same graph
-    symmetrised (`-s`), OMP_NUM_THREADS=T, best `Trial Time` of `-n 5` (BFS `-r 0`, SSSP `-r 0 -d 2`);
-    its peak RSS.
+    symmetrised (`-s`), OMP_NUM_THREADS=T, best `Trial Time` of `-n 5` (BFS `-r 0`, SSSP `-r 0 -d 2`;
+    LCC against `tc`; PageRank against `pr_spmv -i 5 -t 0`, its trial time / 5); its peak RSS.
+    CDLP and colouring have no gapbs kernel: their supersteps and times are printed alone.
 Prints each kernel's times side by side and the ratio lockstep / gapbs, or "reference missing"
 without gapbs. Outputs are not compared here (the suite checks lockstep against its oracles).
 Python 3 standard library only.
@@ -26,9 +30,29 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scale  # noqa: E402  (the graph generator)
 
 COMPUTE_RE = re.compile(rb"compute ([0-9.]+) s")
+SUPERSTEPS_RE = re.compile(rb"([0-9]+) supersteps")
+STEP_RE = re.compile(rb"superstep ([0-9]+) \|.*\| ([0-9.]+) ms")
 TRIAL_RE = re.compile(rb"Trial Time:\s+([0-9.]+)")
+PR_ITERATIONS = 5
 # lockstep app -> (gapbs binary, its extra flags)
-GAPBS = {"bfs": ("bfs", ["-r", "0"]), "wcc": ("cc", []), "sssp": ("sssp", ["-r", "0", "-d", "2"])}
+GAPBS = {"bfs": ("bfs", ["-r", "0"]), "wcc": ("cc", []), "sssp": ("sssp", ["-r", "0", "-d", "2"]),
+         "pagerank": ("pr_spmv", ["-i", str(PR_ITERATIONS), "-t", "0"]), "lcc": ("tc", [])}
+# lockstep app -> its extra flags
+FLAGS = {"bfs": ["--source", "0"], "sssp": ["--source", "0"],
+         "pagerank": ["--max-iterations", str(PR_ITERATIONS), "--tolerance", "0"]}
+
+
+def figure(kernel, text):
+    """lockstep's time from its output: compute, or for PageRank the median iteration."""
+    if kernel == "pagerank":
+        steps = sorted(float(t) / 1e3 for n, t in STEP_RE.findall(text) if int(n) > 0)
+        if steps:
+            return steps[len(steps) // 2]
+        sys.exit(f"no superstep lines in lockstep's output:\n{text.decode()[-2000:]}")
+    m = COMPUTE_RE.search(text)
+    if not m:
+        sys.exit(f"no compute time in lockstep's output:\n{text.decode()[-2000:]}")
+    return float(m.group(1))
 
 
 def run(argv, log, env=None):
@@ -65,34 +89,33 @@ def main():
     print(f"{'kernel':8} {'lockstep s':>11} {'gapbs s':>9} {'ratio':>7} {'lockstep MB':>12} "
           f"{'gapbs MB':>9}")
     for kernel in args.kernels.split(","):
-        mine, theirs, mine_rss, their_rss = [], [], 0.0, 0.0
+        mine, theirs, mine_rss, their_rss, supersteps = [], [], 0.0, 0.0, ""
         ref = GAPBS.get(kernel)
         ref_bin = os.path.join(args.gapbs, ref[0]) if ref and args.gapbs else ""
         for _ in range(args.trials):
             g = weighted if kernel == "sssp" else graph
             argv = [binary, "run", kernel, "--graph", g, "--undirected", "--threads",
-                    str(args.threads), "--out", out]
-            if kernel in ("bfs", "sssp"):
-                argv += ["--source", "0"]
+                    str(args.threads), "--out", out] + FLAGS.get(kernel, [])
             text, rss = run(argv, out + ".log")
-            m = COMPUTE_RE.search(text)
-            if not m:
-                sys.exit(f"no compute time in lockstep's output:\n{text.decode()[-2000:]}")
-            mine.append(float(m.group(1)))
+            mine.append(figure(kernel, text))
+            m = SUPERSTEPS_RE.search(text)
+            supersteps = f"{int(m.group(1))} supersteps" if m else ""
             mine_rss = max(mine_rss, rss)
             if ref_bin and os.access(ref_bin, os.X_OK):
                 text, rss = run([ref_bin, "-f", wel if kernel == "sssp" else graph, "-s", "-n", "5"]
                                 + ref[1], out + ".gapbs.log", env)
-                theirs.append(min(float(t) for t in TRIAL_RE.findall(text)))
+                trial = min(float(t) for t in TRIAL_RE.findall(text))
+                theirs.append(trial / PR_ITERATIONS if kernel == "pagerank" else trial)
                 their_rss = max(their_rss, rss)
         best = min(mine)
         if theirs:
             ref_best = min(theirs)
             print(f"{kernel:8} {best:11.4f} {ref_best:9.4f} {best / ref_best:7.2f} {mine_rss:12.0f} "
-                  f"{their_rss:9.0f}")
+                  f"{their_rss:9.0f}   {supersteps}")
         else:
+            why = "no gapbs kernel" if ref is None else "reference missing"
             print(f"{kernel:8} {best:11.4f} {'-':>9} {'-':>7} {mine_rss:12.0f} {'-':>9}   "
-                  "reference missing")
+                  f"{supersteps}, {why}")
 
 
 if __name__ == "__main__":
