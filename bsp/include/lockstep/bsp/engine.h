@@ -163,8 +163,11 @@ class Engine final : public StepEngine {
     for (auto& b : blocks_) b.bins.resize(num_bins_);
     values_.resize(n);
     halted_.assign(n, 0);
+    awake_.assign((uint64_t{n} + 63) / 64, ~uint64_t{0});  // every vertex runs superstep 0
+    if (n % 64 != 0) awake_.back() = (uint64_t{1} << (n % 64)) - 1;
     if constexpr (HasCombiner<P>) {
       inbox_.resize(n);
+      if constexpr (PushesInPlace<P>()) std::fill(inbox_.begin(), inbox_.end(), NoMessage());
       has_message_.assign(n, 0);
     } else {
       inbox_offsets_.assign(uint64_t{n} + 1, 0);
@@ -400,27 +403,39 @@ class Engine final : public StepEngine {
       ctx.buffers_ = &buf;
       ctx.superstep_ = superstep;
       ctx.block_ = b;
+      // The block's awake vertices (sparse supersteps: a pass over n / 64 words, then the
+      // vertices that run); the block owns its words of awake_, as it is 64-aligned.
+      const uint32_t begin = static_cast<uint32_t>(b * kBlock);
       const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
-      for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
-        const std::span<const Message> msgs = MessagesOf(v);
-        if (halted_[v] && msgs.empty()) continue;
-        ++buf.active;
-        ctx.vertex_ = v;
-        ctx.halt_ = false;
-        if constexpr (std::is_same_v<decltype(program_.Compute(ctx, msgs)), absl::Status>) {
-          absl::Status st = program_.Compute(ctx, msgs);
-          if (!st.ok()) {
-            buf.Fail(absl::Status(st.code(), absl::StrCat("compute failed for vertex '",
-                                                          std::string(topology().external_id(v)),
-                                                          "': ", st.message())));
-            return;
+      for (uint32_t w = begin >> 6; w < (end + 63) >> 6; ++w) {
+        for (uint64_t bits = awake_[w]; bits != 0; bits &= bits - 1) {
+          const uint32_t v = (w << 6) + static_cast<uint32_t>(std::countr_zero(bits));
+          const std::span<const Message> msgs = MessagesOf(v);
+          bool halt = true;
+          if (!halted_[v] || !msgs.empty()) {
+            ++buf.active;
+            ctx.vertex_ = v;
+            ctx.halt_ = false;
+            if constexpr (std::is_same_v<decltype(program_.Compute(ctx, msgs)), absl::Status>) {
+              absl::Status st = program_.Compute(ctx, msgs);
+              if (!st.ok()) {
+                buf.Fail(absl::Status(
+                    st.code(),
+                    absl::StrCat("compute failed for vertex '",
+                                 std::string(topology().external_id(v)), "': ", st.message())));
+                return;
+              }
+            } else {
+              program_.Compute(ctx, msgs);
+            }
+            halt = ctx.halt_;
+            halted_[v] = halt ? 1 : 0;
+            buf.unhalted += halt ? 0 : 1;
+            if (!buf.error.ok()) return;
+            ConsumeMessage(v);
           }
-        } else {
-          program_.Compute(ctx, msgs);
+          if (halt) awake_[w] &= ~(uint64_t{1} << (v & 63));
         }
-        halted_[v] = ctx.halt_ ? 1 : 0;
-        buf.unhalted += ctx.halt_ ? 0 : 1;
-        if (!buf.error.ok()) return;
       }
     });
     if (cancel.load()) return absl::CancelledError("job was cancelled");
@@ -677,21 +692,14 @@ class Engine final : public StepEngine {
       if (has && P::Improves(values_[v], combined)) {
         inbox_[v] = combined;
         has_message_[v] = 1;
+        Wake(v);  // pulls run a block per task
       }
     };
+    // No vertex has a message here: each that had one ran and consumed it (ConsumeMessage), and
+    // an in-place push's targets are at no message, the identity of min.
     if (!any) {
-      std::fill(has_message_.begin(), has_message_.end(), 0);
     } else if (push) {
       ++pushed_supersteps_;
-      if constexpr (PushesInPlace<P>()) {
-        // Targets start at no message, the identity of min.
-        tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
-          const uint32_t lo = static_cast<uint32_t>(b * kBlock);
-          const uint32_t hi = std::min<uint32_t>(n, lo + kBlock);
-          std::fill(has_message_.begin() + lo, has_message_.begin() + hi, 0);
-          std::fill(inbox_.begin() + lo, inbox_.begin() + hi, NoMessage());
-        });
-      }
       // A compare-and-swap minimum into the target; or, for other messages, an envelope in the
       // publisher's block's bin of the target (propagation blocking), of which each bin's
       // targets then take the least. Only improving messages are offered.
@@ -702,7 +710,11 @@ class Engine final : public StepEngine {
           Message now = into.load(std::memory_order_relaxed);
           while (m < now && !into.compare_exchange_weak(now, m, std::memory_order_relaxed)) {
           }
-          std::atomic_ref<uint8_t>(has_message_[v]).store(1, std::memory_order_relaxed);
+          std::atomic_ref<uint8_t> has(has_message_[v]);
+          if (has.load(std::memory_order_relaxed) == 0 &&
+              has.exchange(1, std::memory_order_relaxed) == 0) {
+            WakeShared(v);
+          }
         } else {
           buf.bins[v >> bin_shift_].push_back({v, m});
         }
@@ -747,9 +759,6 @@ class Engine final : public StepEngine {
       });
       if constexpr (!PushesInPlace<P>()) {
         tbb::parallel_for(uint32_t{0}, num_bins_, [&](uint32_t bin) {
-          const uint32_t lo = bin << bin_shift_;
-          const uint32_t hi = std::min<uint64_t>(n, uint64_t{bin + 1} << bin_shift_);
-          std::fill(has_message_.begin() + lo, has_message_.begin() + hi, 0);
           for (BlockBuffers& buf : blocks_) {
             for (const LocalEnvelope& e : buf.bins[bin]) {
               if (has_message_[e.target]) {
@@ -757,6 +766,7 @@ class Engine final : public StepEngine {
               } else {
                 inbox_[e.target] = e.message;
                 has_message_[e.target] = 1;
+                WakeShared(e.target);  // a bin narrower than 64 vertices shares words
               }
             }
             buf.bins[bin].clear();
@@ -854,6 +864,22 @@ class Engine final : public StepEngine {
     return cut;
   }
 
+  // A vertex that has messages, or has not halted, runs in the next compute. Wake is for a task
+  // that owns v's word of awake_ (one per block: blocks are 64-aligned), WakeShared for any.
+  void Wake(uint32_t v) { awake_[v >> 6] |= uint64_t{1} << (v & 63); }
+  void WakeShared(uint32_t v) {
+    std::atomic_ref<uint64_t>(awake_[v >> 6])
+        .fetch_or(uint64_t{1} << (v & 63), std::memory_order_relaxed);
+  }
+  // After v ran: its combined message is gone (an in-place push's target back at the identity
+  // of min), so deliveries need not clear every vertex's.
+  void ConsumeMessage(uint32_t v) {
+    if constexpr (HasCombiner<P>) {
+      has_message_[v] = 0;
+      if constexpr (PushesInPlace<P>()) inbox_[v] = NoMessage();
+    }
+  }
+
   std::span<const Message> MessagesOf(uint32_t v) const {
     if constexpr (HasCombiner<P>) {
       return has_message_[v] ? std::span<const Message>(&inbox_[v], 1) : std::span<const Message>();
@@ -943,8 +969,9 @@ class Engine final : public StepEngine {
           const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
           for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
             const auto in = topology().in_slots(v);
-            has_message_[v] = in.empty() ? 0 : 1;
             if (in.empty()) continue;
+            has_message_[v] = 1;
+            Wake(v);
             Message combined = published[in[0]];
             for (size_t i = 1; i < in.size(); ++i) P::Combine(combined, published[in[i]]);
             inbox_[v] = combined;
@@ -969,15 +996,13 @@ class Engine final : public StepEngine {
             }
             inbox_[v] = combined;
             has_message_[v] = has ? 1 : 0;
+            if (has) Wake(v);
           }
         });
       std::fill(has_published_.begin(), has_published_.end(), 0);
       published_count_ = remote_published_count_ = 0;
     } else if constexpr (HasCombiner<P>) {
       tbb::parallel_for(uint32_t{0}, num_bins_, [&](uint32_t bin) {
-        const uint32_t lo = bin << bin_shift_;
-        const uint32_t hi = std::min<uint64_t>(n, uint64_t{bin + 1} << bin_shift_);
-        std::fill(has_message_.begin() + lo, has_message_.begin() + hi, 0);
         for (auto& buf : blocks_) {
           for (const LocalEnvelope& e : buf.bins[bin]) {
             if (has_message_[e.target]) {
@@ -985,6 +1010,7 @@ class Engine final : public StepEngine {
             } else {
               inbox_[e.target] = e.message;
               has_message_[e.target] = 1;
+              WakeShared(e.target);
             }
           }
           buf.bins[bin].clear();
@@ -1012,6 +1038,7 @@ class Engine final : public StepEngine {
           const uint64_t count = inbox_cursor_[v];
           inbox_offsets_[v] = inbox_cursor_[v] = run;
           run += count;
+          if (count > 0) WakeShared(v);
         }
         for (auto& buf : blocks_) {
           for (LocalEnvelope& e : buf.bins[bin])
@@ -1356,6 +1383,8 @@ class Engine final : public StepEngine {
   Graph<EdgeValue> graph_;
   std::vector<VertexValue> values_;
   std::vector<uint8_t> halted_;
+  // Bit v: vertex v runs in the next compute (it has not halted, or it has messages).
+  std::vector<uint64_t> awake_;
   // Inbox of the current superstep: one combined message per vertex, or a CSR of messages.
   std::vector<Message> inbox_;
   std::vector<uint8_t> has_message_;
