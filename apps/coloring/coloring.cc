@@ -71,11 +71,18 @@ absl::StatusOr<std::vector<PrecoloredLine>> ReadPrecolored(const std::string& pa
 
 }  // namespace
 
+Program::Key Program::KeyOf(const bsp::VertexId& id) const {
+  // Most runs have no pre-colouring: no hash lookup then.
+  return {!precolored->empty() && precolored->contains(id), Priority(seed, id), &id};
+}
+
+bool Program::Before(const Key& a, const Key& b) {
+  if (a.precolored != b.precolored) return a.precolored;
+  return a.priority != b.priority ? a.priority > b.priority : *b.id < *a.id;
+}
+
 bool Program::Before(const bsp::VertexId& a, const bsp::VertexId& b) const {
-  const bool pa = precolored->contains(a), pb = precolored->contains(b);
-  if (pa != pb) return pa;
-  const uint64_t x = Priority(seed, a), y = Priority(seed, b);
-  return x != y ? x > y : b < a;
+  return Before(KeyOf(a), KeyOf(b));
 }
 
 absl::Status Program::Compute(bsp::Context<Program>& ctx,
@@ -108,8 +115,9 @@ absl::Status Program::Compute(bsp::Context<Program>& ctx,
       ctx.VoteToHalt();
       return conflict;
     }
+    const Key mine = KeyOf(ctx.id());
     for_each_neighbour([&](uint32_t slot) {
-      if (Before(ctx.SlotId(slot), ctx.id())) ++me.waiting;
+      if (Before(KeyOf(ctx.SlotId(slot)), mine)) ++me.waiting;
     });
     if (me.waiting > 0) ctx.VoteToHalt();  // woken by the announcements it waits for
     return absl::OkStatus();
@@ -122,8 +130,9 @@ absl::Status Program::Compute(bsp::Context<Program>& ctx,
   me.color = SmallestFree(me.used);
   me.used = {};
   const uint32_t color = static_cast<uint32_t>(me.color);
+  const Key mine = KeyOf(ctx.id());
   for_each_neighbour([&](uint32_t slot) {
-    if (Before(ctx.id(), ctx.SlotId(slot))) ctx.Send(slot, Announcement{color});
+    if (Before(mine, KeyOf(ctx.SlotId(slot)))) ctx.Send(slot, Announcement{color});
   });
   return absl::OkStatus();
 }

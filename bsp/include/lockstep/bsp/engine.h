@@ -130,7 +130,7 @@ uint64_t EstimateEngineBytes(uint64_t vertices, uint64_t edges) {
     per_vertex += sizeof(Message) + 1;  // the combined inbox
     per_edge += sizeof(Message) + 4;    // outgoing buffers (message and slot)
   } else {
-    per_vertex += 16;                     // inbox offsets and cursors
+    per_vertex += 24;                     // inbox positions, counts and cursors
     per_edge += 2 * sizeof(Message) + 4;  // outgoing buffers and the inbox
   }
   return vertices * per_vertex + edges * per_edge;
@@ -170,7 +170,8 @@ class Engine final : public StepEngine {
       if constexpr (PushesInPlace<P>()) std::fill(inbox_.begin(), inbox_.end(), NoMessage());
       has_message_.assign(n, 0);
     } else {
-      inbox_offsets_.assign(uint64_t{n} + 1, 0);
+      inbox_begin_.assign(n, 0);
+      inbox_count_.assign(n, 0);
       inbox_cursor_.assign(n, 0);
     }
     if constexpr (IsBroadcast<P>()) {
@@ -877,6 +878,8 @@ class Engine final : public StepEngine {
     if constexpr (HasCombiner<P>) {
       has_message_[v] = 0;
       if constexpr (PushesInPlace<P>()) inbox_[v] = NoMessage();
+    } else {
+      inbox_count_[v] = 0;
     }
   }
 
@@ -884,7 +887,7 @@ class Engine final : public StepEngine {
     if constexpr (HasCombiner<P>) {
       return has_message_[v] ? std::span<const Message>(&inbox_[v], 1) : std::span<const Message>();
     } else {
-      return {inbox_.data() + inbox_offsets_[v], inbox_offsets_[v + 1] - inbox_offsets_[v]};
+      return {inbox_.data() + inbox_begin_[v], inbox_count_[v]};
     }
   }
 
@@ -1025,20 +1028,37 @@ class Engine final : public StepEngine {
         bin_base[bin + 1] = bin_base[bin] + total;
       }
       inbox_.resize(bin_base.back());
+      bin_targets_.resize(num_bins_);
       tbb::parallel_for(uint32_t{0}, num_bins_, [&](uint32_t bin) {
         const uint32_t lo = bin << bin_shift_;
         const uint32_t hi = std::min<uint64_t>(n, uint64_t{bin + 1} << bin_shift_);
-        // Counts, then first positions, then fill cursors; each bin touches only [lo, hi).
-        std::fill(inbox_cursor_.begin() + lo, inbox_cursor_.begin() + hi, 0);
-        for (const auto& buf : blocks_) {
-          for (const LocalEnvelope& e : buf.bins[bin]) ++inbox_cursor_[e.target];
-        }
+        // Counts (every count is 0 here: a vertex that had messages ran and dropped them), then
+        // first positions, then fill cursors; each bin touches only [lo, hi). With few messages
+        // against the bin's width only their targets are visited, in index order.
+        const uint64_t messages = bin_base[bin + 1] - bin_base[bin];
         uint64_t run = bin_base[bin];
-        for (uint32_t v = lo; v < hi; ++v) {
-          const uint64_t count = inbox_cursor_[v];
-          inbox_offsets_[v] = inbox_cursor_[v] = run;
-          run += count;
-          if (count > 0) WakeShared(v);
+        auto place = [&](uint32_t v) {
+          inbox_begin_[v] = inbox_cursor_[v] = run;
+          run += inbox_count_[v];
+          WakeShared(v);  // a bin narrower than 64 vertices shares words
+        };
+        if (messages * kSparseBin < hi - lo) {
+          std::vector<uint32_t>& targets = bin_targets_[bin];
+          targets.clear();
+          for (const auto& buf : blocks_) {
+            for (const LocalEnvelope& e : buf.bins[bin]) {
+              if (inbox_count_[e.target]++ == 0) targets.push_back(e.target);
+            }
+          }
+          std::sort(targets.begin(), targets.end());
+          for (uint32_t v : targets) place(v);
+        } else {
+          for (const auto& buf : blocks_) {
+            for (const LocalEnvelope& e : buf.bins[bin]) ++inbox_count_[e.target];
+          }
+          for (uint32_t v = lo; v < hi; ++v) {
+            if (inbox_count_[v] > 0) place(v);
+          }
         }
         for (auto& buf : blocks_) {
           for (LocalEnvelope& e : buf.bins[bin])
@@ -1046,7 +1066,6 @@ class Engine final : public StepEngine {
           buf.bins[bin].clear();
         }
       });
-      inbox_offsets_[n] = bin_base.back();
     }
     return absl::OkStatus();
   }
@@ -1388,8 +1407,14 @@ class Engine final : public StepEngine {
   // Inbox of the current superstep: one combined message per vertex, or a CSR of messages.
   std::vector<Message> inbox_;
   std::vector<uint8_t> has_message_;
-  std::vector<uint64_t> inbox_offsets_;
+  // Without a combiner: vertex v's messages are inbox_[inbox_begin_[v]...] (inbox_count_[v] of
+  // them, 0 once it ran); the fill cursors; per bin, the targets of a sparse delivery (a bin
+  // with fewer than 1 / kSparseBin messages per vertex), reused across supersteps.
+  std::vector<uint64_t> inbox_begin_;
+  std::vector<uint64_t> inbox_count_;
   std::vector<uint64_t> inbox_cursor_;
+  std::vector<std::vector<uint32_t>> bin_targets_;
+  static constexpr uint64_t kSparseBin = 8;
 
   size_t num_blocks_ = 0;
   uint32_t num_bins_ = 1;

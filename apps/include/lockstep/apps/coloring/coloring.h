@@ -41,6 +41,14 @@ struct Program {
 
   // True if the vertex with UUID a comes before b (colours first).
   bool Before(const bsp::VertexId& a, const bsp::VertexId& b) const;
+  // A vertex's place in that order, computed once per Compute for the vertex itself.
+  struct Key {
+    bool precolored;
+    uint64_t priority;
+    const bsp::VertexId* id;
+  };
+  Key KeyOf(const bsp::VertexId& id) const;
+  static bool Before(const Key& a, const Key& b);
   absl::Status Compute(bsp::Context<Program>& ctx, std::span<const Announcement> messages) const;
 };
 
