@@ -758,22 +758,7 @@ class Engine final : public StepEngine {
           }
         }
       });
-      if constexpr (!PushesInPlace<P>()) {
-        tbb::parallel_for(uint32_t{0}, num_bins_, [&](uint32_t bin) {
-          for (BlockBuffers& buf : blocks_) {
-            for (const LocalEnvelope& e : buf.bins[bin]) {
-              if (has_message_[e.target]) {
-                P::Combine(inbox_[e.target], e.message);
-              } else {
-                inbox_[e.target] = e.message;
-                has_message_[e.target] = 1;
-                WakeShared(e.target);  // a bin narrower than 64 vertices shares words
-              }
-            }
-            buf.bins[bin].clear();
-          }
-        });
-      }
+      if constexpr (!PushesInPlace<P>()) CombineBins();
     } else {
       ++pulled_supersteps_;
       tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
@@ -881,6 +866,25 @@ class Engine final : public StepEngine {
     } else {
       inbox_count_[v] = 0;
     }
+  }
+
+  // Combines the envelopes in the blocks' bins into the inbox, one task per bin and blocks in
+  // order, and empties the bins.
+  void CombineBins() {
+    tbb::parallel_for(uint32_t{0}, num_bins_, [&](uint32_t bin) {
+      for (BlockBuffers& buf : blocks_) {
+        for (const LocalEnvelope& e : buf.bins[bin]) {
+          if (has_message_[e.target]) {
+            P::Combine(inbox_[e.target], e.message);
+          } else {
+            inbox_[e.target] = e.message;
+            has_message_[e.target] = 1;
+            WakeShared(e.target);  // a bin narrower than 64 vertices shares words
+          }
+        }
+        buf.bins[bin].clear();
+      }
+    });
   }
 
   std::span<const Message> MessagesOf(uint32_t v) const {
@@ -1005,20 +1009,7 @@ class Engine final : public StepEngine {
       std::fill(has_published_.begin(), has_published_.end(), 0);
       published_count_ = remote_published_count_ = 0;
     } else if constexpr (HasCombiner<P>) {
-      tbb::parallel_for(uint32_t{0}, num_bins_, [&](uint32_t bin) {
-        for (auto& buf : blocks_) {
-          for (const LocalEnvelope& e : buf.bins[bin]) {
-            if (has_message_[e.target]) {
-              P::Combine(inbox_[e.target], e.message);
-            } else {
-              inbox_[e.target] = e.message;
-              has_message_[e.target] = 1;
-              WakeShared(e.target);
-            }
-          }
-          buf.bins[bin].clear();
-        }
-      });
+      CombineBins();
     } else {
       // Counting sort by target: each bin owns a contiguous range of targets and of the inbox.
       std::vector<uint64_t> bin_base(num_bins_ + 1, 0);
