@@ -599,9 +599,10 @@ class Engine final : public StepEngine {
     std::vector<uint64_t> at(remote_out_offsets_.begin(), remote_out_offsets_.end() - 1);
     for (uint32_t v = 0; v < n; ++v) {
       const auto slots = PullSlots(v);
+      const auto weights = PullValues(v);
       for (size_t i = 0; i < slots.size(); ++i) {
         if (slots[i] < n) continue;
-        if constexpr (HasAlong<P>()) remote_out_weights_[at[slots[i] - n]] = PullValues(v)[i];
+        if constexpr (HasAlong<P>()) remote_out_weights_[at[slots[i] - n]] = weights[i];
         remote_out_targets_[at[slots[i] - n]++] = v;
       }
       if (both_) {
@@ -698,8 +699,7 @@ class Engine final : public StepEngine {
     };
     // No vertex has a message here: each that had one ran and consumed it (ConsumeMessage), and
     // an in-place push's targets are at no message, the identity of min.
-    if (!any) {
-    } else if (push) {
+    if (any && push) {
       ++pushed_supersteps_;
       // A compare-and-swap minimum into the target; or, for other messages, an envelope in the
       // publisher's block's bin of the target (propagation blocking), of which each bin's
@@ -759,7 +759,7 @@ class Engine final : public StepEngine {
         }
       });
       if constexpr (!PushesInPlace<P>()) CombineBins();
-    } else {
+    } else if (any) {
       ++pulled_supersteps_;
       tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
         const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
@@ -789,7 +789,7 @@ class Engine final : public StepEngine {
         }
         has_published_[v] = kHeldBack;
         buf.frontier[kept++] = v;
-        buf.frontier_edges += topo.out_degree(v) + (both_ ? topo.in_degree(v) : 0);
+        buf.frontier_edges += PublishedEdges(v);
         if (!buf.least || published_[v] < *buf.least) buf.least = published_[v];
       }
       buf.frontier.resize(kept);
@@ -821,7 +821,7 @@ class Engine final : public StepEngine {
     for (size_t b = 0; b < num_blocks_; ++b) {
       for (uint32_t u : blocks_[b].frontier) {
         if (i++ % stride == 0) {
-          sample_.push_back({published_[u], topo.out_degree(u) + (both_ ? topo.in_degree(u) : 0)});
+          sample_.push_back({published_[u], PublishedEdges(u)});
         }
       }
     }
@@ -887,6 +887,11 @@ class Engine final : public StepEngine {
     });
   }
 
+  // The edges a value published by local vertex v goes along.
+  uint64_t PublishedEdges(uint32_t v) const {
+    return topology().out_degree(v) + (both_ ? topology().in_degree(v) : 0);
+  }
+
   std::span<const Message> MessagesOf(uint32_t v) const {
     if constexpr (HasCombiner<P>) {
       return has_message_[v] ? std::span<const Message>(&inbox_[v], 1) : std::span<const Message>();
@@ -896,7 +901,7 @@ class Engine final : public StepEngine {
   }
 
   void Publish(BlockBuffers& buf, uint32_t v, const Message& m) {
-    const uint64_t edges = topology().out_degree(v) + (both_ ? topology().in_degree(v) : 0);
+    const uint64_t edges = PublishedEdges(v);
     const uint8_t had = has_published_[v];
     if constexpr (IsMinBroadcast<P>()) {
       if (!had) {
