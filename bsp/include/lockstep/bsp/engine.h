@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/graph.h"
+#include "lockstep/bsp/neighbourhood.h"
 #include "lockstep/bsp/program.h"
 #include "lockstep/bsp/relay_positions.h"
 #include "tbb/parallel_for.h"
@@ -60,13 +61,29 @@ class Context {
   // A min-combined broadcast has them only if it asks (kNeedsInEdges): on a symmetric graph the
   // engine builds none for it (NeedsInEdges(symmetric), program.h).
   std::span<const uint32_t> in_slots() const
-      requires(NeedsInEdges<P>() && (!IsMinBroadcast<P>() || AsksInEdges<P>())) {
+      requires(AsksInEdges<P>() || (IsBroadcast<P>() && !IsMinBroadcast<P>())) {
     return engine_->topology().in_slots(vertex_);
   }
   std::span<const EdgeValue> in_values() const
-      requires(NeedsInEdges<P>() && (!IsMinBroadcast<P>() || AsksInEdges<P>())) {
+      requires(AsksInEdges<P>() || (IsBroadcast<P>() && !IsMinBroadcast<P>())) {
     return engine_->graph_.in_values(vertex_);
   }
+  // Programs that declare kNeighbourhood (program.h, neighbourhood.h): the vertex's number of
+  // distinct neighbours other than itself (k), those ranked above it in degree order, where to
+  // send to the i-th of them, and the i-th's own list.
+  uint32_t neighbour_count() const requires(UsesNeighbourhood<P>()) {
+    return engine_->neighbourhood_->degree(vertex_);
+  }
+  NeighbourList higher_neighbours() const requires(UsesNeighbourhood<P>()) {
+    return engine_->neighbourhood_->Higher(vertex_);
+  }
+  uint32_t higher_neighbour_slot(uint32_t i) const requires(UsesNeighbourhood<P>()) {
+    return engine_->neighbourhood_->Slot(vertex_, i);
+  }
+  NeighbourList higher_neighbours_of(uint32_t i) const requires(UsesNeighbourhood<P>()) {
+    return engine_->neighbourhood_->HigherOfNeighbour(vertex_, i);
+  }
+
   // The UUID of the vertex at an edge's slot.
   const VertexId& SlotId(uint32_t slot) const { return engine_->topology().SlotId(slot); }
   uint32_t SlotGlobalIndex(uint32_t slot) const {
@@ -123,6 +140,10 @@ uint64_t EstimateEngineBytes(uint64_t vertices, uint64_t edges) {
   if constexpr (NeedsInEdges<P>()) {
     per_vertex += 8;
     per_edge += 4 + kEdgeValue;
+  }
+  if constexpr (UsesNeighbourhood<P>()) {
+    per_vertex += 4 + 8;  // k and the list's offset
+    per_edge += 5;        // about half the edges are listed, at 9 bytes with slot and bits
   }
   if constexpr (IsBroadcast<P>()) {
     per_vertex += 2 * (sizeof(Message) + 1);  // published values and their flags
@@ -378,6 +399,12 @@ class Engine final : public StepEngine {
     }
     mirror_ = std::move(mirror);
     connected_ = true;
+    if constexpr (UsesNeighbourhood<P>()) {
+      // Collective: the remote neighbours' lists.
+      auto nb = Neighbourhood::Build(topo, &exchange, mirror_);
+      if (!nb.ok()) return nb.status();
+      neighbourhood_ = std::move(*nb);
+    }
     return absl::OkStatus();
   }
   // Whether ConnectPeers succeeded: batches then address by position.
@@ -392,6 +419,15 @@ class Engine final : public StepEngine {
   absl::StatusOr<StepStats> RunSuperstep(uint64_t superstep,
                                          const std::atomic<bool>& cancel) override {
     const auto start = std::chrono::steady_clock::now();
+    if constexpr (UsesNeighbourhood<P>()) {
+      // Local mode builds the lists here, in the job's compute; a distributed job has them from
+      // ConnectPeers.
+      if (!neighbourhood_) {
+        auto nb = Neighbourhood::Build(topology(), nullptr, mirror_);
+        if (!nb.ok()) return nb.status();
+        neighbourhood_ = std::move(*nb);
+      }
+    }
     if (auto st = Deliver(superstep); !st.ok()) return st;
     StepStats stats;
     stats.superstep = superstep;
@@ -1469,6 +1505,8 @@ class Engine final : public StepEngine {
   // Set by ConnectPeers: per sending partition, what its positions stand for here (a local vertex
   // for messages, a remote vertex for published values).
   bool connected_ = false;
+  // Programs that declare kNeighbourhood: the lists, from superstep 0 on.
+  std::optional<Neighbourhood> neighbourhood_;
   std::vector<std::vector<uint32_t>> mirror_;
 
   AggregatorRegistry aggregators_;

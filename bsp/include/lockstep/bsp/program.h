@@ -95,6 +95,20 @@ constexpr bool IsBothDirections() {
   }
 }
 
+// A program may declare kNeighbourhood = true (triangle-like kernels: LCC, triangle counting):
+// before superstep 0 the engine gives each vertex its distinct neighbours ranked above it in
+// degree order, sorted by global index, and the same lists of those neighbours, local or remote
+// (neighbourhood.h): ctx.neighbour_count(), ctx.higher_neighbours(),
+// ctx.higher_neighbours_of(i), ctx.higher_neighbour_slot(i), intersected with ForEachCommon.
+template <class P>
+constexpr bool UsesNeighbourhood() {
+  if constexpr (requires { P::kNeighbourhood; }) {
+    return P::kNeighbourhood;
+  } else {
+    return false;
+  }
+}
+
 // Whether P asks for in-edges itself (kNeedsInEdges), for its own use of ctx.in_slots().
 template <class P>
 constexpr bool AsksInEdges() {
@@ -107,7 +121,7 @@ constexpr bool AsksInEdges() {
 
 template <class P>
 constexpr bool NeedsInEdges() {
-  return AsksInEdges<P>() || IsBroadcast<P>();
+  return AsksInEdges<P>() || IsBroadcast<P>() || UsesNeighbourhood<P>();
 }
 
 // A min-combined broadcast program (HasImproves) whose message changes along an edge declares
@@ -161,6 +175,8 @@ constexpr bool PushesInPlace() {
 template <class P>
 constexpr bool NeedsInEdges(bool symmetric) {
   if (symmetric && IsMinBroadcast<P>() && !AsksInEdges<P>()) return false;
+  // Neighbour lists of a symmetric graph are its out-neighbours.
+  if (symmetric && UsesNeighbourhood<P>() && !AsksInEdges<P>() && !IsBroadcast<P>()) return false;
   return NeedsInEdges<P>();
 }
 

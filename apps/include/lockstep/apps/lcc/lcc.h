@@ -4,14 +4,15 @@
 // set of in- and out-neighbours of v other than v and k = |N(v)|, LCC(v) is the number of directed
 // edges a->b with a, b in N(v), divided by k(k-1); 0 when k < 2.
 //
-// Every such edge closes an undirected triangle {v, a, b}, so the kernel enumerates triangles the
-// Pregel way with degree ordering (Schank & Wagner 2005, "forward"; Suri & Vassilvitskii 2011):
-// vertices are ranked by (k, ID); x sends each higher-ranked neighbour y the neighbours z of x
-// ranked above y, one fixed-size message per wedge; y finds the triangle x < y < z when z is its
-// neighbour too, and credits each corner with the directed edges between the other two. Ranking
-// by degree keeps the wedges few (a hub has few higher-ranked neighbours), and `--phases P`
-// spreads them over P supersteps by y's index, so the message memory of a superstep is about
-// 1/P of the total.
+// Every such edge closes an undirected triangle {v, a, b}, so the kernel lists triangles with
+// degree ordering (Schank & Wagner 2005, "forward"), on the engine's neighbour lists
+// (kNeighbourhood, bsp/neighbourhood.h): each vertex x intersects its neighbours ranked above it
+// with those of each such neighbour y; each z in both closes the triangle x < y < z, found once.
+// x credits itself with the directed edges between y and z, and sums what y and z are owed (the
+// edges between the other two corners) per neighbour, one message each; a sum combiner adds them
+// up at the receivers. The lists are about half the graph's edges, and the messages at most one
+// per listed edge: memory stays a small multiple of the graph's. `--phases P` spreads the listing
+// over P supersteps by x's index (P = 1 is the fastest; larger P bounds a superstep's messages).
 #include <span>
 #include <vector>
 
@@ -20,37 +21,21 @@
 
 namespace lockstep::apps::lcc {
 
-struct Neighbour {
-  uint32_t global;  // global index
-  uint32_t slot;    // where to send to it
-  uint32_t degree;  // its k, once known
-  uint32_t bits;    // 1: an edge v->n, 2: an edge n->v
-};
-
 struct Value {
-  std::vector<Neighbour> neighbours;  // sorted by global index; dropped once enumeration ends
-  uint64_t k = 0;
+  uint64_t k = 0;      // distinct neighbours other than the vertex
   uint64_t edges = 0;  // directed edges among the neighbours found so far
-};
-
-struct Message {
-  enum Kind : uint32_t { kDegree, kEntry, kCredit };
-  uint32_t kind;
-  uint32_t a;  // degree: k of the sender;  entry: y;  credit: low 32 bits
-  uint32_t b;  // degree: the sender;       entry: z;  credit: high 32 bits
-  uint32_t c;  //                           entry: the edges between y and z (bits)
 };
 
 struct Program {
   using VertexValue = Value;
   using EdgeValue = bsp::NoValue;
-  using Message = lcc::Message;
-  static constexpr bool kNeedsInEdges = true;
+  using Message = uint64_t;  // directed edges owed to the receiver, summed
+  static constexpr bool kNeighbourhood = true;
+  static void Combine(Message& into, const Message& m) { into += m; }
 
   uint32_t phases = 1;
 
   void Compute(bsp::Context<Program>& ctx, std::span<const Message> messages) const;
-  bool KeepRunning(const bsp::StepStats& stats) const { return stats.superstep < phases + 2; }
 };
 
 struct App {
@@ -69,25 +54,3 @@ catalogue::AppInfo Info();
 std::vector<double> Oracle(const bsp::GraphInput& input);
 
 }  // namespace lockstep::apps::lcc
-
-namespace lockstep::bsp {
-template <>
-struct Codec<apps::lcc::Value> {
-  static void Encode(const apps::lcc::Value& v, std::string& out) {
-    Codec<uint64_t>::Encode(v.k, out);
-    Codec<uint64_t>::Encode(v.edges, out);
-    EncodeLength(v.neighbours.size(), out);
-    for (const auto& n : v.neighbours) Codec<apps::lcc::Neighbour>::Encode(n, out);
-  }
-  static bool Decode(std::string_view& in, apps::lcc::Value& v) {
-    uint64_t n;
-    if (!Codec<uint64_t>::Decode(in, v.k) || !Codec<uint64_t>::Decode(in, v.edges) ||
-        !DecodeLength(in, n) || n > in.size() / sizeof(apps::lcc::Neighbour)) {
-      return false;
-    }
-    v.neighbours.resize(n);
-    for (auto& x : v.neighbours) Codec<apps::lcc::Neighbour>::Decode(in, x);
-    return true;
-  }
-};
-}  // namespace lockstep::bsp

@@ -1,0 +1,271 @@
+#include "lockstep/bsp/neighbourhood.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "tbb/parallel_for.h"
+
+namespace lockstep::bsp {
+namespace {
+
+constexpr uint32_t kBlock = 1024;
+
+// One vertex's distinct neighbours other than itself, sorted by global index: each as
+// (global << 32 | slot), with its bits.
+class Distinct {
+ public:
+  void Of(const Topology& topo, uint32_t v) {
+    merged_.clear();
+    bits_.clear();
+    Sorted(topo, topo.out_slots(v), v, out_);
+    if (topo.symmetric()) {
+      merged_.swap(out_);
+      bits_.assign(merged_.size(), 3);
+      return;
+    }
+    Sorted(topo, topo.in_slots(v), v, in_);
+    size_t i = 0, j = 0;
+    while (i < out_.size() || j < in_.size()) {
+      const uint64_t a = i < out_.size() ? out_[i] : ~uint64_t{0};
+      const uint64_t b = j < in_.size() ? in_[j] : ~uint64_t{0};
+      // Equal globals have equal slots: one vertex has one slot.
+      merged_.push_back(std::min(a, b));
+      bits_.push_back(static_cast<uint8_t>((a <= b ? 1 : 0) | (b <= a ? 2 : 0)));
+      i += a <= b ? 1 : 0;
+      j += b <= a ? 1 : 0;
+    }
+  }
+  size_t size() const { return merged_.size(); }
+  uint32_t global(size_t i) const { return static_cast<uint32_t>(merged_[i] >> 32); }
+  uint32_t slot(size_t i) const { return static_cast<uint32_t>(merged_[i]); }
+  uint8_t bits(size_t i) const { return bits_[i]; }
+
+ private:
+  static void Sorted(const Topology& topo, std::span<const uint32_t> slots, uint32_t self,
+                     std::vector<uint64_t>& out) {
+    out.clear();
+    for (uint32_t s : slots) {
+      if (s != self) out.push_back(uint64_t{topo.SlotGlobalIndex(s)} << 32 | s);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  }
+  std::vector<uint64_t> out_, in_, merged_;
+  std::vector<uint8_t> bits_;
+};
+
+// Whether (k_a, a) ranks below (k_b, b).
+bool Below(uint32_t k_a, uint32_t a, uint32_t k_b, uint32_t b) {
+  return k_a != k_b ? k_a < k_b : a < b;
+}
+
+void Append32(uint32_t x, std::string& out) {
+  out.append(reinterpret_cast<const char*>(&x), sizeof(x));
+}
+
+// Reads a 32-bit value off the front of `in`; false if too few bytes remain.
+bool Take32(std::string_view& in, uint32_t& x) {
+  if (in.size() < sizeof(x)) return false;
+  std::memcpy(&x, in.data(), sizeof(x));
+  in.remove_prefix(sizeof(x));
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<Neighbourhood> Neighbourhood::Build(
+    const Topology& topo, Exchange* exchange, const std::vector<std::vector<uint32_t>>& mirror) {
+  const uint32_t n = topo.num_local();
+  const uint32_t parts = static_cast<uint32_t>(topo.split().size());
+  const uint32_t self = static_cast<uint32_t>(topo.part());
+  if (parts > 1 && (exchange == nullptr || mirror.size() != parts)) {
+    return absl::FailedPreconditionError(
+        "neighbour lists of a partitioned graph need the exchange with the other partitions");
+  }
+  if (!topo.symmetric() && n > 0 && !topo.has_in_edges()) {
+    return absl::FailedPreconditionError(
+        "neighbour lists of a graph that is not symmetric need its in-edges");
+  }
+  Neighbourhood nb;
+  nb.num_local_ = n;
+  const size_t blocks = (uint64_t{n} + kBlock - 1) / kBlock;
+  auto each_vertex = [&](auto&& f) {
+    tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
+      Distinct d;
+      const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
+      for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
+        d.Of(topo, v);
+        f(v, d);
+      }
+    });
+  };
+  nb.degree_.resize(n);
+  each_vertex([&](uint32_t v, const Distinct& d) {
+    nb.degree_[v] = static_cast<uint32_t>(d.size());
+  });
+
+  // The remote vertices' k, from their owners, in the order of each partition's remotes.
+  const uint32_t num_remote = topo.num_remote();
+  std::vector<uint32_t> remote_degree(num_remote, 0);
+  // A bad peer's bytes fail the build only after the last collective step, so that the other
+  // processes are not left waiting.
+  absl::Status failed;
+  auto fail = [&](uint32_t p, const std::string& what) {
+    if (failed.ok()) {
+      failed = absl::DataLossError(absl::StrCat("cannot set up the neighbour lists: partition ",
+                                                p, " sent ", what));
+    }
+  };
+  if (parts > 1) {
+    std::vector<std::string> outgoing(parts);
+    for (uint32_t q = 0; q < parts; ++q) {
+      if (q == self) continue;
+      outgoing[q].reserve(4 * mirror[q].size());
+      for (uint32_t v : mirror[q]) Append32(nb.degree_[v], outgoing[q]);
+    }
+    auto incoming = exchange->AllToAll(std::move(outgoing));
+    if (!incoming.ok()) return incoming.status();
+    const auto& begin = topo.remote_partition_begin();
+    for (uint32_t p = 0; p < parts; ++p) {
+      if (p == self) continue;
+      const std::string& bytes = (*incoming)[p];
+      if (bytes.size() != 4 * uint64_t{begin[p + 1] - begin[p]}) {
+        fail(p, absl::StrCat(bytes.size(), " bytes of degrees for ", begin[p + 1] - begin[p],
+                             " vertices"));
+        continue;
+      }
+      std::memcpy(remote_degree.data() + begin[p], bytes.data(), bytes.size());
+    }
+  }
+  auto degree_of = [&](uint32_t slot) {
+    return slot < n ? nb.degree_[slot] : remote_degree[slot - n];
+  };
+
+  // The lists: counted, then laid out.
+  nb.offsets_.assign(uint64_t{n} + 1, 0);
+  each_vertex([&](uint32_t v, const Distinct& d) {
+    const uint32_t k = nb.degree_[v], g = topo.global_index(v);
+    uint64_t higher = 0;
+    for (size_t i = 0; i < d.size(); ++i) higher += Below(k, g, degree_of(d.slot(i)), d.global(i));
+    nb.offsets_[v + 1] = higher;
+  });
+  for (uint32_t v = 0; v < n; ++v) nb.offsets_[v + 1] += nb.offsets_[v];
+  const uint64_t entries = nb.offsets_[n];
+  nb.globals_.resize(entries);
+  if (!topo.symmetric()) nb.bits_.resize(entries);
+  bool slot_is_global = parts == 1;
+  for (uint32_t v = 0; v < n && slot_is_global; ++v) slot_is_global = topo.global_index(v) == v;
+  if (!slot_is_global) nb.slots_.resize(entries);
+  each_vertex([&](uint32_t v, const Distinct& d) {
+    const uint32_t k = nb.degree_[v], g = topo.global_index(v);
+    uint64_t at = nb.offsets_[v];
+    for (size_t i = 0; i < d.size(); ++i) {
+      if (!Below(k, g, degree_of(d.slot(i)), d.global(i))) continue;
+      nb.globals_[at] = d.global(i);
+      if (!nb.bits_.empty()) nb.bits_[at] = d.bits(i);
+      if (!nb.slots_.empty()) nb.slots_[at] = d.slot(i);
+      ++at;
+    }
+  });
+  if (parts == 1) return nb;
+
+  // To each partition q, for each of q's remotes here in q's order: the length of its list and
+  // the list if a vertex of q ranks below it (0 otherwise), then the lists' bits unless the graph
+  // is symmetric.
+  std::vector<std::string> outgoing(parts);
+  tbb::parallel_for(uint32_t{0}, parts, [&](uint32_t q) {
+    if (q == self) return;
+    std::string& out = outgoing[q];
+    std::vector<uint32_t> lengths;
+    lengths.reserve(mirror[q].size());
+    for (uint32_t y : mirror[q]) {
+      const uint32_t k = nb.degree_[y], g = topo.global_index(y);
+      bool wanted = false;
+      auto check = [&](std::span<const uint32_t> slots) {
+        for (uint32_t s : slots) {
+          if (s >= n && topo.remote_partition(s - n) == q &&
+              Below(remote_degree[s - n], topo.SlotGlobalIndex(s), k, g)) {
+            wanted = true;
+            return;
+          }
+        }
+      };
+      check(topo.out_slots(y));
+      if (!wanted && !topo.symmetric()) check(topo.in_slots(y));
+      lengths.push_back(wanted ? static_cast<uint32_t>(nb.offsets_[y + 1] - nb.offsets_[y]) : 0);
+    }
+    for (uint32_t len : lengths) Append32(len, out);
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      if (lengths[i] == 0) continue;
+      const uint64_t begin = nb.offsets_[mirror[q][i]];
+      out.append(reinterpret_cast<const char*>(nb.globals_.data() + begin), 4 * lengths[i]);
+    }
+    if (!topo.symmetric()) {
+      for (size_t i = 0; i < lengths.size(); ++i) {
+        if (lengths[i] == 0) continue;
+        const uint64_t begin = nb.offsets_[mirror[q][i]];
+        out.append(reinterpret_cast<const char*>(nb.bits_.data() + begin), lengths[i]);
+      }
+    }
+  });
+  auto incoming = exchange->AllToAll(std::move(outgoing));
+  if (!incoming.ok()) return incoming.status();
+  if (!failed.ok()) return failed;
+  const auto& begin = topo.remote_partition_begin();
+  nb.remote_offsets_.assign(uint64_t{num_remote} + 1, 0);
+  for (uint32_t p = 0; p < parts; ++p) {
+    if (p == self) continue;
+    std::string_view in = (*incoming)[p];
+    uint64_t total = 0;
+    for (uint32_t r = begin[p]; r < begin[p + 1]; ++r) {
+      uint32_t len;
+      if (!Take32(in, len)) {
+        fail(p, "a truncated list of lengths");
+        return failed;
+      }
+      nb.remote_offsets_[r + 1] = len;
+      total += len;
+    }
+    // Checked before anything is sized by the lengths.
+    if (in.size() != total * (topo.symmetric() ? 4 : 5)) {
+      fail(p, absl::StrCat(in.size(), " bytes of lists where their lengths make ",
+                           total * (topo.symmetric() ? 4 : 5)));
+      return failed;
+    }
+  }
+  for (uint32_t r = 0; r < num_remote; ++r) nb.remote_offsets_[r + 1] += nb.remote_offsets_[r];
+  nb.remote_globals_.resize(nb.remote_offsets_[num_remote]);
+  if (!topo.symmetric()) nb.remote_bits_.resize(nb.remote_globals_.size());
+  for (uint32_t p = 0; p < parts; ++p) {
+    if (p == self) continue;
+    std::string_view in = (*incoming)[p];
+    in.remove_prefix(4 * uint64_t{begin[p + 1] - begin[p]});
+    const uint64_t first = nb.remote_offsets_[begin[p]];
+    const uint64_t count = nb.remote_offsets_[begin[p + 1]] - first;
+    std::memcpy(nb.remote_globals_.data() + first, in.data(), 4 * count);
+    if (!topo.symmetric()) std::memcpy(nb.remote_bits_.data() + first, in.data() + 4 * count, count);
+    for (uint32_t r = begin[p]; r < begin[p + 1]; ++r) {
+      const auto list = List(nb.remote_offsets_, nb.remote_globals_, nb.remote_bits_, r);
+      for (uint32_t i = 0; i < list.size(); ++i) {
+        if (list.global(i) >= topo.num_global() || (i > 0 && list.global(i) <= list.global(i - 1)) ||
+            list.bits(i) == 0 || list.bits(i) > 3) {
+          fail(p, absl::StrCat("a neighbour list for vertex ", ToString(topo.remote_id(r)),
+                               " that is not sorted, distinct global indexes with edge "
+                               "directions"));
+          return failed;
+        }
+      }
+    }
+  }
+  return nb;
+}
+
+uint64_t Neighbourhood::bytes() const {
+  return degree_.size() * 4 + offsets_.size() * 8 + globals_.size() * 4 + bits_.size() +
+         slots_.size() * 4 + remote_offsets_.size() * 8 + remote_globals_.size() * 4 +
+         remote_bits_.size();
+}
+
+}  // namespace lockstep::bsp
