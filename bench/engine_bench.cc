@@ -280,7 +280,7 @@ int Main(int argc, char** argv) {
       return RunKernel<apps::cdlp::App>(*input, {{"max-iterations", "10"}}, s);
     });
     time_kernel("lcc", [&](uint64_t* s) {
-      return RunKernel<apps::lcc::App>(*input, {{"phases", "8"}}, s);
+      return RunKernel<apps::lcc::App>(*input, {}, s);
     });
     // Bytes per relayed message by UUID and by position, and the receivers' decode time; the
     // minimum over the trials of each.

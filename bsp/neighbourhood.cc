@@ -102,9 +102,8 @@ absl::StatusOr<Neighbourhood> Neighbourhood::Build(
     });
   };
   nb.degree_.resize(n);
-  each_vertex([&](uint32_t v, const Distinct& d) {
-    nb.degree_[v] = static_cast<uint32_t>(d.size());
-  });
+  each_vertex(
+      [&](uint32_t v, const Distinct& d) { nb.degree_[v] = static_cast<uint32_t>(d.size()); });
 
   // The remote vertices' k, from their owners, in the order of each partition's remotes.
   const uint32_t num_remote = topo.num_remote();
@@ -114,8 +113,8 @@ absl::StatusOr<Neighbourhood> Neighbourhood::Build(
   absl::Status failed;
   auto fail = [&](uint32_t p, const std::string& what) {
     if (failed.ok()) {
-      failed = absl::DataLossError(absl::StrCat("cannot set up the neighbour lists: partition ",
-                                                p, " sent ", what));
+      failed = absl::DataLossError(
+          absl::StrCat("cannot set up the neighbour lists: partition ", p, " sent ", what));
     }
   };
   if (parts > 1) {
@@ -153,20 +152,40 @@ absl::StatusOr<Neighbourhood> Neighbourhood::Build(
   });
   for (uint32_t v = 0; v < n; ++v) nb.offsets_[v + 1] += nb.offsets_[v];
   const uint64_t entries = nb.offsets_[n];
-  nb.globals_.resize(entries);
+  nb.keys_.resize(entries);
   if (!topo.symmetric()) nb.bits_.resize(entries);
   bool slot_is_global = parts == 1;
   for (uint32_t v = 0; v < n && slot_is_global; ++v) slot_is_global = topo.global_index(v) == v;
   if (!slot_is_global) nb.slots_.resize(entries);
   each_vertex([&](uint32_t v, const Distinct& d) {
     const uint32_t k = nb.degree_[v], g = topo.global_index(v);
-    uint64_t at = nb.offsets_[v];
+    const uint64_t begin = nb.offsets_[v];
+    uint64_t at = begin;
     for (size_t i = 0; i < d.size(); ++i) {
-      if (!Below(k, g, degree_of(d.slot(i)), d.global(i))) continue;
-      nb.globals_[at] = d.global(i);
+      const uint32_t kn = degree_of(d.slot(i));
+      if (!Below(k, g, kn, d.global(i))) continue;
+      nb.keys_[at] = RankKey(kn, d.global(i));
       if (!nb.bits_.empty()) nb.bits_[at] = d.bits(i);
       if (!nb.slots_.empty()) nb.slots_[at] = d.slot(i);
       ++at;
+    }
+    // In rank order: the keys with their bits and slots.
+    if (nb.bits_.empty() && nb.slots_.empty()) {
+      std::sort(nb.keys_.begin() + begin, nb.keys_.begin() + at);
+    } else {
+      thread_local std::vector<std::pair<uint64_t, uint64_t>> order;
+      order.clear();
+      for (uint64_t e = begin; e < at; ++e) {
+        order.emplace_back(nb.keys_[e], (nb.bits_.empty() ? 0 : uint64_t{nb.bits_[e]} << 32) |
+                                            (nb.slots_.empty() ? 0 : nb.slots_[e]));
+      }
+      std::sort(order.begin(), order.end());
+      for (uint64_t e = begin; e < at; ++e) {
+        const auto& [key, rest] = order[e - begin];
+        nb.keys_[e] = key;
+        if (!nb.bits_.empty()) nb.bits_[e] = static_cast<uint8_t>(rest >> 32);
+        if (!nb.slots_.empty()) nb.slots_[e] = static_cast<uint32_t>(rest);
+      }
     }
   });
   if (parts == 1) return nb;
@@ -200,7 +219,7 @@ absl::StatusOr<Neighbourhood> Neighbourhood::Build(
     for (size_t i = 0; i < lengths.size(); ++i) {
       if (lengths[i] == 0) continue;
       const uint64_t begin = nb.offsets_[mirror[q][i]];
-      out.append(reinterpret_cast<const char*>(nb.globals_.data() + begin), 4 * lengths[i]);
+      out.append(reinterpret_cast<const char*>(nb.keys_.data() + begin), 8 * lengths[i]);
     }
     if (!topo.symmetric()) {
       for (size_t i = 0; i < lengths.size(); ++i) {
@@ -229,30 +248,32 @@ absl::StatusOr<Neighbourhood> Neighbourhood::Build(
       total += len;
     }
     // Checked before anything is sized by the lengths.
-    if (in.size() != total * (topo.symmetric() ? 4 : 5)) {
+    if (in.size() != total * (topo.symmetric() ? 8 : 9)) {
       fail(p, absl::StrCat(in.size(), " bytes of lists where their lengths make ",
-                           total * (topo.symmetric() ? 4 : 5)));
+                           total * (topo.symmetric() ? 8 : 9)));
       return failed;
     }
   }
   for (uint32_t r = 0; r < num_remote; ++r) nb.remote_offsets_[r + 1] += nb.remote_offsets_[r];
-  nb.remote_globals_.resize(nb.remote_offsets_[num_remote]);
-  if (!topo.symmetric()) nb.remote_bits_.resize(nb.remote_globals_.size());
+  nb.remote_keys_.resize(nb.remote_offsets_[num_remote]);
+  if (!topo.symmetric()) nb.remote_bits_.resize(nb.remote_keys_.size());
   for (uint32_t p = 0; p < parts; ++p) {
     if (p == self) continue;
     std::string_view in = (*incoming)[p];
     in.remove_prefix(4 * uint64_t{begin[p + 1] - begin[p]});
     const uint64_t first = nb.remote_offsets_[begin[p]];
     const uint64_t count = nb.remote_offsets_[begin[p + 1]] - first;
-    std::memcpy(nb.remote_globals_.data() + first, in.data(), 4 * count);
-    if (!topo.symmetric()) std::memcpy(nb.remote_bits_.data() + first, in.data() + 4 * count, count);
+    std::memcpy(nb.remote_keys_.data() + first, in.data(), 8 * count);
+    if (!topo.symmetric())
+      std::memcpy(nb.remote_bits_.data() + first, in.data() + 8 * count, count);
     for (uint32_t r = begin[p]; r < begin[p + 1]; ++r) {
-      const auto list = List(nb.remote_offsets_, nb.remote_globals_, nb.remote_bits_, r);
+      const auto list = List(nb.remote_offsets_, nb.remote_keys_, nb.remote_bits_, r);
+      const uint64_t own = RankKey(remote_degree[r], topo.SlotGlobalIndex(n + r));
       for (uint32_t i = 0; i < list.size(); ++i) {
-        if (list.global(i) >= topo.num_global() || (i > 0 && list.global(i) <= list.global(i - 1)) ||
+        if (list.global(i) >= topo.num_global() || list.key(i) <= (i > 0 ? list.key(i - 1) : own) ||
             list.bits(i) == 0 || list.bits(i) > 3) {
           fail(p, absl::StrCat("a neighbour list for vertex ", ToString(topo.remote_id(r)),
-                               " that is not sorted, distinct global indexes with edge "
+                               " that is not sorted, distinct vertices ranked above it with edge "
                                "directions"));
           return failed;
         }
@@ -263,8 +284,8 @@ absl::StatusOr<Neighbourhood> Neighbourhood::Build(
 }
 
 uint64_t Neighbourhood::bytes() const {
-  return degree_.size() * 4 + offsets_.size() * 8 + globals_.size() * 4 + bits_.size() +
-         slots_.size() * 4 + remote_offsets_.size() * 8 + remote_globals_.size() * 4 +
+  return degree_.size() * 4 + offsets_.size() * 8 + keys_.size() * 8 + bits_.size() +
+         slots_.size() * 4 + remote_offsets_.size() * 8 + remote_keys_.size() * 8 +
          remote_bits_.size();
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// Neighbour lists for triangle-like kernels (docs/design.md §3.5): each local vertex's distinct
+// Neighbour lists for triangle-like kernels (docs/design.md §3.7): each local vertex's distinct
 // neighbours ranked above it in degree order, and the same lists of those neighbours, read by a
 // program that declares kNeighbourhood (program.h) through its Context.
 //
@@ -8,8 +8,9 @@
 // out-neighbours other than itself. Keeping only the neighbours ranked above a vertex orients
 // every edge once, from its lower end, and bounds every list by sqrt(2m): a hub keeps few (Schank
 // & Wagner's "forward" triangle listing). A triangle x < y < z is then found exactly once, at x:
-// z is in both x's list and y's. A list is sorted by global index, which every process agrees on,
-// so a list received from another process intersects with a local one by plain comparison.
+// z is in both x's list and y's. A list is sorted by rank, a number every process agrees on (k
+// and global index), so a list received from another process intersects with a local one by
+// plain comparison, and the neighbours of x that can close a triangle with y are those after y.
 //
 // Local mode reads every list from the one part. In a distributed job, the lists of remote
 // neighbours ranked above a local vertex come once, at set-up, from their owners (a process sends
@@ -25,45 +26,57 @@
 
 namespace lockstep::bsp {
 
-// A vertex's neighbours ranked above it, sorted by global index, with the directions of the edges
+// A vertex's rank in degree order as one number: its k in the high 32 bits, its global index in
+// the low ones.
+inline uint64_t RankKey(uint32_t k, uint32_t global) { return uint64_t{k} << 32 | global; }
+
+// A vertex's neighbours ranked above it, in increasing rank, with the directions of the edges
 // between them: bit 1 for an edge vertex -> neighbour, bit 2 for neighbour -> vertex.
 class NeighbourList {
  public:
   NeighbourList() = default;
-  NeighbourList(const uint32_t* globals, const uint8_t* bits, uint32_t size)
-      : globals_(globals), bits_(bits), size_(size) {}
+  NeighbourList(const uint64_t* keys, const uint8_t* bits, uint32_t size)
+      : keys_(keys), bits_(bits), size_(size) {}
 
   uint32_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  uint32_t global(uint32_t i) const { return globals_[i]; }
+  // The i-th neighbour's RankKey, its global index and its k.
+  uint64_t key(uint32_t i) const { return keys_[i]; }
+  uint32_t global(uint32_t i) const { return static_cast<uint32_t>(keys_[i]); }
+  uint32_t degree(uint32_t i) const { return static_cast<uint32_t>(keys_[i] >> 32); }
   // On a symmetric graph every edge goes both ways and no bits are stored.
   uint32_t bits(uint32_t i) const { return bits_ == nullptr ? 3 : bits_[i]; }
-  std::span<const uint32_t> globals() const { return {globals_, size_}; }
+  bool symmetric() const { return bits_ == nullptr; }
+  std::span<const uint64_t> keys() const { return {keys_, size_}; }
+  // The neighbours from the i-th on (those ranked above the i-th and itself).
+  NeighbourList From(uint32_t i) const {
+    return NeighbourList(keys_ + i, bits_ == nullptr ? nullptr : bits_ + i, size_ - i);
+  }
 
  private:
-  const uint32_t* globals_ = nullptr;
+  const uint64_t* keys_ = nullptr;
   const uint8_t* bits_ = nullptr;  // null: 3 for every entry
   uint32_t size_ = 0;
 };
 
-// Calls f(i, j) for each global index in both lists, with its positions in a and in b, in
-// increasing order. A merge; when one list is much the longer, each entry of the shorter one is
-// found by galloping through the longer.
+// Calls f(i, j) for each vertex in both lists, with its positions in a and in b, in increasing
+// rank. A merge; when one list is much the longer, each entry of the shorter one is found by
+// galloping through the longer.
 template <class F>
 void ForEachCommon(const NeighbourList& a, const NeighbourList& b, F&& f) {
-  const uint32_t* x = a.globals().data();
-  const uint32_t* y = b.globals().data();
+  const uint64_t* x = a.keys().data();
+  const uint64_t* y = b.keys().data();
   const uint32_t nx = a.size(), ny = b.size();
   if (nx == 0 || ny == 0) return;
   constexpr uint32_t kGallop = 32;
   if (nx * uint64_t{kGallop} < ny || ny * uint64_t{kGallop} < nx) {
     const bool a_short = nx < ny;
-    const uint32_t* s = a_short ? x : y;
-    const uint32_t* l = a_short ? y : x;
+    const uint64_t* s = a_short ? x : y;
+    const uint64_t* l = a_short ? y : x;
     const uint32_t ns = a_short ? nx : ny, nl = a_short ? ny : nx;
     uint32_t lo = 0;
     for (uint32_t i = 0; i < ns && lo < nl; ++i) {
-      const uint32_t want = s[i];
+      const uint64_t want = s[i];
       uint32_t step = 1, hi = lo;
       while (hi < nl && l[hi] < want) {
         lo = hi + 1;
@@ -85,7 +98,7 @@ void ForEachCommon(const NeighbourList& a, const NeighbourList& b, F&& f) {
   }
   uint32_t i = 0, j = 0;
   while (i < nx && j < ny) {
-    const uint32_t u = x[i], w = y[j];
+    const uint64_t u = x[i], w = y[j];
     if (u == w) {
       f(i, j);
       ++i;
@@ -107,43 +120,40 @@ class Neighbourhood {
 
   // k: the vertex's distinct neighbours other than itself.
   uint32_t degree(uint32_t v) const { return degree_[v]; }
-  NeighbourList Higher(uint32_t v) const {
-    return List(offsets_, globals_, bits_, v);
-  }
+  NeighbourList Higher(uint32_t v) const { return List(offsets_, keys_, bits_, v); }
   // Where to send to the i-th vertex of Higher(v).
   uint32_t Slot(uint32_t v, uint32_t i) const {
     const uint64_t at = offsets_[v] + i;
-    return slots_.empty() ? globals_[at] : slots_[at];
+    return slots_.empty() ? static_cast<uint32_t>(keys_[at]) : slots_[at];
   }
   // The list of the i-th vertex of Higher(v).
   NeighbourList HigherOfNeighbour(uint32_t v, uint32_t i) const {
     const uint32_t slot = Slot(v, i);
     if (slot < num_local_) return Higher(slot);
-    return List(remote_offsets_, remote_globals_, remote_bits_, slot - num_local_);
+    return List(remote_offsets_, remote_keys_, remote_bits_, slot - num_local_);
   }
   // The bytes the lists take.
   uint64_t bytes() const;
 
  private:
-  static NeighbourList List(const std::vector<uint64_t>& offsets,
-                            const std::vector<uint32_t>& globals, const std::vector<uint8_t>& bits,
-                            uint32_t v) {
+  static NeighbourList List(const std::vector<uint64_t>& offsets, const std::vector<uint64_t>& keys,
+                            const std::vector<uint8_t>& bits, uint32_t v) {
     const uint64_t begin = offsets[v];
-    return NeighbourList(globals.data() + begin, bits.empty() ? nullptr : bits.data() + begin,
+    return NeighbourList(keys.data() + begin, bits.empty() ? nullptr : bits.data() + begin,
                          static_cast<uint32_t>(offsets[v + 1] - begin));
   }
 
   uint32_t num_local_ = 0;
   std::vector<uint32_t> degree_;
-  // Higher(v) is [offsets_[v], offsets_[v + 1]) of globals_ (and bits_, empty on a symmetric
+  // Higher(v) is [offsets_[v], offsets_[v + 1]) of keys_ (and bits_, empty on a symmetric
   // graph; slots_, empty in local mode, where a vertex's slot is its global index).
   std::vector<uint64_t> offsets_;
-  std::vector<uint32_t> globals_;
+  std::vector<uint64_t> keys_;
   std::vector<uint8_t> bits_;
   std::vector<uint32_t> slots_;
   // The lists received for remote vertices, by remote index (empty for those not needed).
   std::vector<uint64_t> remote_offsets_;
-  std::vector<uint32_t> remote_globals_;
+  std::vector<uint64_t> remote_keys_;
   std::vector<uint8_t> remote_bits_;
 };
 
