@@ -279,9 +279,7 @@ int Main(int argc, char** argv) {
     time_kernel("cdlp", [&](uint64_t* s) {
       return RunKernel<apps::cdlp::App>(*input, {{"max-iterations", "10"}}, s);
     });
-    time_kernel("lcc", [&](uint64_t* s) {
-      return RunKernel<apps::lcc::App>(*input, {}, s);
-    });
+    time_kernel("lcc", [&](uint64_t* s) { return RunKernel<apps::lcc::App>(*input, {}, s); });
     // Bytes per relayed message by UUID and by position, and the receivers' decode time; the
     // minimum over the trials of each.
     auto relay = [&](const std::string& name, auto run) {
