@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The Graphalytics kernels against the GAP Benchmark Suite's hand-written ones (issue 15).
 
-    bench/kernels.py [--gapbs DIR] [--kernels bfs,wcc,sssp,pagerank,lcc,cdlp,coloring]
+    bench/kernels.py [--gapbs DIR] [--grape DIR] [--kernels bfs,wcc,sssp,pagerank,lcc,cdlp,coloring]
                      [--threads 2] BUILD_DIR SCALE
 
 Generates the Kronecker graph bench/run.sh uses (`lockstep generate kronecker --scale S --degree 16`,
@@ -15,9 +15,14 @@ from the same file through a `.wel` link) and times each kernel both ways on it,
   - gapbs (DIR from --gapbs or $GAPBS_DIR, built with `make`; see bench/README.md): the same graph
     symmetrised (`-s`), OMP_NUM_THREADS=T, best `Trial Time` of `-n 5` (BFS `-r 0`, SSSP `-r 0 -d 2`;
     LCC against `tc`; PageRank against `pr_spmv -i 5 -t 0`, its trial time / 5); its peak RSS.
-    CDLP and colouring have no gapbs kernel: their supersteps and times are printed alone.
-Prints each kernel's times side by side and the ratio lockstep / gapbs, or "reference missing"
-without gapbs. Outputs are not compared here (the suite checks lockstep against its oracles).
+    CDLP and colouring have no gapbs kernel: their supersteps and times are printed alone;
+  - libgrape-lite (DIR from --grape or $GRAPE_DIR, a build directory holding run_app; see
+    bench/README.md), for the six Graphalytics kernels: `mpirun -n 1 run_app --application APP
+    --directed=false --app_concurrency T` on the same graph as its .v/.e files (SSSP's with the
+    weights), BFS and SSSP from vertex 0, CDLP 10 rounds; its figure is its own "run algorithm"
+    time, best of --trials (PageRank: `--pr_mr 5`, divided by 5); its peak RSS.
+Prints each kernel's times side by side and the ratios lockstep / gapbs and lockstep /
+libgrape-lite, or "-" without the reference. Outputs are not compared here (the suite checks lockstep against its oracles).
 Python 3 standard library only.
 """
 
@@ -37,6 +42,11 @@ PR_ITERATIONS = 5
 # lockstep app -> (gapbs binary, its extra flags)
 GAPBS = {"bfs": ("bfs", ["-r", "0"]), "wcc": ("cc", []), "sssp": ("sssp", ["-r", "0", "-d", "2"]),
          "pagerank": ("pr_spmv", ["-i", str(PR_ITERATIONS), "-t", "0"]), "lcc": ("tc", [])}
+# lockstep app -> (libgrape-lite application, its extra flags)
+GRAPE = {"bfs": ("bfs", ["--bfs_source", "0"]), "sssp": ("sssp", ["--sssp_source", "0"]),
+         "wcc": ("wcc", []), "cdlp": ("cdlp", ["--cdlp_mr", "10"]), "lcc": ("lcc", []),
+         "pagerank": ("pagerank", ["--pr_d", "0.85", "--pr_mr", str(PR_ITERATIONS)])}
+GRAPE_TIME_RE = re.compile(rb"- run algorithm: ([0-9.e+-]+) sec")
 # lockstep app -> its extra flags
 FLAGS = {"bfs": ["--source", "0"], "sssp": ["--source", "0"],
          "pagerank": ["--max-iterations", str(PR_ITERATIONS), "--tolerance", "0"]}
@@ -68,6 +78,7 @@ def main():
     ap.add_argument("build")
     ap.add_argument("scale", type=int)
     ap.add_argument("--gapbs", default=os.environ.get("GAPBS_DIR", ""))
+    ap.add_argument("--grape", default=os.environ.get("GRAPE_DIR", ""))
     ap.add_argument("--kernels", default="bfs,wcc")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--trials", type=int, default=2)
@@ -85,11 +96,22 @@ def main():
         os.symlink(os.path.basename(weighted), wel)
     out = os.path.join(args.data, "kernels-out.txt")
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    run_app = os.path.join(args.grape, "run_app") if args.grape else ""
+    grape_files = {}
+    if run_app and os.access(run_app, os.X_OK):
+        for name, source, weights in (("plain", graph, False), ("weighted", weighted, True)):
+            base = os.path.join(args.data, f"grape-kronecker-{args.scale}-{name}")
+            if not (os.path.exists(base + ".e") and os.path.exists(base + ".v")):
+                scale.convert(source, base + ".e", base + ".v", weights=weights)
+            grape_files[name] = (base + ".v", base + ".e")
+    mpirun = ["mpirun", "-n", "1", "--bind-to", "none"] + (
+        ["--allow-run-as-root"] if os.geteuid() == 0 else [])
     print(f"Kronecker scale {args.scale}, degree 16, undirected ({graph}), {args.threads} threads")
-    print(f"{'kernel':8} {'lockstep s':>11} {'gapbs s':>9} {'ratio':>7} {'lockstep MB':>12} "
-          f"{'gapbs MB':>9}")
+    print(f"{'kernel':8} {'lockstep s':>11} {'gapbs s':>9} {'ratio':>7} {'grape s':>9} {'ratio':>7} "
+          f"{'lockstep MB':>12} {'gapbs MB':>9} {'grape MB':>9}")
     for kernel in args.kernels.split(","):
-        mine, theirs, mine_rss, their_rss, supersteps = [], [], 0.0, 0.0, ""
+        mine, theirs, grapes, mine_rss, their_rss, grape_rss = [], [], [], 0.0, 0.0, 0.0
+        supersteps = ""
         ref = GAPBS.get(kernel)
         ref_bin = os.path.join(args.gapbs, ref[0]) if ref and args.gapbs else ""
         for _ in range(args.trials):
@@ -107,15 +129,33 @@ def main():
                 trial = min(float(t) for t in TRIAL_RE.findall(text))
                 theirs.append(trial / PR_ITERATIONS if kernel == "pagerank" else trial)
                 their_rss = max(their_rss, rss)
+            if kernel in GRAPE and grape_files:
+                vfile, efile = grape_files["weighted" if kernel == "sssp" else "plain"]
+                app, flags = GRAPE[kernel]
+                prefix = os.path.join(args.data, "grape-out")
+                os.makedirs(prefix, exist_ok=True)
+                text, rss = run(mpirun + [run_app, "--application", app, "--vfile", vfile,
+                                          "--efile", efile, "--directed=false", "--app_concurrency",
+                                          str(args.threads), "--out_prefix", prefix] + flags,
+                                out + ".grape.log")
+                m = GRAPE_TIME_RE.search(text)
+                if not m:
+                    sys.exit(f"no run time in libgrape-lite's output:\n{text.decode()[-2000:]}")
+                t = float(m.group(1))
+                grapes.append(t / PR_ITERATIONS if kernel == "pagerank" else t)
+                grape_rss = max(grape_rss, rss)
         best = min(mine)
-        if theirs:
-            ref_best = min(theirs)
-            print(f"{kernel:8} {best:11.4f} {ref_best:9.4f} {best / ref_best:7.2f} {mine_rss:12.0f} "
-                  f"{their_rss:9.0f}   {supersteps}")
-        else:
-            why = "no gapbs kernel" if ref is None else "reference missing"
-            print(f"{kernel:8} {best:11.4f} {'-':>9} {'-':>7} {mine_rss:12.0f} {'-':>9}   "
-                  f"{supersteps}, {why}")
+
+        def cell(refs, width):
+            return (f"{min(refs):{width}.4f} {best / min(refs):7.2f}" if refs
+                    else f"{'-':>{width}} {'-':>7}")
+
+        def mb(refs, rss):
+            return f"{rss:9.0f}" if refs else f"{'-':>9}"
+
+        why = "" if theirs else (", no gapbs kernel" if ref is None else ", gapbs missing")
+        print(f"{kernel:8} {best:11.4f} {cell(theirs, 9)} {cell(grapes, 9)} {mine_rss:12.0f} "
+              f"{mb(theirs, their_rss)} {mb(grapes, grape_rss)}   {supersteps}{why}")
 
 
 if __name__ == "__main__":

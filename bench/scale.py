@@ -270,8 +270,9 @@ def generate(binary, kind, scale, degree, path, weights=True):
     return path
 
 
-def convert(graph, efile, vfile):
-    """The edge list as libgrape-lite's input: 'src dst' lines (weights dropped) and the vertices."""
+def convert(graph, efile, vfile, weights=False):
+    """The edge list as libgrape-lite's input: 'src dst' lines (with the weight as a third column
+    if `weights`, else dropped) and the vertices."""
     log(f"converting {graph} to {efile} and {vfile}")
     vertices = set()
     with open(graph) as f, open(efile + ".tmp", "w") as e:
@@ -279,7 +280,8 @@ def convert(graph, efile, vfile):
             parts = line.split()
             if len(parts) < 2 or line.startswith("#"):
                 continue
-            e.write(f"{parts[0]} {parts[1]}\n")
+            e.write(f"{parts[0]} {parts[1]} {parts[2]}\n" if weights else
+                    f"{parts[0]} {parts[1]}\n")
             vertices.add(int(parts[0]))
             vertices.add(int(parts[1]))
     with open(vfile + ".tmp", "w") as v:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs lockstep from the build tree into a scratch prefix, builds the user-written example in
-# examples/indegree against the installed package, and checks its answer on a small graph.
+# Installs lockstep from the build tree into a scratch prefix, builds the user-written examples in
+# examples/indegree and examples/minreach against the installed package, and checks their answers
+# on a small graph.
 set -euo pipefail
 build_dir=$1
 source_dir=$2
@@ -11,6 +12,9 @@ cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 cmake -S "$source_dir/examples/indegree" -B "$work/build" -G Ninja \
   -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/build" >/dev/null
+cmake -S "$source_dir/examples/minreach" -B "$work/minreach" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$work/minreach" >/dev/null
 
 cat >"$work/g.el" <<'GRAPH'
 # src dst weight
@@ -41,6 +45,10 @@ grep -qx "vertices without in-edges: 1" "$work/report.txt" || {
   echo "FAIL: report: $(cat "$work/report.txt")" >&2
   exit 1
 }
+# d reaches c, which reaches a and b: a, b and c are reached first by a (smallest), d only by d.
+"$work/minreach/minreach_example" run minreach --graph "$work/g.el" --out "$work/reach.txt" \
+  >/dev/null 2>&1
+expect "$work/reach.txt" "a a b a c a d d "
 # The built-in apps come along in the user's binary.
 "$work/build/indegree_example" run pagerank --graph "$work/g.el" --out "$work/pr.txt" >/dev/null 2>&1
 [ "$(wc -l <"$work/pr.txt")" -eq 4 ] || { echo "FAIL: pagerank in the example binary" >&2; exit 1; }

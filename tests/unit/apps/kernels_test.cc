@@ -12,6 +12,7 @@
 #include "lockstep/apps/lcc/lcc.h"
 #include "lockstep/apps/sssp/sssp.h"
 #include "lockstep/apps/wcc/wcc.h"
+#include "minreach.h"  // examples/minreach
 #include "tbb/global_control.h"
 #include "util/engine_cluster.h"
 #include "util/temp_dir.h"
@@ -200,6 +201,52 @@ TEST(SsspDirectionTest, EveryPartCountAndDirectionGivesTheOraclesDistances) {
     }
     EXPECT_GT(held_back, 0u);
   }
+}
+
+// examples/minreach declares only its combiner (min, with Improves) and that it broadcasts: the
+// engine pushes and pulls it by itself, on any part count, with the oracle's answer.
+TEST_P(KernelsTest, AnExampleProgramGetsPushAndPullForFree) {
+  // The oracle: vertices in index order, each labelling what it reaches that is not labelled yet
+  // (what a labelled vertex reaches is labelled already).
+  const size_t n = input_.num_vertices();
+  const bsp::GraphInput all = bsp::WithReverseEdges(input_);
+  std::vector<std::vector<uint32_t>> out(n);
+  for (size_t e = 0; e < all.num_edges(); ++e) out[all.src[e]].push_back(all.dst[e]);
+  std::vector<uint32_t> expected(n, bsp::kNoVertex);
+  for (uint32_t v = 0; v < n; ++v) {
+    if (expected[v] != bsp::kNoVertex) continue;
+    std::vector<uint32_t> queue = {v};
+    expected[v] = v;
+    for (size_t i = 0; i < queue.size(); ++i) {
+      for (uint32_t w : out[queue[i]]) {
+        if (expected[w] == bsp::kNoVertex) {
+          expected[w] = v;
+          queue.push_back(w);
+        }
+      }
+    }
+  }
+  for (uint32_t parts : {1u, 2u, 3u}) {
+    SCOPED_TRACE(::testing::Message() << parts << " parts");
+    test::EngineCluster<example::MinReach> cluster(example::MinReach{}, input_, parts);
+    ASSERT_TRUE(cluster.Connect().ok());
+    ASSERT_TRUE(cluster.RunToCompletion().ok());
+    uint64_t pushed = 0, pulled = 0;
+    for (uint32_t p = 0; p < parts; ++p) {
+      pushed += cluster.engine(p).pushed_supersteps();
+      pulled += cluster.engine(p).pulled_supersteps();
+    }
+    EXPECT_GT(pushed, 0u);
+    EXPECT_GT(pulled, 0u);
+    const auto values = cluster.Values();
+    for (size_t v = 0; v < n; ++v) {
+      EXPECT_EQ(values.at(input_.external_ids[v]), expected[v]) << input_.external_ids[v];
+    }
+  }
+  auto [text1, values1] = RunApp<example::MinReachApp>(graph_, {}, 1);
+  auto [text2, values2] = RunApp<example::MinReachApp>(graph_, {}, 2);
+  EXPECT_EQ(text1, text2);
+  EXPECT_EQ(values1, expected);
 }
 
 TEST(CdlpTest, MostFrequentBreaksTiesToTheSmallestLabel) {
