@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "lockstep/apps/bfs/bfs.h"
@@ -247,6 +248,29 @@ TEST_P(KernelsTest, AnExampleProgramGetsPushAndPullForFree) {
   auto [text2, values2] = RunApp<example::MinReachApp>(graph_, {}, 2);
   EXPECT_EQ(text1, text2);
   EXPECT_EQ(values1, expected);
+}
+
+// Long lists take a radix sort: the same label as counting every label, ties to the smallest.
+TEST(CdlpTest, MostFrequentOfLongListsCountsEveryLabel) {
+  std::mt19937 rng(3);
+  for (size_t size : {1u, 7u, 255u, 256u, 1000u, 5000u}) {
+    for (uint32_t range : {3u, 300u, 70000u, 0xfffffffeu}) {
+      std::uniform_int_distribution<uint32_t> any(0, range);
+      std::vector<uint32_t> labels(size);
+      for (uint32_t& l : labels) l = any(rng);
+      std::map<uint32_t, size_t> count;
+      for (uint32_t l : labels) ++count[l];
+      uint32_t want = 0;
+      size_t most = 0;
+      for (const auto& [l, c] : count) {
+        if (c > most) {
+          want = l;
+          most = c;
+        }
+      }
+      EXPECT_EQ(cdlp::MostFrequent(labels), want) << size << " labels up to " << range;
+    }
+  }
 }
 
 TEST(CdlpTest, MostFrequentBreaksTiesToTheSmallestLabel) {

@@ -84,6 +84,10 @@ class Context {
     return engine_->neighbourhood_->HigherOfNeighbour(vertex_, i);
   }
 
+  // Whether every edge of the graph stands for its reverse too (an undirected graph, read with
+  // --undirected): in_slots() are then out_slots() in another order.
+  bool symmetric() const { return engine_->topology().symmetric(); }
+
   // The UUID of the vertex at an edge's slot.
   const VertexId& SlotId(uint32_t slot) const { return engine_->topology().SlotId(slot); }
   uint32_t SlotGlobalIndex(uint32_t slot) const {
