@@ -84,10 +84,6 @@ class Context {
     return engine_->neighbourhood_->HigherOfNeighbour(vertex_, i);
   }
 
-  // Whether every edge of the graph stands for its reverse too (an undirected graph, read with
-  // --undirected): in_slots() are then out_slots() in another order.
-  bool symmetric() const { return engine_->topology().symmetric(); }
-
   // The UUID of the vertex at an edge's slot.
   const VertexId& SlotId(uint32_t slot) const { return engine_->topology().SlotId(slot); }
   uint32_t SlotGlobalIndex(uint32_t slot) const {
@@ -149,7 +145,9 @@ uint64_t EstimateEngineBytes(uint64_t vertices, uint64_t edges) {
     per_vertex += 4 + 8;  // k and the list's offset
     per_edge += 5;        // about half the edges are listed, at 9 bytes with slot and bits
   }
-  if constexpr (IsBroadcast<P>()) {
+  if constexpr (IsGather<P>()) {
+    per_vertex += 4 * (sizeof(Message) + 1) + 1;  // published and gathered values, flags
+  } else if constexpr (IsBroadcast<P>()) {
     per_vertex += 2 * (sizeof(Message) + 1);  // published values and their flags
   } else if constexpr (HasCombiner<P>) {
     per_vertex += sizeof(Message) + 1;  // the combined inbox
@@ -194,22 +192,28 @@ class Engine final : public StepEngine {
       inbox_.resize(n);
       if constexpr (PushesInPlace<P>()) std::fill(inbox_.begin(), inbox_.end(), NoMessage());
       has_message_.assign(n, 0);
+    } else if constexpr (IsGather<P>()) {
+      has_message_.assign(n, 0);
     } else {
       inbox_begin_.assign(n, 0);
       inbox_count_.assign(n, 0);
       inbox_cursor_.assign(n, 0);
     }
     if constexpr (IsBroadcast<P>()) {
-      static_assert(HasCombiner<P>, "a broadcast program needs a combiner");
       // Indexed by slot: local vertices first, then the remote ones relayed values are decoded
       // into, so the gather reads one array with no branch on the slot's kind (see Deliver).
       published_.resize(uint64_t{n} + topology().num_remote());
       has_published_.assign(uint64_t{n} + topology().num_remote(), 0);
+      if constexpr (IsGather<P>()) {
+        gathered_.resize(published_.size());
+        has_gathered_.assign(has_published_.size(), 0);
+      }
       // The remote vertices that publish to this partition: its remote in-neighbours. A remote
       // vertex that is only an out-neighbour never sends a value here. One pass over the in-slots
       // with no branch per edge: a local slot marks the spare last entry.
-      static_assert(!IsBothDirections<P>() || IsMinBroadcast<P>(),
-                    "kBothDirections needs a min-combined broadcast (Improves, program.h)");
+      static_assert(!IsBothDirections<P>() || IsMinBroadcast<P>() || IsGather<P>(),
+                    "kBothDirections needs a min-combined broadcast (Improves, program.h) or a "
+                    "gather");
       // Without in-edges the gather takes the out-edges, which is right only on a symmetric graph.
       if (!topology().has_in_edges() && !topology().symmetric() && n > 0) {
         throw std::invalid_argument(
@@ -451,7 +455,7 @@ class Engine final : public StepEngine {
       for (uint32_t w = begin >> 6; w < (end + 63) >> 6; ++w) {
         for (uint64_t bits = awake_[w]; bits != 0; bits &= bits - 1) {
           const uint32_t v = (w << 6) + static_cast<uint32_t>(std::countr_zero(bits));
-          const std::span<const Message> msgs = MessagesOf(v);
+          const std::span<const Message> msgs = MessagesOf(buf, v);
           bool halt = true;
           if (!halted_[v] || !msgs.empty()) {
             ++buf.active;
@@ -548,6 +552,7 @@ class Engine final : public StepEngine {
     uint64_t sent = 0;
     uint64_t published = 0;  // broadcast programs: vertices that published
     // Min-combined broadcasts: this block's publishers, their edges and their least value.
+    std::vector<Message> gathered;  // gathers: the current vertex's values
     std::vector<uint32_t> frontier;
     uint64_t frontier_edges = 0;
     std::optional<Message> least;
@@ -900,7 +905,9 @@ class Engine final : public StepEngine {
   // After v ran: its combined message is gone (an in-place push's target back at the identity
   // of min), so deliveries need not clear every vertex's.
   void ConsumeMessage(uint32_t v) {
-    if constexpr (HasCombiner<P>) {
+    if constexpr (IsGather<P>()) {
+      has_message_[v] = 0;
+    } else if constexpr (HasCombiner<P>) {
       has_message_[v] = 0;
       if constexpr (PushesInPlace<P>()) inbox_[v] = NoMessage();
     } else {
@@ -932,8 +939,20 @@ class Engine final : public StepEngine {
     return topology().out_degree(v) + (both_ ? topology().in_degree(v) : 0);
   }
 
-  std::span<const Message> MessagesOf(uint32_t v) const {
-    if constexpr (HasCombiner<P>) {
+  std::span<const Message> MessagesOf(BlockBuffers& buf, uint32_t v) {
+    if constexpr (IsGather<P>()) {
+      if (!has_message_[v]) return {};
+      // The values published last superstep along the vertex's edges.
+      buf.gathered.clear();
+      auto gather = [&](std::span<const uint32_t> slots) {
+        for (uint32_t slot : slots) {
+          if (has_gathered_[slot]) buf.gathered.push_back(gathered_[slot]);
+        }
+      };
+      gather(PullSlots(v));
+      if (both_) gather(topology().out_slots(v));
+      return buf.gathered;
+    } else if constexpr (HasCombiner<P>) {
       return has_message_[v] ? std::span<const Message>(&inbox_[v], 1) : std::span<const Message>();
     } else {
       return {inbox_.data() + inbox_begin_[v], inbox_count_[v]};
@@ -949,9 +968,13 @@ class Engine final : public StepEngine {
         buf.frontier_edges += edges;
       }
     }
-    if (IsAnyOrder<P>() && had == kHeldBack) {
+    if constexpr (IsAnyOrder<P>()) {
       // A value held back from an earlier superstep (DeliverMin) and this one go as their least.
-      P::Combine(published_[v], m);
+      if (had == kHeldBack) {
+        P::Combine(published_[v], m);
+      } else {
+        published_[v] = m;
+      }
     } else {
       published_[v] = m;
     }
@@ -1006,6 +1029,30 @@ class Engine final : public StepEngine {
     const uint32_t n = topology().num_local();
     if constexpr (IsMinBroadcast<P>()) {
       DeliverMin();
+    } else if constexpr (IsGather<P>()) {
+      // Last superstep's values become the ones compute gathers; this superstep publishes anew.
+      // A vertex has messages if an in-neighbour (or out-neighbour, both ways) published: when
+      // every vertex did, any vertex with such an edge, without a look at the flags.
+      published_.swap(gathered_);
+      has_published_.swap(has_gathered_);
+      std::fill(has_published_.begin(), has_published_.end(), 0);
+      const bool all = published_count_ == n && remote_published_count_ == remote_sources_;
+      tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
+        const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
+        auto any = [&](std::span<const uint32_t> slots) {
+          if (all) return !slots.empty();
+          for (uint32_t slot : slots) {
+            if (has_gathered_[slot]) return true;
+          }
+          return false;
+        };
+        for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
+          const bool has = any(PullSlots(v)) || (both_ && any(topology().out_slots(v)));
+          has_message_[v] = has ? 1 : 0;
+          if (has) Wake(v);
+        }
+      });
+      published_count_ = remote_published_count_ = 0;
     } else if constexpr (IsBroadcast<P>()) {
       // The pull: each vertex combines what its in-neighbours published, in in-edge order. When
       // every vertex published (PageRank), the flags need not be read: the loop is the gather
@@ -1133,8 +1180,12 @@ class Engine final : public StepEngine {
     auto accept = [&](uint32_t target, Message&& m) {
       if constexpr (IsBroadcast<P>()) {
         const uint64_t slot = uint64_t{topo.num_local()} + target;
-        if (IsAnyOrder<P>() && has_published_[slot]) {
-          P::Combine(published_[slot], m);  // with a value held back (DeliverMin)
+        if constexpr (IsAnyOrder<P>()) {
+          if (has_published_[slot]) {
+            P::Combine(published_[slot], m);  // with a value held back (DeliverMin)
+          } else {
+            published_[slot] = std::move(m);
+          }
         } else {
           published_[slot] = std::move(m);
         }
@@ -1467,6 +1518,9 @@ class Engine final : public StepEngine {
   // out-neighbours there.
   std::vector<Message> published_;
   std::vector<uint8_t> has_published_;
+  // Gathers: last superstep's published values, which compute reads (swapped with published_).
+  std::vector<Message> gathered_;
+  std::vector<uint8_t> has_gathered_;
   std::vector<std::vector<uint32_t>> boundary_;
   uint64_t published_count_ = 0;
   uint64_t remote_published_count_ = 0;

@@ -66,6 +66,16 @@ constexpr bool IsBroadcast() {
   }
 }
 
+// A broadcast program without a combiner is a gather (label propagation: CDLP): Compute receives
+// the values its in-neighbours published in the superstep before, in in-edge order, read from
+// where they were published (docs/design.md §3.4): no message buffers. With kBothDirections its
+// out-neighbours' values follow. On a symmetric graph each neighbour's value comes once per edge
+// between them, in out-edge order.
+template <class P>
+constexpr bool IsGather() {
+  return IsBroadcast<P>() && !HasCombiner<P>;
+}
+
 // A broadcast program whose combiner is the minimum under operator< (BFS, SSSP, WCC) may declare
 // Improves(value, m): whether message m can change a vertex whose value is `value`. The contract:
 // it is monotone (false for m means false for every m' with !(m' < m)); a vertex whose messages
@@ -84,8 +94,9 @@ constexpr bool HasImproves() {
   };
 }
 
-// A min-combined broadcast program (HasImproves) may declare kBothDirections = true: its value
-// goes to its in-neighbours as well as its out-neighbours (WCC, which ignores edge direction).
+// A min-combined broadcast program (HasImproves) or a gather (IsGather) may declare
+// kBothDirections = true: its value goes to its in-neighbours as well as its out-neighbours (WCC,
+// CDLP, which ignore edge direction).
 template <class P>
 constexpr bool IsBothDirections() {
   if constexpr (requires { P::kBothDirections; }) {
@@ -174,7 +185,7 @@ constexpr bool PushesInPlace() {
 // in-edges are not built (a copy of the out-edges' slots, 4 bytes an edge).
 template <class P>
 constexpr bool NeedsInEdges(bool symmetric) {
-  if (symmetric && IsMinBroadcast<P>() && !AsksInEdges<P>()) return false;
+  if (symmetric && (IsMinBroadcast<P>() || IsGather<P>()) && !AsksInEdges<P>()) return false;
   // Neighbour lists of a symmetric graph are its out-neighbours.
   if (symmetric && UsesNeighbourhood<P>() && !AsksInEdges<P>() && !IsBroadcast<P>()) return false;
   return NeedsInEdges<P>();

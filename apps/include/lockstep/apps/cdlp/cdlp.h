@@ -18,7 +18,10 @@ struct Program {
   using VertexValue = uint32_t;
   using EdgeValue = bsp::NoValue;
   using Message = uint32_t;
-  static constexpr bool kNeedsInEdges = true;
+  // A gather (bsp/program.h): each vertex publishes its label, and Compute reads its in- and
+  // out-neighbours' labels where they were published, with no message buffers.
+  static constexpr bool kBroadcast = true;
+  static constexpr bool kBothDirections = true;
 
   uint64_t max_iterations = 10;
 
