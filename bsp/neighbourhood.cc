@@ -75,21 +75,77 @@ bool Take32(std::string_view& in, uint32_t& x) {
 
 }  // namespace
 
-absl::StatusOr<Neighbourhood> Neighbourhood::Build(
-    const Topology& topo, Exchange* exchange, const std::vector<std::vector<uint32_t>>& mirror) {
+absl::StatusOr<std::vector<uint32_t>> SlotDegrees(const Topology& topo, Exchange* exchange,
+                                                  const std::vector<std::vector<uint32_t>>& mirror,
+                                                  absl::Status* bad_peer) {
   const uint32_t n = topo.num_local();
   const uint32_t parts = static_cast<uint32_t>(topo.split().size());
   const uint32_t self = static_cast<uint32_t>(topo.part());
   if (parts > 1 && (exchange == nullptr || mirror.size() != parts)) {
     return absl::FailedPreconditionError(
-        "neighbour lists of a partitioned graph need the exchange with the other partitions");
+        "the neighbours of a partitioned graph need the exchange with the other partitions");
   }
   if (!topo.symmetric() && n > 0 && !topo.has_in_edges()) {
     return absl::FailedPreconditionError(
-        "neighbour lists of a graph that is not symmetric need its in-edges");
+        "the neighbours of a graph that is not symmetric need its in-edges");
   }
+  std::vector<uint32_t> degrees(uint64_t{n} + topo.num_remote(), 0);
+  const size_t blocks = (uint64_t{n} + kBlock - 1) / kBlock;
+  tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
+    Distinct d;
+    const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
+    for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
+      d.Of(topo, v);
+      degrees[v] = static_cast<uint32_t>(d.size());
+    }
+  });
+  if (parts == 1) return degrees;
+  // The remote vertices' k, from their owners, in the order of each partition's remotes.
+  std::vector<std::string> outgoing(parts);
+  for (uint32_t q = 0; q < parts; ++q) {
+    if (q == self) continue;
+    outgoing[q].reserve(4 * mirror[q].size());
+    for (uint32_t v : mirror[q]) Append32(degrees[v], outgoing[q]);
+  }
+  auto incoming = exchange->AllToAll(std::move(outgoing));
+  if (!incoming.ok()) return incoming.status();
+  const auto& begin = topo.remote_partition_begin();
+  for (uint32_t p = 0; p < parts; ++p) {
+    if (p == self) continue;
+    const std::string& bytes = (*incoming)[p];
+    if (bytes.size() != 4 * uint64_t{begin[p + 1] - begin[p]}) {
+      if (bad_peer->ok()) {
+        *bad_peer = absl::DataLossError(absl::StrCat(
+            "cannot set up the neighbours' degrees: partition ", p, " sent ", bytes.size(),
+            " bytes of degrees for ", begin[p + 1] - begin[p], " vertices"));
+      }
+      continue;
+    }
+    std::memcpy(degrees.data() + n + begin[p], bytes.data(), bytes.size());
+  }
+  return degrees;
+}
+
+absl::StatusOr<Neighbourhood> Neighbourhood::Build(
+    const Topology& topo, Exchange* exchange, const std::vector<std::vector<uint32_t>>& mirror) {
+  const uint32_t n = topo.num_local();
+  const uint32_t parts = static_cast<uint32_t>(topo.split().size());
+  const uint32_t self = static_cast<uint32_t>(topo.part());
+  // A bad peer's bytes fail the build only after the last collective step, so that the other
+  // processes are not left waiting.
+  absl::Status failed;
+  auto fail = [&](uint32_t p, const std::string& what) {
+    if (failed.ok()) {
+      failed = absl::DataLossError(
+          absl::StrCat("cannot set up the neighbour lists: partition ", p, " sent ", what));
+    }
+  };
+  auto degrees = SlotDegrees(topo, exchange, mirror, &failed);
+  if (!degrees.ok()) return degrees.status();
   Neighbourhood nb;
   nb.num_local_ = n;
+  nb.degree_.assign(degrees->begin(), degrees->begin() + n);
+  const uint32_t num_remote = topo.num_remote();
   const size_t blocks = (uint64_t{n} + kBlock - 1) / kBlock;
   auto each_vertex = [&](auto&& f) {
     tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
@@ -101,46 +157,7 @@ absl::StatusOr<Neighbourhood> Neighbourhood::Build(
       }
     });
   };
-  nb.degree_.resize(n);
-  each_vertex(
-      [&](uint32_t v, const Distinct& d) { nb.degree_[v] = static_cast<uint32_t>(d.size()); });
-
-  // The remote vertices' k, from their owners, in the order of each partition's remotes.
-  const uint32_t num_remote = topo.num_remote();
-  std::vector<uint32_t> remote_degree(num_remote, 0);
-  // A bad peer's bytes fail the build only after the last collective step, so that the other
-  // processes are not left waiting.
-  absl::Status failed;
-  auto fail = [&](uint32_t p, const std::string& what) {
-    if (failed.ok()) {
-      failed = absl::DataLossError(
-          absl::StrCat("cannot set up the neighbour lists: partition ", p, " sent ", what));
-    }
-  };
-  if (parts > 1) {
-    std::vector<std::string> outgoing(parts);
-    for (uint32_t q = 0; q < parts; ++q) {
-      if (q == self) continue;
-      outgoing[q].reserve(4 * mirror[q].size());
-      for (uint32_t v : mirror[q]) Append32(nb.degree_[v], outgoing[q]);
-    }
-    auto incoming = exchange->AllToAll(std::move(outgoing));
-    if (!incoming.ok()) return incoming.status();
-    const auto& begin = topo.remote_partition_begin();
-    for (uint32_t p = 0; p < parts; ++p) {
-      if (p == self) continue;
-      const std::string& bytes = (*incoming)[p];
-      if (bytes.size() != 4 * uint64_t{begin[p + 1] - begin[p]}) {
-        fail(p, absl::StrCat(bytes.size(), " bytes of degrees for ", begin[p + 1] - begin[p],
-                             " vertices"));
-        continue;
-      }
-      std::memcpy(remote_degree.data() + begin[p], bytes.data(), bytes.size());
-    }
-  }
-  auto degree_of = [&](uint32_t slot) {
-    return slot < n ? nb.degree_[slot] : remote_degree[slot - n];
-  };
+  auto degree_of = [&](uint32_t slot) { return (*degrees)[slot]; };
 
   // The lists: counted, then laid out.
   nb.offsets_.assign(uint64_t{n} + 1, 0);
@@ -205,7 +222,7 @@ absl::StatusOr<Neighbourhood> Neighbourhood::Build(
       auto check = [&](std::span<const uint32_t> slots) {
         for (uint32_t s : slots) {
           if (s >= n && topo.remote_partition(s - n) == q &&
-              Below(remote_degree[s - n], topo.SlotGlobalIndex(s), k, g)) {
+              Below((*degrees)[s], topo.SlotGlobalIndex(s), k, g)) {
             wanted = true;
             return;
           }
@@ -268,7 +285,7 @@ absl::StatusOr<Neighbourhood> Neighbourhood::Build(
       std::memcpy(nb.remote_bits_.data() + first, in.data() + 8 * count, count);
     for (uint32_t r = begin[p]; r < begin[p + 1]; ++r) {
       const auto list = List(nb.remote_offsets_, nb.remote_keys_, nb.remote_bits_, r);
-      const uint64_t own = RankKey(remote_degree[r], topo.SlotGlobalIndex(n + r));
+      const uint64_t own = RankKey((*degrees)[n + r], topo.SlotGlobalIndex(n + r));
       for (uint32_t i = 0; i < list.size(); ++i) {
         if (list.global(i) >= topo.num_global() || list.key(i) <= (i > 0 ? list.key(i - 1) : own) ||
             list.bits(i) == 0 || list.bits(i) > 3) {

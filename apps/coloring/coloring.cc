@@ -71,18 +71,15 @@ absl::StatusOr<std::vector<PrecoloredLine>> ReadPrecolored(const std::string& pa
 
 }  // namespace
 
-Program::Key Program::KeyOf(const bsp::VertexId& id) const {
+Program::Key Program::KeyOf(const bsp::VertexId& id, uint32_t degree) const {
   // Most runs have no pre-colouring: no hash lookup then.
-  return {!precolored->empty() && precolored->contains(id), Priority(seed, id), &id};
+  return {!precolored->empty() && precolored->contains(id), degree, Priority(seed, id), &id};
 }
 
 bool Program::Before(const Key& a, const Key& b) {
   if (a.precolored != b.precolored) return a.precolored;
+  if (a.degree != b.degree) return a.degree > b.degree;
   return a.priority != b.priority ? a.priority > b.priority : *b.id < *a.id;
-}
-
-bool Program::Before(const bsp::VertexId& a, const bsp::VertexId& b) const {
-  return Before(KeyOf(a), KeyOf(b));
 }
 
 absl::Status Program::Compute(bsp::Context<Program>& ctx,
@@ -115,9 +112,9 @@ absl::Status Program::Compute(bsp::Context<Program>& ctx,
       ctx.VoteToHalt();
       return conflict;
     }
-    const Key mine = KeyOf(ctx.id());
+    const Key mine = KeyOf(ctx.id(), ctx.degree());
     for_each_neighbour([&](uint32_t slot) {
-      if (Before(KeyOf(ctx.SlotId(slot)), mine)) ++me.waiting;
+      if (Before(KeyOf(ctx.SlotId(slot), ctx.SlotDegree(slot)), mine)) ++me.waiting;
     });
     if (me.waiting > 0) ctx.VoteToHalt();  // woken by the announcements it waits for
     return absl::OkStatus();
@@ -130,9 +127,11 @@ absl::Status Program::Compute(bsp::Context<Program>& ctx,
   me.color = SmallestFree(me.used);
   me.used = {};
   const uint32_t color = static_cast<uint32_t>(me.color);
-  const Key mine = KeyOf(ctx.id());
+  const Key mine = KeyOf(ctx.id(), ctx.degree());
   for_each_neighbour([&](uint32_t slot) {
-    if (Before(mine, KeyOf(ctx.SlotId(slot)))) ctx.Send(slot, Announcement{color});
+    if (Before(mine, KeyOf(ctx.SlotId(slot), ctx.SlotDegree(slot)))) {
+      ctx.Send(slot, Announcement{color});
+    }
   });
   return absl::OkStatus();
 }

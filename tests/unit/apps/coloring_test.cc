@@ -136,5 +136,27 @@ TEST(ColoringTest, VerifyCatchesViolations) {
   EXPECT_FALSE(Verify(input, {0, 1, 2, 0, 1}, {{4, 2}}).ok());  // pre-colour lost
 }
 
+// Largest degree first: a hub colours before its leaves, so it takes colour 0 at every seed (with
+// random priorities it would wait for any leaf ranked above it), and a leaf joined to another
+// leaf colours after the hub and after the higher-degree leaf of the pair.
+TEST(ColoringTest, LargestDegreeColoursFirst) {
+  TempDir dir;
+  std::string text;
+  for (int leaf = 1; leaf <= 12; ++leaf) text += "hub " + std::to_string(leaf) + "\n";
+  text += "1 2\n1 3\n";  // leaf 1 has degree 3, leaves 2 and 3 degree 2
+  const bsp::GraphSource graph{dir.Write("star.el", text), "", true};
+  const bsp::GraphInput input = LoadOrDie(graph, bsp::WeightUse::kIgnore);
+  for (int seed = 0; seed < 20; ++seed) {
+    const RunResult run = RunApp(Info(), graph, {{"seed", std::to_string(seed)}});
+    ASSERT_TRUE(run.status.ok()) << run.status;
+    EXPECT_TRUE(Verify(input, Colors(run, input)).ok()) << "seed " << seed;
+    EXPECT_EQ(run.values.at("hub"), "0") << "seed " << seed;
+    EXPECT_EQ(run.values.at("1"), "1") << "seed " << seed;
+    EXPECT_EQ(run.values.at("2"), "2") << "seed " << seed;
+    EXPECT_EQ(run.values.at("3"), "2") << "seed " << seed;
+    EXPECT_EQ(run.values.at("12"), "1") << "seed " << seed;
+  }
+}
+
 }  // namespace
 }  // namespace lockstep::apps::coloring

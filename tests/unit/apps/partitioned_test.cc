@@ -2,7 +2,8 @@
 // part, relaying to each other, aggregators merged at each barrier), against the same app over
 // the whole graph: the output bytes must be identical, whether the engines relay by position
 // (connected through an in-process Exchange) or by UUID. PageRank is a broadcast program, SSSP,
-// BFS and WCC push under a min combiner, CDLP pushes without a combiner.
+// BFS and WCC push under a min combiner, CDLP gathers (a broadcast without a combiner); colouring
+// reads its neighbours' degrees and LCC their neighbour lists, exchanged when the engines connect.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +19,8 @@
 
 #include "lockstep/apps/bfs/bfs.h"
 #include "lockstep/apps/cdlp/cdlp.h"
+#include "lockstep/apps/coloring/coloring.h"
+#include "lockstep/apps/lcc/lcc.h"
 #include "lockstep/apps/pagerank/pagerank.h"
 #include "lockstep/apps/sssp/sssp.h"
 #include "lockstep/apps/wcc/wcc.h"
@@ -105,7 +108,7 @@ PartsRun RunParts(const std::string& path, const bsp::Params& params, uint32_t p
 }
 
 class PartitionedAppsTest : public ::testing::TestWithParam<std::tuple<uint32_t, bool>> {
- protected:
+ public:
   // The output over the parts equals the whole graph's; the bytes per relayed message are those
   // of the message alone plus `overhead` at most.
   template <class App>
@@ -138,6 +141,9 @@ class PartitionedAppsTest : public ::testing::TestWithParam<std::tuple<uint32_t,
     EXPECT_LE(pieces.largest_batch, 64u + 16u + message_bytes);
   }
 
+  const std::string& path() const { return path_; }
+
+ protected:
   test::TempDir dir_{"lockstep-partitioned"};
   std::string path_ = WriteGraph(dir_.path());
 };
@@ -158,6 +164,35 @@ TEST_P(PartitionedAppsTest, Wcc) { Check<wcc::App>({}, sizeof(uint32_t), 2.0); }
 
 TEST_P(PartitionedAppsTest, CdlpWithoutCombiner) {
   Check<cdlp::App>({{"max-iterations", "6"}}, sizeof(uint32_t), 2.0);
+}
+
+// Programs that read their neighbours' degrees or lists need them from the other parts, which
+// only connected engines exchange: unconnected, the job fails at superstep 0 saying so.
+template <class App>
+void CheckNeighbourhoodProgram(PartitionedAppsTest& test, const std::string& path,
+                               const bsp::Params& params, size_t message_bytes, bool connect) {
+  if (connect) {
+    test.Check<App>(params, message_bytes, 2.0);
+    return;
+  }
+  auto input = bsp::LoadGraph({path, "edgelist", false}, App::kWeights);
+  ASSERT_TRUE(input.ok()) << input.status();
+  auto program = App::Make(params, bsp::FactsOf<App>(params, *input));
+  ASSERT_TRUE(program.ok()) << program.status();
+  test::EngineCluster<typename App::Program> cluster(*program, *input, 2, true);
+  const absl::Status st = cluster.RunToCompletion();
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
+  EXPECT_NE(st.message().find("exchange"), std::string::npos) << st;
+}
+
+TEST_P(PartitionedAppsTest, ColoringWithNeighbourDegrees) {
+  CheckNeighbourhoodProgram<coloring::App>(*this, path(), {{"seed", "5"}},
+                                           sizeof(coloring::Announcement), std::get<1>(GetParam()));
+}
+
+TEST_P(PartitionedAppsTest, LccWithNeighbourLists) {
+  CheckNeighbourhoodProgram<lcc::App>(*this, path(), {{"phases", "1"}}, sizeof(uint64_t),
+                                      std::get<1>(GetParam()));
 }
 
 INSTANTIATE_TEST_SUITE_P(PartsConnect, PartitionedAppsTest,

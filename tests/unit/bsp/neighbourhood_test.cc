@@ -109,18 +109,28 @@ std::vector<std::vector<uint32_t>> MirrorOf(const std::vector<Topology>& topos, 
 
 // Builds every part's lists at once, each on its own thread; `wrap` may stand between a part and
 // its exchange.
+// With `degrees`, then SlotDegrees on every part too (degrees[p], another collective step).
 std::vector<absl::StatusOr<Neighbourhood>> BuildAll(
     const std::vector<Topology>& topos,
-    const std::function<std::unique_ptr<Exchange>(std::unique_ptr<Exchange>)>& wrap = nullptr) {
+    const std::function<std::unique_ptr<Exchange>(std::unique_ptr<Exchange>)>& wrap = nullptr,
+    std::vector<std::vector<uint32_t>>* degrees = nullptr) {
   const uint32_t parts = static_cast<uint32_t>(topos.size());
   auto group = std::make_shared<test::ThreadExchangeGroup>(parts);
   std::vector<absl::StatusOr<Neighbourhood>> built(parts, absl::UnknownError("not built"));
+  if (degrees != nullptr) degrees->assign(parts, {});
   std::vector<std::thread> threads;
   for (uint32_t p = 0; p < parts; ++p) {
     threads.emplace_back([&, p] {
       std::unique_ptr<Exchange> ex = std::make_unique<test::ThreadExchange>(group, p);
       if (wrap) ex = wrap(std::move(ex));
-      built[p] = Neighbourhood::Build(topos[p], parts > 1 ? ex.get() : nullptr, MirrorOf(topos, p));
+      Exchange* exchange = parts > 1 ? ex.get() : nullptr;
+      built[p] = Neighbourhood::Build(topos[p], exchange, MirrorOf(topos, p));
+      if (degrees != nullptr) {
+        absl::Status bad_peer;
+        auto d = SlotDegrees(topos[p], exchange, MirrorOf(topos, p), &bad_peer);
+        EXPECT_TRUE(d.ok() && bad_peer.ok());
+        if (d.ok()) (*degrees)[p] = *std::move(d);
+      }
     });
   }
   for (auto& t : threads) t.join();
@@ -146,12 +156,18 @@ TEST(NeighbourhoodTest, EveryPartHasTheNeighboursRankedAboveAndTheirListsOnAnyPa
     for (uint32_t parts : {1u, 2u, 3u}) {
       SCOPED_TRACE(::testing::Message() << parts << " parts, symmetric " << symmetric);
       const std::vector<Topology> topos = Parts(input, parts);
-      auto built = BuildAll(topos);
+      std::vector<std::vector<uint32_t>> degrees;
+      auto built = BuildAll(topos, nullptr, &degrees);
       uint64_t listed = 0, remote_lists = 0;
       for (uint32_t p = 0; p < parts; ++p) {
         ASSERT_TRUE(built[p].ok()) << built[p].status();
         const Topology& topo = topos[p];
         const Neighbourhood& nb = *built[p];
+        // Every slot's k, remote ones from their owners.
+        ASSERT_EQ(degrees[p].size(), uint64_t{topo.num_local()} + topo.num_remote());
+        for (uint32_t slot = 0; slot < degrees[p].size(); ++slot) {
+          EXPECT_EQ(degrees[p][slot], k[topo.SlotGlobalIndex(slot)]);
+        }
         for (uint32_t v = 0; v < topo.num_local(); ++v) {
           const uint32_t g = topo.global_index(v);
           EXPECT_EQ(nb.degree(v), k[g]) << input.external_ids[g];

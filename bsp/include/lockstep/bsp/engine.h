@@ -84,6 +84,15 @@ class Context {
     return engine_->neighbourhood_->HigherOfNeighbour(vertex_, i);
   }
 
+  // Programs that declare kNeighbourDegrees (program.h): the number of distinct neighbours
+  // other than itself of the vertex, and of the vertex at one of its edges' slots.
+  uint32_t degree() const requires(UsesNeighbourDegrees<P>()) {
+    return engine_->slot_degree_[vertex_];
+  }
+  uint32_t SlotDegree(uint32_t slot) const requires(UsesNeighbourDegrees<P>()) {
+    return engine_->slot_degree_[slot];
+  }
+
   // The UUID of the vertex at an edge's slot.
   const VertexId& SlotId(uint32_t slot) const { return engine_->topology().SlotId(slot); }
   uint32_t SlotGlobalIndex(uint32_t slot) const {
@@ -145,6 +154,7 @@ uint64_t EstimateEngineBytes(uint64_t vertices, uint64_t edges) {
     per_vertex += 4 + 8;  // k and the list's offset
     per_edge += 5;        // about half the edges are listed, at 9 bytes with slot and bits
   }
+  if constexpr (UsesNeighbourDegrees<P>()) per_vertex += 8;  // k of local and remote slots
   if constexpr (IsGather<P>()) {
     per_vertex += 4 * (sizeof(Message) + 1) + 1;  // published and gathered values, flags
   } else if constexpr (IsBroadcast<P>()) {
@@ -413,6 +423,9 @@ class Engine final : public StepEngine {
       if (!nb.ok()) return nb.status();
       neighbourhood_ = std::move(*nb);
     }
+    if constexpr (UsesNeighbourDegrees<P>()) {
+      if (auto st = BuildSlotDegrees(&exchange); !st.ok()) return st;
+    }
     return absl::OkStatus();
   }
   // Whether ConnectPeers succeeded: batches then address by position.
@@ -434,6 +447,11 @@ class Engine final : public StepEngine {
         auto nb = Neighbourhood::Build(topology(), nullptr, mirror_);
         if (!nb.ok()) return nb.status();
         neighbourhood_ = std::move(*nb);
+      }
+    }
+    if constexpr (UsesNeighbourDegrees<P>()) {
+      if (slot_degree_.empty() && topology().num_local() > 0) {
+        if (auto st = BuildSlotDegrees(nullptr); !st.ok()) return st;
       }
     }
     if (auto st = Deliver(superstep); !st.ok()) return st;
@@ -1565,6 +1583,16 @@ class Engine final : public StepEngine {
   bool connected_ = false;
   // Programs that declare kNeighbourhood: the lists, from superstep 0 on.
   std::optional<Neighbourhood> neighbourhood_;
+  // Programs that declare kNeighbourDegrees: k by slot, from superstep 0 on.
+  std::vector<uint32_t> slot_degree_;
+  absl::Status BuildSlotDegrees(Exchange* exchange) {
+    absl::Status bad_peer;
+    auto degrees = SlotDegrees(topology(), exchange, mirror_, &bad_peer);
+    if (!degrees.ok()) return degrees.status();
+    if (!bad_peer.ok()) return bad_peer;
+    slot_degree_ = std::move(*degrees);
+    return absl::OkStatus();
+  }
   std::vector<std::vector<uint32_t>> mirror_;
 
   AggregatorRegistry aggregators_;

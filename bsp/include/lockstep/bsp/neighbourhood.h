@@ -110,6 +110,15 @@ void ForEachCommon(const NeighbourList& a, const NeighbourList& b, F&& f) {
   }
 }
 
+// The number of distinct neighbours other than itself (k) of every slot of `topology`: its local
+// vertices, then its remote ones, whose owners send theirs (collective with an exchange; `mirror`
+// as for Neighbourhood::Build). Fails at once if the exchange fails; a peer whose bytes do not fit
+// sets *bad_peer and leaves its vertices' k at 0, so that the caller finishes its collective steps
+// before it fails.
+absl::StatusOr<std::vector<uint32_t>> SlotDegrees(const Topology& topology, Exchange* exchange,
+                                                  const std::vector<std::vector<uint32_t>>& mirror,
+                                                  absl::Status* bad_peer);
+
 class Neighbourhood {
  public:
   // Builds the lists of the local vertices of `topology` and, with an exchange (a distributed

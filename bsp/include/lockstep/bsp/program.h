@@ -120,6 +120,19 @@ constexpr bool UsesNeighbourhood() {
   }
 }
 
+// A program may declare kNeighbourDegrees = true (degree-ordered kernels: largest-degree-first
+// colouring): before superstep 0 the engine gives ctx.degree() and ctx.SlotDegree(slot), the
+// number of distinct neighbours other than itself (k) of the vertex and of the vertex at any of
+// its edges' slots, local or remote (exchanged once at set-up: 4 bytes a vertex, no messages).
+template <class P>
+constexpr bool UsesNeighbourDegrees() {
+  if constexpr (requires { P::kNeighbourDegrees; }) {
+    return P::kNeighbourDegrees;
+  } else {
+    return false;
+  }
+}
+
 // Whether P asks for in-edges itself (kNeedsInEdges), for its own use of ctx.in_slots().
 template <class P>
 constexpr bool AsksInEdges() {
@@ -132,7 +145,8 @@ constexpr bool AsksInEdges() {
 
 template <class P>
 constexpr bool NeedsInEdges() {
-  return AsksInEdges<P>() || IsBroadcast<P>() || UsesNeighbourhood<P>();
+  return AsksInEdges<P>() || IsBroadcast<P>() || UsesNeighbourhood<P>() ||
+         UsesNeighbourDegrees<P>();
 }
 
 // A min-combined broadcast program (HasImproves) whose message changes along an edge declares
@@ -187,7 +201,10 @@ template <class P>
 constexpr bool NeedsInEdges(bool symmetric) {
   if (symmetric && (IsMinBroadcast<P>() || IsGather<P>()) && !AsksInEdges<P>()) return false;
   // Neighbour lists of a symmetric graph are its out-neighbours.
-  if (symmetric && UsesNeighbourhood<P>() && !AsksInEdges<P>() && !IsBroadcast<P>()) return false;
+  if (symmetric && (UsesNeighbourhood<P>() || UsesNeighbourDegrees<P>()) && !AsksInEdges<P>() &&
+      !IsBroadcast<P>()) {
+    return false;
+  }
   return NeedsInEdges<P>();
 }
 

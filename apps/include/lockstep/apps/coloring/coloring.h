@@ -1,9 +1,12 @@
 #pragma once
 
 // Graph colouring by Jones & Plassmann (SIAM J. Sci. Comput. 14(3), 1993): every vertex gets a
-// random priority; a vertex takes the smallest colour its higher-priority neighbours left free
-// once all of them have coloured. Priorities are a hash of (seed, UUID), so each vertex knows its
-// neighbours' priorities without asking and the result is the same at any thread or worker count.
+// priority; a vertex takes the smallest colour its higher-priority neighbours left free once all
+// of them have coloured. The priority is largest degree first (the number of distinct neighbours,
+// which the engine gives for every neighbour, kNeighbourDegrees), ties by a hash of (seed, UUID):
+// a vertex knows its neighbours' priorities without asking, the result is the same at any thread
+// or worker count, and the chains of decreasing priorities that set the superstep count are
+// shorter than with random priorities alone.
 // A vertex counts its higher-priority neighbours with multiplicity over out- and in-edges (the
 // graph is taken as undirected, self-loops ignored) and waits for as many colour announcements.
 // Pre-coloured vertices keep their colour and rank above everyone. At most max degree + 1 colours
@@ -35,19 +38,20 @@ struct Program {
   using EdgeValue = bsp::NoValue;
   using Message = Announcement;
   static constexpr bool kNeedsInEdges = true;
+  static constexpr bool kNeighbourDegrees = true;
 
   uint64_t seed = 42;
   std::shared_ptr<const Precolored> precolored = std::make_shared<Precolored>();
 
-  // True if the vertex with UUID a comes before b (colours first).
-  bool Before(const bsp::VertexId& a, const bsp::VertexId& b) const;
   // A vertex's place in that order, computed once per Compute for the vertex itself.
   struct Key {
     bool precolored;
+    uint32_t degree;
     uint64_t priority;
     const bsp::VertexId* id;
   };
-  Key KeyOf(const bsp::VertexId& id) const;
+  Key KeyOf(const bsp::VertexId& id, uint32_t degree) const;
+  // True if a comes before b (colours first).
   static bool Before(const Key& a, const Key& b);
   absl::Status Compute(bsp::Context<Program>& ctx, std::span<const Announcement> messages) const;
 };
