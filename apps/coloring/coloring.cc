@@ -73,13 +73,14 @@ absl::StatusOr<std::vector<PrecoloredLine>> ReadPrecolored(const std::string& pa
 
 Program::Key Program::KeyOf(const bsp::VertexId& id, uint32_t degree) const {
   // Most runs have no pre-colouring: no hash lookup then.
-  return {!precolored->empty() && precolored->contains(id), degree, Priority(seed, id), &id};
+  return {!precolored->empty() && precolored->contains(id), degree, &id};
 }
 
-bool Program::Before(const Key& a, const Key& b) {
+bool Program::Before(const Key& a, const Key& b) const {
   if (a.precolored != b.precolored) return a.precolored;
   if (a.degree != b.degree) return a.degree > b.degree;
-  return a.priority != b.priority ? a.priority > b.priority : *b.id < *a.id;
+  const uint64_t pa = Priority(seed, *a.id), pb = Priority(seed, *b.id);
+  return pa != pb ? pa > pb : *b.id < *a.id;
 }
 
 absl::Status Program::Compute(bsp::Context<Program>& ctx,

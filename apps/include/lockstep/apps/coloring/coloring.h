@@ -44,15 +44,15 @@ struct Program {
   std::shared_ptr<const Precolored> precolored = std::make_shared<Precolored>();
 
   // A vertex's place in that order, computed once per Compute for the vertex itself.
+  // The UUID is read, and the priority hashed from it, only when the degrees tie.
   struct Key {
     bool precolored;
     uint32_t degree;
-    uint64_t priority;
     const bsp::VertexId* id;
   };
   Key KeyOf(const bsp::VertexId& id, uint32_t degree) const;
   // True if a comes before b (colours first).
-  static bool Before(const Key& a, const Key& b);
+  bool Before(const Key& a, const Key& b) const;
   absl::Status Compute(bsp::Context<Program>& ctx, std::span<const Announcement> messages) const;
 };
 
