@@ -22,7 +22,7 @@ from the same file through a `.wel` link) and times each kernel both ways on it,
     weights), BFS and SSSP from vertex 0, CDLP 10 rounds; its figure is its own "run algorithm"
     time, best of --trials (PageRank: `--pr_mr 5`, divided by 5); its peak RSS.
 Prints each kernel's times side by side and the ratios lockstep / gapbs and lockstep /
-libgrape-lite, or "-" without the reference. Outputs are not compared here (the suite checks lockstep against its oracles).
+libgrape-lite, or "-" and "reference missing" without the reference. Outputs are not compared here (the suite checks lockstep against its oracles).
 Python 3 standard library only.
 """
 
@@ -153,7 +153,9 @@ def main():
         def mb(refs, rss):
             return f"{rss:9.0f}" if refs else f"{'-':>9}"
 
-        why = "" if theirs else (", no gapbs kernel" if ref is None else ", gapbs missing")
+        why = "" if theirs else (", no gapbs kernel" if ref is None else ", gapbs: reference missing")
+        if kernel in GRAPE and not grapes:
+            why += ", libgrape-lite: reference missing"
         print(f"{kernel:8} {best:11.4f} {cell(theirs, 9)} {cell(grapes, 9)} {mine_rss:12.0f} "
               f"{mb(theirs, their_rss)} {mb(grapes, grape_rss)}   {supersteps}{why}")
 
