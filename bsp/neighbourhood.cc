@@ -57,7 +57,7 @@ class Distinct {
 };
 
 // The number of distinct neighbours of v other than itself: its slots, which name one vertex each,
-// sorted in `scratch`; short lists by insertion.
+// sorted in `scratch`.
 uint32_t DistinctCount(const Topology& topo, uint32_t v, std::vector<uint32_t>& scratch) {
   scratch.clear();
   for (uint32_t s : topo.out_slots(v)) {
@@ -68,16 +68,7 @@ uint32_t DistinctCount(const Topology& topo, uint32_t v, std::vector<uint32_t>& 
       if (s != v) scratch.push_back(s);
     }
   }
-  if (scratch.size() <= 32) {
-    for (size_t i = 1; i < scratch.size(); ++i) {
-      const uint32_t x = scratch[i];
-      size_t j = i;
-      for (; j > 0 && scratch[j - 1] > x; --j) scratch[j] = scratch[j - 1];
-      scratch[j] = x;
-    }
-  } else {
-    std::sort(scratch.begin(), scratch.end());
-  }
+  std::sort(scratch.begin(), scratch.end());
   uint32_t k = 0;
   for (size_t i = 0; i < scratch.size(); ++i) k += i == 0 || scratch[i] != scratch[i - 1];
   return k;
