@@ -281,10 +281,11 @@ absl::StatusOr<Neighbourhood> Neighbourhood::Build(
       nb.remote_offsets_[r + 1] = len;
       total += len;
     }
-    // Checked before anything is sized by the lengths.
-    if (in.size() != total * (topo.symmetric() ? 8 : 9)) {
-      fail(p, absl::StrCat(in.size(), " bytes of lists where their lengths make ",
-                           total * (topo.symmetric() ? 8 : 9)));
+    // Checked before anything is sized by the lengths (by division: a product could wrap).
+    const uint64_t width = topo.symmetric() ? 8 : 9;
+    if (in.size() % width != 0 || total != in.size() / width) {
+      fail(p, absl::StrCat(in.size(), " bytes of lists where their lengths make ", total,
+                           " entries of ", width, " bytes"));
       return failed;
     }
   }

@@ -1134,6 +1134,35 @@ TEST(ConnectPeersTest, AnEdgeToAVertexThePeerLacksFailsTheSetUpNamingBoth) {
   EXPECT_FALSE(receiver->connected());
 }
 
+// A program that reads its neighbours' lists and degrees: their set-up is collective too.
+struct NeighbourhoodProgram {
+  using VertexValue = uint64_t;
+  using EdgeValue = NoValue;
+  using Message = uint64_t;
+  static constexpr bool kNeighbourhood = true;
+  static constexpr bool kNeighbourDegrees = true;
+  void Compute(Context<NeighbourhoodProgram>& ctx, std::span<const uint64_t>) const {
+    ctx.value() = ctx.neighbour_count() + ctx.degree();
+    ctx.VoteToHalt();
+  }
+};
+
+// A process that finds a bad relay list still takes the neighbours' collective steps before it
+// fails, so its peer is not left waiting in them (the thread exchange has no abort: a process
+// that skipped them would hang this test); the peer, sent nothing for its remote, fails too.
+TEST(ConnectPeersTest, ABadListStillTakesPartInTheNeighboursSetUp) {
+  const partition::Range split = bsptest::Split(2);
+  const auto [x, y] = OnePerPart(split);
+  auto sender = MakeEngine(NeighbourhoodProgram{}, MakeInput({{x, y}}), split, 0);
+  auto receiver = MakeEngine(NeighbourhoodProgram{}, MakeInput({}, {x}), split, 1);
+  ASSERT_NE(sender, nullptr);
+  ASSERT_NE(receiver, nullptr);
+  const auto status = ConnectAll<NeighbourhoodProgram>({sender.get(), receiver.get()}, 2);
+  EXPECT_EQ(status[1].code(), absl::StatusCode::kNotFound) << status[1];
+  EXPECT_EQ(status[0].code(), absl::StatusCode::kDataLoss) << status[0];
+  EXPECT_THAT(status[0].message(), HasSubstr("partition 1 sent"));
+}
+
 TEST(ConnectPeersTest, BroadcastListsMustMatchTheInEdges) {
   const partition::Range split = bsptest::Split(2);
   const auto [x, y] = OnePerPart(split);

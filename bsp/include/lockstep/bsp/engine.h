@@ -61,11 +61,11 @@ class Context {
   // A min-combined broadcast has them only if it asks (kNeedsInEdges): on a symmetric graph the
   // engine builds none for it (NeedsInEdges(symmetric), program.h).
   std::span<const uint32_t> in_slots() const
-      requires(AsksInEdges<P>() || (IsBroadcast<P>() && !IsMinBroadcast<P>())) {
+      requires(AsksInEdges<P>() || (IsBroadcast<P>() && !IsMinBroadcast<P>() && !IsGather<P>())) {
     return engine_->topology().in_slots(vertex_);
   }
   std::span<const EdgeValue> in_values() const
-      requires(AsksInEdges<P>() || (IsBroadcast<P>() && !IsMinBroadcast<P>())) {
+      requires(AsksInEdges<P>() || (IsBroadcast<P>() && !IsMinBroadcast<P>() && !IsGather<P>())) {
     return engine_->graph_.in_values(vertex_);
   }
   // Programs that declare kNeighbourhood (program.h, neighbourhood.h): the vertex's number of
@@ -152,7 +152,10 @@ uint64_t EstimateEngineBytes(uint64_t vertices, uint64_t edges) {
   }
   if constexpr (UsesNeighbourhood<P>()) {
     per_vertex += 4 + 8;  // k and the list's offset
-    per_edge += 5;        // about half the edges are listed, at 9 bytes with slot and bits
+    // Up to one listed neighbour per stored edge (a directed graph's; half of them on a
+    // symmetric one), at 8 bytes with up to 5 more for bits and slot, and the cut lists
+    // received and sent once at set-up.
+    per_edge += 13;
   }
   if constexpr (UsesNeighbourDegrees<P>()) per_vertex += 8;  // k of local and remote slots
   if constexpr (IsGather<P>()) {
@@ -196,6 +199,9 @@ class Engine final : public StepEngine {
     for (auto& b : blocks_) b.bins.resize(num_bins_);
     values_.resize(n);
     halted_.assign(n, 0);
+    static_assert(!IsBroadcast<P>() || (!UsesNeighbourhood<P>() && !UsesNeighbourDegrees<P>()),
+                  "neighbour lists and degrees are for programs that send along edges: a "
+                  "broadcast's relay agrees on other vertices (ConnectPeers)");
     awake_.assign((uint64_t{n} + 63) / 64, ~uint64_t{0});  // every vertex runs superstep 0
     if (n % 64 != 0) awake_.back() = (uint64_t{1} << (n % 64)) - 1;
     if constexpr (HasCombiner<P>) {
@@ -407,7 +413,13 @@ class Engine final : public StepEngine {
         if (p != self && failed.ok()) failed = take(p, std::string_view(bytes).substr(1));
       }
     }
-    if (!failed.ok()) return failed;
+    if (!failed.ok()) {
+      // The neighbours' set-up is collective too: take part (with what was mapped, which the
+      // peers will find short), then fail.
+      mirror_ = std::move(mirror);
+      ConnectNeighbours(exchange).IgnoreError();
+      return failed;
+    }
     if constexpr (IsBroadcast<P>()) {
       if (sources != remote_sources_) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -417,16 +429,25 @@ class Engine final : public StepEngine {
     }
     mirror_ = std::move(mirror);
     connected_ = true;
+    return ConnectNeighbours(exchange);
+  }
+  // Collective: the remote neighbours' lists and degrees, for programs that read them; every
+  // step is taken even after one failed, then the first failure is returned.
+  absl::Status ConnectNeighbours(Exchange& exchange) {
+    absl::Status st;
     if constexpr (UsesNeighbourhood<P>()) {
-      // Collective: the remote neighbours' lists.
-      auto nb = Neighbourhood::Build(topo, &exchange, mirror_);
-      if (!nb.ok()) return nb.status();
-      neighbourhood_ = std::move(*nb);
+      auto nb = Neighbourhood::Build(topology(), &exchange, mirror_);
+      if (nb.ok()) {
+        neighbourhood_ = std::move(*nb);
+      } else {
+        st = nb.status();
+      }
     }
     if constexpr (UsesNeighbourDegrees<P>()) {
-      if (auto st = BuildSlotDegrees(&exchange); !st.ok()) return st;
+      absl::Status degrees = BuildSlotDegrees(&exchange);
+      if (st.ok()) st = degrees;
     }
-    return absl::OkStatus();
+    return st;
   }
   // Whether ConnectPeers succeeded: batches then address by position.
   bool connected() const { return connected_; }

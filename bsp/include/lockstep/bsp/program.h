@@ -107,9 +107,9 @@ constexpr bool IsBothDirections() {
 }
 
 // A program may declare kNeighbourhood = true (triangle-like kernels: LCC, triangle counting):
-// before superstep 0 the engine gives each vertex its distinct neighbours ranked above it in
-// degree order, sorted by global index, and the same lists of those neighbours, local or remote
-// (neighbourhood.h): ctx.neighbour_count(), ctx.higher_neighbours(),
+// from superstep 0's Compute on (not in Init) each vertex has its distinct neighbours ranked above
+// it in degree order, sorted by rank (k, then global index), and the same lists of those
+// neighbours, local or remote (neighbourhood.h): ctx.neighbour_count(), ctx.higher_neighbours(),
 // ctx.higher_neighbours_of(i), ctx.higher_neighbour_slot(i), intersected with ForEachCommon.
 template <class P>
 constexpr bool UsesNeighbourhood() {
@@ -121,9 +121,10 @@ constexpr bool UsesNeighbourhood() {
 }
 
 // A program may declare kNeighbourDegrees = true (degree-ordered kernels: largest-degree-first
-// colouring): before superstep 0 the engine gives ctx.degree() and ctx.SlotDegree(slot), the
-// number of distinct neighbours other than itself (k) of the vertex and of the vertex at any of
-// its edges' slots, local or remote (exchanged once at set-up: 4 bytes a vertex, no messages).
+// colouring): from superstep 0's Compute on (not in Init) ctx.degree() and ctx.SlotDegree(slot)
+// give the number of distinct neighbours other than itself (k) of the vertex and of the vertex at
+// any of its edges' slots, local or remote (exchanged once at set-up: 4 bytes a vertex, no
+// messages).
 template <class P>
 constexpr bool UsesNeighbourDegrees() {
   if constexpr (requires { P::kNeighbourDegrees; }) {

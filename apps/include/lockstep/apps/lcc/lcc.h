@@ -10,7 +10,7 @@
 // with those of each such neighbour y; each z in both closes the triangle x < y < z, found once.
 // x credits itself with the directed edges between y and z, and sums what y and z are owed (the
 // edges between the other two corners) per neighbour, one message each; a sum combiner adds them
-// up at the receivers. The lists are about half the graph's edges, and the messages at most one
+// up at the receivers. The lists hold each undirected edge once, and the messages are at most one
 // per listed edge: memory stays a small multiple of the graph's. `--phases P` spreads the listing
 // over P supersteps by x's index (P = 1 is the fastest; larger P bounds a superstep's messages).
 #include <span>
