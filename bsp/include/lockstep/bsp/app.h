@@ -140,7 +140,8 @@ class ProgramRunner final : public JobRunner {
       building = "the graph and the engine's state";
       const uint64_t parts = details.coordinator ? 1 : std::max<uint32_t>(1, details.worker_count);
       needed = InputBytes(*input) + EstimateEngineBytes<Program>(input->num_vertices() / parts,
-                                                                 input->num_edges() / parts);
+                                                                 input->num_edges() / parts,
+                                                                 input->symmetric);
       if constexpr (kFormatsNames) {
         if (parts > 1) all_names_ = input->external_ids;
       }
@@ -253,9 +254,10 @@ class ProgramRunner final : public JobRunner {
     facts.properties = part->input.properties;
     names_ = std::move(part->names);
     building = "the graph and the engine's state";
-    needed = InputBytes(part->input) + part->edges.bytes() +
-             EstimateEngineBytes<Program>(part->vertices.uuids.size(), part->num_edges());
     const bool symmetric = part->packed ? part->edges.symmetric : part->input.symmetric;
+    needed =
+        InputBytes(part->input) + part->edges.bytes() +
+        EstimateEngineBytes<Program>(part->vertices.uuids.size(), part->num_edges(), symmetric);
     auto graph = BuildPartGraph<typename Program::EdgeValue>(*part, *split, exchange.rank(),
                                                              NeedsInEdges<Program>(symmetric));
     // Collective from here on: every worker takes part, whether its build failed or not.

@@ -139,15 +139,21 @@ class Context {
 // its peak: the CSR (and in-edges if P needs them), the vertex state, and a superstep in which
 // every edge carries a message. An estimate for out-of-memory errors, not an accounting.
 template <class P>
-uint64_t EstimateEngineBytes(uint64_t vertices, uint64_t edges) {
+uint64_t EstimateEngineBytes(uint64_t vertices, uint64_t edges, bool symmetric = false) {
   using Message = typename P::Message;
   using EdgeValue = typename P::EdgeValue;
   constexpr uint64_t kEdgeValue = std::is_same_v<EdgeValue, NoValue> ? 0 : sizeof(EdgeValue);
-  // UUID, global index, external ID (a short string), CSR offset, value, halted flag.
-  uint64_t per_vertex = 16 + 4 + 32 + 8 + sizeof(typename P::VertexValue) + 1;
+  // UUID, global index, external ID (a short string), CSR offset, value, halted flag, awake bit.
+  uint64_t per_vertex = 16 + 4 + 32 + 8 + sizeof(typename P::VertexValue) + 1 + 1;
   uint64_t per_edge = 4 + kEdgeValue;
-  if constexpr (NeedsInEdges<P>()) {
+  if (NeedsInEdges<P>(symmetric)) {
     per_vertex += 8;
+    per_edge += 4 + kEdgeValue;
+  }
+  if constexpr (IsMinBroadcast<P>()) {
+    // The combined inbox of pushes, the frontier, and up to one remote publisher's out-edge
+    // (target and edge value) per edge.
+    per_vertex += sizeof(Message) + 1 + 4;
     per_edge += 4 + kEdgeValue;
   }
   if constexpr (UsesNeighbourhood<P>()) {
@@ -291,7 +297,8 @@ class Engine final : public StepEngine {
   uint64_t held_back_supersteps() const { return held_back_supersteps_; }
   uint64_t num_local_vertices() const override { return topology().num_local(); }
   uint64_t EstimatedPeakBytes() const override {
-    return EstimateEngineBytes<P>(topology().num_local(), topology().num_out_edges());
+    return EstimateEngineBytes<P>(topology().num_local(), topology().num_out_edges(),
+                                  topology().symmetric());
   }
 
   // The program's own callbacks, for the executor factory.
