@@ -138,7 +138,8 @@ absl::StatusOr<std::vector<uint32_t>> SlotDegrees(const Topology& topo, Exchange
       }
       continue;
     }
-    std::memcpy(degrees.data() + n + begin[p], bytes.data(), bytes.size());
+    // (memcpy's pointers must not be null even for 0 bytes: a part may have no vertex at all.)
+    if (!bytes.empty()) std::memcpy(degrees.data() + n + begin[p], bytes.data(), bytes.size());
   }
   return degrees;
 }
@@ -298,9 +299,12 @@ absl::StatusOr<Neighbourhood> Neighbourhood::Build(
     in.remove_prefix(4 * uint64_t{begin[p + 1] - begin[p]});
     const uint64_t first = nb.remote_offsets_[begin[p]];
     const uint64_t count = nb.remote_offsets_[begin[p + 1]] - first;
-    std::memcpy(nb.remote_keys_.data() + first, in.data(), 8 * count);
-    if (!topo.symmetric())
-      std::memcpy(nb.remote_bits_.data() + first, in.data() + 8 * count, count);
+    if (count > 0) {
+      std::memcpy(nb.remote_keys_.data() + first, in.data(), 8 * count);
+      if (!topo.symmetric()) {
+        std::memcpy(nb.remote_bits_.data() + first, in.data() + 8 * count, count);
+      }
+    }
     for (uint32_t r = begin[p]; r < begin[p + 1]; ++r) {
       const auto list = List(nb.remote_offsets_, nb.remote_keys_, nb.remote_bits_, r);
       const uint64_t own = RankKey((*degrees)[n + r], topo.SlotGlobalIndex(n + r));
