@@ -15,8 +15,9 @@ namespace {
 using bsptest::Edge;
 using bsptest::MakeInput;
 
-// Superstep 0: the vertices whose global index is a multiple of `every` publish it. Superstep 1:
-// each vertex keeps the sum and the number of the values it received.
+// Superstep 0: the vertices whose global index is a multiple of `every` publish it, and every
+// vertex halts. Superstep 1: each vertex woken keeps the sum and the number of the values it
+// received.
 template <bool kBoth>
 struct SumOfPublished {
   struct Value {
@@ -35,6 +36,7 @@ struct SumOfPublished {
   void Compute(Context<SumOfPublished>& ctx, std::span<const uint32_t> messages) const {
     if (ctx.superstep() == 0) {
       if (ctx.global_index() % every == 0) ctx.SendToAllNeighbors(ctx.global_index());
+      ctx.VoteToHalt();  // superstep 1 runs only the vertices the engine wakes
       return;
     }
     for (uint32_t m : messages) ctx.value().sum += m;
@@ -84,6 +86,8 @@ TEST(GatherTest, EveryVertexReceivesWhatItsNeighboursPublished) {
   for (int e = 0; e < 900; ++e)
     edges.push_back({std::to_string(any(rng)), std::to_string(any(rng))});
   edges.push_back({"7", "7"});
+  // Vertices with out-edges alone: both ways, they receive what their out-neighbours published.
+  for (int v = 0; v < 6; ++v) edges.push_back({"source" + std::to_string(v), std::to_string(v)});
   for (bool symmetric : {false, true}) {
     GraphInput input = MakeInput(edges, {"isolated"});
     input.symmetric = symmetric;
