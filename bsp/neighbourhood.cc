@@ -56,24 +56,6 @@ class Distinct {
   std::vector<uint8_t> bits_;
 };
 
-// The number of distinct neighbours of v other than itself: its slots, which name one vertex each,
-// sorted in `scratch`.
-uint32_t DistinctCount(const Topology& topo, uint32_t v, std::vector<uint32_t>& scratch) {
-  scratch.clear();
-  for (uint32_t s : topo.out_slots(v)) {
-    if (s != v) scratch.push_back(s);
-  }
-  if (!topo.symmetric()) {
-    for (uint32_t s : topo.in_slots(v)) {
-      if (s != v) scratch.push_back(s);
-    }
-  }
-  std::sort(scratch.begin(), scratch.end());
-  uint32_t k = 0;
-  for (size_t i = 0; i < scratch.size(); ++i) k += i == 0 || scratch[i] != scratch[i - 1];
-  return k;
-}
-
 // Whether (k_a, a) ranks below (k_b, b).
 bool Below(uint32_t k_a, uint32_t a, uint32_t k_b, uint32_t b) {
   return k_a != k_b ? k_a < k_b : a < b;
@@ -110,10 +92,11 @@ absl::StatusOr<std::vector<uint32_t>> SlotDegrees(const Topology& topo, Exchange
   std::vector<uint32_t> degrees(uint64_t{n} + topo.num_remote(), 0);
   const size_t blocks = (uint64_t{n} + kBlock - 1) / kBlock;
   tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
-    std::vector<uint32_t> scratch;
+    Distinct d;
     const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
     for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
-      degrees[v] = DistinctCount(topo, v, scratch);
+      d.Of(topo, v);
+      degrees[v] = static_cast<uint32_t>(d.size());
     }
   });
   if (parts == 1) return degrees;

@@ -28,16 +28,6 @@ uint32_t MostFrequent(std::vector<uint32_t>& labels) {
   // Long lists (a hub's) by a radix sort on the bytes the labels use: the comparison sort of
   // every vertex's labels was a third of a run.
   constexpr size_t kRadix = 256;
-  if (labels.size() <= 16) {
-    // Most vertices' lists: an insertion sort beats the general one.
-    for (size_t i = 1; i < labels.size(); ++i) {
-      const uint32_t x = labels[i];
-      size_t j = i;
-      for (; j > 0 && labels[j - 1] > x; --j) labels[j] = labels[j - 1];
-      labels[j] = x;
-    }
-    return MostFrequentSorted(labels);
-  }
   if (labels.size() < kRadix) {
     std::sort(labels.begin(), labels.end());
     return MostFrequentSorted(labels);

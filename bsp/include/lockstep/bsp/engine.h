@@ -214,9 +214,7 @@ class Engine final : public StepEngine {
       inbox_.resize(n);
       if constexpr (PushesInPlace<P>()) std::fill(inbox_.begin(), inbox_.end(), NoMessage());
       has_message_.assign(n, 0);
-    } else if constexpr (IsGather<P>()) {
-      has_message_.assign(n, 0);
-    } else {
+    } else if constexpr (!IsGather<P>()) {
       inbox_begin_.assign(n, 0);
       inbox_count_.assign(n, 0);
       inbox_cursor_.assign(n, 0);
@@ -952,7 +950,7 @@ class Engine final : public StepEngine {
   // of min), so deliveries need not clear every vertex's.
   void ConsumeMessage(uint32_t v) {
     if constexpr (IsGather<P>()) {
-      has_message_[v] = 0;
+      // Nothing to drop: the values are gathered where they were published.
     } else if constexpr (HasCombiner<P>) {
       has_message_[v] = 0;
       if constexpr (PushesInPlace<P>()) inbox_[v] = NoMessage();
@@ -987,8 +985,7 @@ class Engine final : public StepEngine {
 
   std::span<const Message> MessagesOf(BlockBuffers& buf, uint32_t v) {
     if constexpr (IsGather<P>()) {
-      if (!has_message_[v]) return {};
-      // The values published last superstep along the vertex's edges.
+      // The values published last superstep along the vertex's edges (none: no messages).
       buf.gathered.clear();
       auto gather = [&](std::span<const uint32_t> slots) {
         for (uint32_t slot : slots) {
@@ -1077,27 +1074,19 @@ class Engine final : public StepEngine {
       DeliverMin();
     } else if constexpr (IsGather<P>()) {
       // Last superstep's values become the ones compute gathers; this superstep publishes anew.
-      // A vertex has messages if an in-neighbour (or out-neighbour, both ways) published: when
-      // every vertex did, any vertex with such an edge, without a look at the flags.
+      // Every vertex with an edge to gather along wakes: the gather just before its Compute
+      // (MessagesOf) reads the flags once and finds whether it has messages.
       published_.swap(gathered_);
       has_published_.swap(has_gathered_);
       std::fill(has_published_.begin(), has_published_.end(), 0);
-      const bool all = published_count_ == n && remote_published_count_ == remote_sources_;
-      tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
-        const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
-        auto any = [&](std::span<const uint32_t> slots) {
-          if (all) return !slots.empty();
-          for (uint32_t slot : slots) {
-            if (has_gathered_[slot]) return true;
+      if (published_count_ + remote_published_count_ > 0) {
+        tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
+          const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
+          for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
+            if (!PullSlots(v).empty() || (both_ && topology().out_degree(v) > 0)) Wake(v);
           }
-          return false;
-        };
-        for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
-          const bool has = any(PullSlots(v)) || (both_ && any(topology().out_slots(v)));
-          has_message_[v] = has ? 1 : 0;
-          if (has) Wake(v);
-        }
-      });
+        });
+      }
       published_count_ = remote_published_count_ = 0;
     } else if constexpr (IsBroadcast<P>()) {
       // The pull: each vertex combines what its in-neighbours published, in in-edge order. When
