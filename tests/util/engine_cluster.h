@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -19,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lockstep/bsp/checkpoint.h"
 #include "lockstep/bsp/engine.h"
 #include "lockstep/bsp/graph.h"
 #include "lockstep/bsp/graph_input.h"
@@ -164,6 +166,29 @@ class EngineCluster {
       if (!*go_on) return absl::OkStatus();
     }
     return absl::DeadlineExceededError("too many supersteps");
+  }
+
+  // Every part's checkpoint before the next superstep, checked as a reader would check it.
+  absl::StatusOr<std::vector<bsp::CheckpointFile>> Checkpoint(const std::string& app,
+                                                              const std::string& job) {
+    std::vector<bsp::CheckpointFile> files;
+    for (uint32_t p = 0; p < size(); ++p) {
+      bsp::CheckpointWriter writer({app, job, superstep_, p, size()});
+      if (auto st = engines_[p]->WriteCheckpoint(superstep_, writer); !st.ok()) return st;
+      auto file = bsp::CheckpointFile::Parse(writer.Finish(), "part " + std::to_string(p));
+      if (!file.ok()) return file.status();
+      files.push_back(*std::move(file));
+    }
+    return files;
+  }
+
+  // Every engine takes its state from `files` (of any split); the next superstep is theirs.
+  absl::Status Restore(std::span<const bsp::CheckpointFile> files) {
+    for (auto& engine : engines_) {
+      if (auto st = engine->RestoreCheckpoint(files); !st.ok()) return st;
+    }
+    superstep_ = files.empty() ? 0 : files[0].header().superstep;
+    return absl::OkStatus();
   }
 
   // Every vertex's value by external ID, from whichever engine holds it.

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "lockstep/bsp/checkpoint.h"
 #include "lockstep/bsp/graph.h"
 #include "lockstep/bsp/neighbourhood.h"
 #include "lockstep/bsp/program.h"
@@ -480,7 +481,11 @@ class Engine final : public StepEngine {
         if (auto st = BuildSlotDegrees(nullptr); !st.ok()) return st;
       }
     }
-    if (auto st = Deliver(superstep); !st.ok()) return st;
+    if (delivered_ahead_ == superstep) {
+      delivered_ahead_ = kNotAhead;  // by WriteCheckpoint
+    } else if (auto st = Deliver(superstep); !st.ok()) {
+      return st;
+    }
     StepStats stats;
     stats.superstep = superstep;
     const uint32_t n = topology().num_local();
@@ -551,6 +556,208 @@ class Engine final : public StepEngine {
     stats.relayed_bytes = std::exchange(relayed_bytes_, 0);
     stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return stats;
+  }
+
+  // A checkpoint (docs/design.md §7.6) holds, per local vertex in a 'V' record: flags (halted;
+  // published; pending messages), the value, then a broadcast's published value (its messages
+  // by source: every part reads its remote in-neighbours' from their owners' records), or the
+  // messages delivered to it (by destination: a program that sends along edges or to IDs). Those
+  // are delivered here, ahead of superstep `next`, which then delivers nothing more. A program
+  // taking messages in any order also writes an 'H' record for each remote vertex's value it still
+  // holds back (DeliverMin), which the value's owner may have delivered already.
+  absl::Status WriteCheckpoint(uint64_t next, CheckpointWriter& out) override {
+    const Topology& topo = topology();
+    const uint32_t n = topo.num_local();
+    aggregators_.ForEach([&](const AggregatorBase& agg) {
+      std::string value;
+      agg.EncodeValue(value);
+      out.Aggregator(agg.name(), value);
+    });
+    if constexpr (!IsBroadcast<P>()) {
+      if (delivered_ahead_ != next) {
+        if (auto st = Deliver(next); !st.ok()) return st;
+        delivered_ahead_ = next;
+      }
+    }
+    for (uint32_t v = 0; v < n; ++v) {
+      std::string& payload = out.Record(CheckpointRecord::kVertex, topo.id(v));
+      payload.push_back(0);
+      uint8_t flags = halted_[v] ? kCheckpointHalted : 0;
+      Codec<VertexValue>::Encode(values_[v], payload);
+      if constexpr (IsBroadcast<P>()) {
+        if (has_published_[v] != 0) {
+          flags |= kCheckpointPublished;
+          Codec<Message>::Encode(published_[v], payload);
+        }
+      } else {
+        const std::span<const Message> messages = MessagesOf(blocks_.back(), v);
+        if (!messages.empty()) {
+          flags |= kCheckpointMessages;
+          Codec<uint32_t>::Encode(static_cast<uint32_t>(messages.size()), payload);
+          for (const Message& m : messages) Codec<Message>::Encode(m, payload);
+        }
+      }
+      payload[0] = static_cast<char>(flags);
+    }
+    if constexpr (IsAnyOrder<P>()) {
+      for (uint32_t r = 0; r < topo.num_remote(); ++r) {
+        if (has_published_[uint64_t{n} + r] == kHeldBack) {
+          Codec<Message>::Encode(published_[uint64_t{n} + r],
+                                 out.Record(CheckpointRecord::kHeld, topo.remote_id(r)));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The other half (StepEngine::RestoreCheckpoint). Every record of every file is read: a
+  // broadcast's remote in-neighbours may be anywhere. A value pending at its owner or held back
+  // anywhere is pending for all of its out-neighbours here: re-offering a value that some of them
+  // took already changes nothing under a min combiner with Improves.
+  absl::Status RestoreCheckpoint(std::span<const CheckpointFile> files) override {
+    if (auto st = CheckCheckpointSet(files); !st.ok()) return st;
+    const Topology& topo = topology();
+    const uint32_t n = topo.num_local();
+    const CheckpointFile& first = files[0];
+    size_t registered = 0;
+    aggregators_.ForEach([&](const AggregatorBase&) { ++registered; });
+    if (first.aggregators().size() != registered) {
+      return absl::DataLossError(absl::StrCat("checkpoint file ", first.name(), " holds ",
+                                              first.aggregators().size(), " aggregators; the ",
+                                              "program registers ", registered));
+    }
+    for (const auto& [name, value] : first.aggregators()) {
+      AggregatorBase* agg = aggregators_.Find(name);
+      absl::Status st = agg == nullptr ? absl::NotFoundError("the program does not register it")
+                                       : agg->SetEncodedValue(value);
+      if (!st.ok()) {
+        return absl::DataLossError(absl::StrCat("checkpoint file ", first.name(), ": aggregator '",
+                                                name, "': ", st.message()));
+      }
+    }
+    std::vector<uint8_t> seen(n, 0);
+    uint32_t restored = 0;
+    uint64_t vertex_records = 0;
+    BlockBuffers& incoming = blocks_.back();
+    for (const CheckpointFile& file : files) {
+      auto take = [&](CheckpointRecord kind, const VertexId& id,
+                      std::string_view payload) -> absl::Status {
+        auto bad = [&](const std::string& what) {
+          return absl::DataLossError(
+              absl::StrCat("checkpoint file ", file.name(), ": vertex ", ToString(id), " ", what));
+        };
+        const uint32_t v = topo.Find(id);
+        if (kind == CheckpointRecord::kHeld) {
+          if constexpr (IsAnyOrder<P>()) {
+            Message m;
+            if (!Codec<Message>::Decode(payload, m) || !payload.empty()) {
+              return bad("has a held-back value that does not decode");
+            }
+            RestorePublished(v, id, std::move(m));
+            return absl::OkStatus();
+          } else {
+            return bad("has a held-back value, which this program never holds");
+          }
+        }
+        ++vertex_records;
+        if (payload.empty()) return bad("has an empty record");
+        const uint8_t flags = static_cast<uint8_t>(payload[0]);
+        payload.remove_prefix(1);
+        if (flags & ~(kCheckpointHalted | kCheckpointPublished | kCheckpointMessages)) {
+          return bad(absl::StrCat("has unknown flags ", static_cast<int>(flags)));
+        }
+        if ((flags & kCheckpointPublished) && !IsBroadcast<P>()) {
+          return bad("has a published value, which this program never publishes");
+        }
+        if ((flags & kCheckpointMessages) && IsBroadcast<P>()) {
+          return bad("has messages, which this program publishes instead");
+        }
+        if (v == kNoVertex) {
+          if constexpr (IsBroadcast<P>()) {
+            if (!(flags & kCheckpointPublished)) return absl::OkStatus();
+            VertexValue value;
+            Message m;
+            if (!Codec<VertexValue>::Decode(payload, value) ||
+                !Codec<Message>::Decode(payload, m)) {
+              return bad("has a value that does not decode");
+            }
+            RestorePublished(v, id, std::move(m));
+          }
+          return absl::OkStatus();
+        }
+        if (seen[v]) return bad("is in the checkpoint twice");
+        seen[v] = 1;
+        ++restored;
+        if (!Codec<VertexValue>::Decode(payload, values_[v])) {
+          return bad("has a value that does not decode");
+        }
+        halted_[v] = (flags & kCheckpointHalted) ? 1 : 0;
+        if constexpr (IsBroadcast<P>()) {
+          if (flags & kCheckpointPublished) {
+            Message m;
+            if (!Codec<Message>::Decode(payload, m)) {
+              return bad("has a published value that does not decode");
+            }
+            RestorePublished(v, id, std::move(m));
+          }
+        } else if (flags & kCheckpointMessages) {
+          uint32_t count = 0;
+          if (!Codec<uint32_t>::Decode(payload, count) || count == 0) {
+            return bad("has a bad message count");
+          }
+          for (uint32_t i = 0; i < count; ++i) {
+            Message m;
+            if (!Codec<Message>::Decode(payload, m))
+              return bad("has a message that does not decode");
+            incoming.bins[v >> bin_shift_].push_back({v, std::move(m)});
+          }
+        }
+        if (!payload.empty()) return bad("has bytes after its state");
+        return absl::OkStatus();
+      };
+      if (auto st = file.ForEach(take); !st.ok()) return st;
+    }
+    if (vertex_records != topo.num_global()) {
+      return absl::DataLossError(absl::StrCat("the checkpoint of job '", first.header().job,
+                                              "' at superstep ", first.header().superstep,
+                                              " holds ", vertex_records,
+                                              " vertices; the graph has ", topo.num_global()));
+    }
+    if (restored != n) {
+      const uint32_t missing =
+          static_cast<uint32_t>(std::find(seen.begin(), seen.end(), uint8_t{0}) - seen.begin());
+      return absl::DataLossError(absl::StrCat(
+          "the checkpoint of job '", first.header().job, "' at superstep ",
+          first.header().superstep, " lacks ", n - restored, " of partition ", topo.part(),
+          "'s vertices, among them '", std::string(topo.external_id(missing)), "'"));
+    }
+    // Awake: what has not halted (messages wake their targets as they are delivered).
+    std::fill(awake_.begin(), awake_.end(), 0);
+    for (uint32_t v = 0; v < n; ++v) {
+      if (!halted_[v]) Wake(v);
+    }
+    if constexpr (IsBroadcast<P>()) {
+      published_count_ = 0;
+      for (uint32_t v = 0; v < n; ++v) published_count_ += has_published_[v] != 0 ? 1 : 0;
+    }
+    if constexpr (IsMinBroadcast<P>()) {
+      // Each block's frontier, edges and least, as its publishers would have left them.
+      for (size_t b = 0; b < num_blocks_; ++b) {
+        BlockBuffers& buf = blocks_[b];
+        buf.frontier.clear();
+        buf.frontier_edges = 0;
+        buf.least.reset();
+        const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
+        for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
+          if (!has_published_[v]) continue;
+          buf.frontier.push_back(v);
+          buf.frontier_edges += PublishedEdges(v);
+          if (!buf.least || published_[v] < *buf.least) buf.least = published_[v];
+        }
+      }
+      published_count_ = 0;
+    }
+    return absl::OkStatus();
   }
 
   // Sets every vertex's initial value (Init, or value-initialised) and wakes it up.
@@ -663,6 +870,29 @@ class Engine final : public StepEngine {
   }
   std::span<const uint32_t> AllPullSlots() const {
     return topology().has_in_edges() ? topology().all_in_slots() : topology().all_out_slots();
+  }
+
+  // Restores a published value of local vertex v, or (v is kNoVertex) of remote vertex `id` if it
+  // publishes to this partition. A min-combined broadcast takes the least of several.
+  void RestorePublished(uint32_t v, const VertexId& id, Message m) {
+    const uint32_t n = topology().num_local();
+    uint64_t slot = v;
+    if (v == kNoVertex) {
+      const uint32_t r = topology().FindRemote(id);
+      if (r == kNoVertex || !remote_source_[r]) return;
+      slot = uint64_t{n} + r;
+    }
+    if constexpr (IsMinBroadcast<P>()) {
+      if (has_published_[slot]) {
+        P::Combine(published_[slot], m);
+      } else {
+        published_[slot] = std::move(m);
+      }
+    } else {
+      published_[slot] = std::move(m);
+    }
+    if (slot >= n) remote_published_count_ += 1 - has_published_[slot];
+    has_published_[slot] = 1;
   }
 
   // Min-combined broadcasts: for each remote vertex, the local vertices it is an in-neighbour of
@@ -1598,6 +1828,9 @@ class Engine final : public StepEngine {
   // Set by ConnectPeers: per sending partition, what its positions stand for here (a local vertex
   // for messages, a remote vertex for published values).
   bool connected_ = false;
+  // The superstep whose messages WriteCheckpoint delivered ahead of it.
+  static constexpr uint64_t kNotAhead = ~uint64_t{0};
+  uint64_t delivered_ahead_ = kNotAhead;
   // Programs that declare kNeighbourhood: the lists, from superstep 0 on.
   std::optional<Neighbourhood> neighbourhood_;
   // Programs that declare kNeighbourDegrees: k by slot, from superstep 0 on.

@@ -5,11 +5,13 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/aggregator.h"
+#include "lockstep/bsp/checkpoint.h"
 #include "lockstep/bsp/exchange.h"
 #include "lockstep/bsp/relayer.h"
 
@@ -56,6 +58,23 @@ class StepEngine {
   // partition does not have. An engine that never connects relays by UUID.
   virtual absl::Status ConnectPeers(Exchange& exchange) = 0;
   virtual uint64_t num_local_vertices() const = 0;
+  // Checkpoints (docs/design.md §7.6). At the boundary before superstep `next` (every message of
+  // superstep next - 1 held here, the aggregators global): appends this partition's state to
+  // `out`. Not collective; the engine goes on as if it had not been asked.
+  virtual absl::Status WriteCheckpoint(uint64_t next, CheckpointWriter& out) {
+    (void)next;
+    (void)out;
+    return absl::UnimplementedError("this engine does not checkpoint");
+  }
+  // On an engine that has run no superstep (connected, if it will be): takes its vertices' state,
+  // its remote in-neighbours' published values and the aggregators from a whole checkpoint
+  // (every part's file, of any split), to run superstep files[0].header().superstep next. A
+  // checkpoint that does not hold every local vertex, or holds one twice, is refused; the engine
+  // is then unusable.
+  virtual absl::Status RestoreCheckpoint(std::span<const CheckpointFile> files) {
+    (void)files;
+    return absl::UnimplementedError("this engine does not restore checkpoints");
+  }
   // Roughly the bytes this engine needs at its peak (graph, state, a busy superstep's messages),
   // for out-of-memory errors; 0 if unknown.
   virtual uint64_t EstimatedPeakBytes() const { return 0; }
@@ -87,6 +106,8 @@ class Executor {
   // Thread-safe: the current superstep finishes its block, then the run returns Cancelled.
   void Cancel() { cancel_.store(true); }
 
+  // Goes on at `superstep` (an engine restored from a checkpoint taken before it).
+  void ResumeAt(uint64_t superstep) { next_superstep_ = superstep; }
   // The number of supersteps run so far.
   uint64_t supersteps() const { return next_superstep_; }
   bool stopped() const { return stopped_; }

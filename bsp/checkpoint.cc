@@ -1,0 +1,225 @@
+#include "lockstep/bsp/checkpoint.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "lockstep/bsp/output.h"
+#include "lockstep/bsp/part_files.h"
+
+namespace lockstep::bsp {
+namespace {
+
+constexpr char kMagic[8] = {'L', 'S', 'C', 'K', 'P', 'T', 0, 1};
+// A record: kind, UUID, payload length.
+constexpr size_t kRecordHead = 1 + 16 + 4;
+
+template <class T>
+void Put(std::string& out, T x) {
+  out.append(reinterpret_cast<const char*>(&x), sizeof(x));
+}
+void PutBytes(std::string& out, std::string_view bytes) {
+  Put(out, static_cast<uint32_t>(bytes.size()));
+  out.append(bytes);
+}
+
+// Reads the front of a checked file; false if it ends first.
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  template <class T>
+  bool Get(T& x) {
+    if (in_.size() < sizeof(x)) return false;
+    std::memcpy(&x, in_.data(), sizeof(x));
+    in_.remove_prefix(sizeof(x));
+    return true;
+  }
+  bool GetBytes(std::string& out) {
+    uint32_t n = 0;
+    if (!Get(n) || in_.size() < n) return false;
+    out.assign(in_.data(), n);
+    in_.remove_prefix(n);
+    return true;
+  }
+  std::string_view rest() const { return in_; }
+  void Skip(size_t n) { in_.remove_prefix(n); }
+
+ private:
+  std::string_view in_;
+};
+
+}  // namespace
+
+void CheckpointWriter::Aggregator(std::string_view name, std::string_view value) {
+  aggregators_.emplace_back(std::string(name), std::string(value));
+}
+
+void CheckpointWriter::EndRecord() {
+  if (!open_) return;
+  records_.push_back(static_cast<char>(kind_));
+  records_.append(reinterpret_cast<const char*>(id_.data), sizeof(id_.data));
+  PutBytes(records_, payload_);
+  ++count_;
+  open_ = false;
+}
+
+std::string& CheckpointWriter::Record(CheckpointRecord kind, const VertexId& id) {
+  EndRecord();
+  open_ = true;
+  kind_ = kind;
+  id_ = id;
+  payload_.clear();
+  return payload_;
+}
+
+std::string CheckpointWriter::Finish() {
+  EndRecord();
+  std::string out(kMagic, sizeof(kMagic));
+  Put(out, kCheckpointVersion);
+  Put(out, header_.superstep);
+  Put(out, header_.part);
+  Put(out, header_.parts);
+  PutBytes(out, header_.app);
+  PutBytes(out, header_.job);
+  Put(out, static_cast<uint32_t>(aggregators_.size()));
+  for (const auto& [name, value] : aggregators_) {
+    PutBytes(out, name);
+    PutBytes(out, value);
+  }
+  Put(out, count_);
+  out.append(records_);
+  Put(out, FastCrc32c(out.data(), out.size()));
+  records_.clear();
+  records_.shrink_to_fit();
+  return out;
+}
+
+absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::string name,
+                                                     const CheckpointHeader* expect) {
+  auto bad = [&](const std::string& what) {
+    return absl::DataLossError(absl::StrCat("checkpoint file ", name, " ", what));
+  };
+  if (bytes.size() < sizeof(kMagic) + 4 || std::memcmp(bytes.data(), kMagic, 6) != 0) {
+    return bad("is not a lockstep checkpoint");
+  }
+  uint32_t crc = 0;
+  std::memcpy(&crc, bytes.data() + bytes.size() - 4, 4);
+  if (FastCrc32c(bytes.data(), bytes.size() - 4) != crc) {
+    return bad("is corrupt or truncated (its CRC-32C does not match)");
+  }
+  CheckpointFile file;
+  file.name_ = std::move(name);
+  file.bytes_ = std::move(bytes);
+  Reader in(std::string_view(file.bytes_).substr(0, file.bytes_.size() - 4));
+  in.Skip(sizeof(kMagic));
+  uint32_t version = 0;
+  CheckpointHeader& h = file.header_;
+  if (!in.Get(version)) return bad("is truncated");
+  if (version != kCheckpointVersion) {
+    return bad(
+        absl::StrCat("has version ", version, "; this build reads version ", kCheckpointVersion));
+  }
+  uint32_t num_aggregators = 0;
+  if (!in.Get(h.superstep) || !in.Get(h.part) || !in.Get(h.parts) || !in.GetBytes(h.app) ||
+      !in.GetBytes(h.job) || !in.Get(num_aggregators)) {
+    return bad("has a truncated header");
+  }
+  if (h.parts == 0 || h.part >= h.parts) {
+    return bad(absl::StrCat("says it is part ", h.part, " of ", h.parts));
+  }
+  for (uint32_t i = 0; i < num_aggregators; ++i) {
+    std::string agg_name, value;
+    if (!in.GetBytes(agg_name) || !in.GetBytes(value)) return bad("has a truncated aggregator");
+    file.aggregators_.emplace_back(std::move(agg_name), std::move(value));
+  }
+  if (!in.Get(file.num_records_)) return bad("has no record count");
+  // Every record's bounds, once, so that ForEach needs no checks.
+  const std::string_view records = in.rest();
+  std::string_view rest = records;
+  for (uint64_t i = 0; i < file.num_records_; ++i) {
+    if (rest.size() < kRecordHead) return bad(absl::StrCat("ends inside record ", i));
+    const char kind = rest[0];
+    if (kind != static_cast<char>(CheckpointRecord::kVertex) &&
+        kind != static_cast<char>(CheckpointRecord::kHeld)) {
+      return bad(absl::StrCat("has record ", i, " of unknown kind ", static_cast<int>(kind)));
+    }
+    uint32_t length = 0;
+    std::memcpy(&length, rest.data() + 17, 4);
+    if (rest.size() - kRecordHead < length) return bad(absl::StrCat("ends inside record ", i));
+    rest.remove_prefix(kRecordHead + length);
+  }
+  if (!rest.empty()) return bad("has bytes after its last record");
+  file.records_ = records;
+  if (expect != nullptr) {
+    if (h.app != expect->app) {
+      return bad(absl::StrCat("is of app '", h.app, "', not '", expect->app, "'"));
+    }
+    if (h.job != expect->job) {
+      return bad(absl::StrCat("is of job '", h.job, "', not '", expect->job, "'"));
+    }
+    if (h.superstep != expect->superstep) {
+      return bad(absl::StrCat("is at superstep ", h.superstep, ", not ", expect->superstep));
+    }
+  }
+  return file;
+}
+
+absl::Status CheckCheckpointSet(std::span<const CheckpointFile> files) {
+  if (files.empty()) return absl::NotFoundError("a checkpoint needs at least one file");
+  const CheckpointFile& first = files[0];
+  const CheckpointHeader& h = first.header();
+  std::vector<const CheckpointFile*> by_part(h.parts, nullptr);
+  for (const CheckpointFile& f : files) {
+    const CheckpointHeader& g = f.header();
+    auto differs = [&](const std::string& what) {
+      return absl::DataLossError(absl::StrCat("checkpoint files ", first.name(), " and ", f.name(),
+                                              " are not of one checkpoint: their ", what,
+                                              " differ"));
+    };
+    if (g.app != h.app) return differs("apps");
+    if (g.job != h.job) return differs("jobs");
+    if (g.superstep != h.superstep) return differs("supersteps");
+    if (g.parts != h.parts) return differs("part counts");
+    if (f.aggregators() != first.aggregators()) return differs("aggregator values");
+    if (by_part[g.part] != nullptr) {
+      return absl::DataLossError(absl::StrCat("checkpoint files ", by_part[g.part]->name(), " and ",
+                                              f.name(), " are both part ", g.part));
+    }
+    by_part[g.part] = &f;
+  }
+  for (uint32_t p = 0; p < h.parts; ++p) {
+    if (by_part[p] == nullptr) {
+      return absl::NotFoundError(absl::StrCat("checkpoint of job '", h.job, "' at superstep ",
+                                              h.superstep, " lacks part ", p, " of ", h.parts));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string CheckpointFileName(const std::string& dir, uint32_t part) {
+  return absl::StrFormat("%s/part-%05u.ckpt", dir, part);
+}
+
+absl::Status WriteCheckpointFile(const std::string& path, std::string_view bytes) {
+  return WriteFileAtomically(path, bytes);
+}
+
+absl::StatusOr<CheckpointFile> ReadCheckpointFile(const std::string& path,
+                                                  const CheckpointHeader* expect) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot read checkpoint file ", path, ": ", std::strerror(errno)));
+  }
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) {
+    return absl::DataLossError(absl::StrCat("cannot read checkpoint file ", path));
+  }
+  return CheckpointFile::Parse(std::move(bytes).str(), path, expect);
+}
+
+}  // namespace lockstep::bsp

@@ -1,0 +1,129 @@
+#pragma once
+
+// Checkpoints of a job's state between supersteps (docs/design.md §7.6): each partition writes its
+// own vertices' state, keyed by UUID, so that any number of partitions, split any way, can read it
+// back. One file per partition:
+//
+//   magic "LSCKPT" 0x00 0x01 | version u32 | superstep u64 | part u32 | parts u32
+//   | app (u32 length, bytes) | job (u32 length, bytes)
+//   | aggregators: count u32, then (name, value) as (u32 length, bytes) pairs
+//   | records: count u64, then kind u8 | UUID 16 bytes | payload (u32 length, bytes)
+//   | CRC-32C of everything before it, u32
+//
+// Integers are little-endian. A record is a vertex's state ('V': flags, value, its published
+// value or pending messages; Engine::WriteCheckpoint) or a value held back for a remote vertex
+// ('H'). The whole file is checked (its length, CRC, magic, version and header against what the
+// reader expects) before any record is used: a truncated, corrupt or foreign file is refused with
+// an error naming it.
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lockstep/bsp/vertex_id.h"
+
+namespace lockstep::bsp {
+
+inline constexpr uint32_t kCheckpointVersion = 1;
+
+struct CheckpointHeader {
+  std::string app;         // the program, as the job names it
+  std::string job;         // the job's ID: another job's checkpoint is refused
+  uint64_t superstep = 0;  // the superstep the job resumes at
+  uint32_t part = 0;       // the partition that wrote the file, of `parts`
+  uint32_t parts = 1;
+};
+
+enum class CheckpointRecord : uint8_t { kVertex = 'V', kHeld = 'H' };
+
+// A vertex record's flags, its first payload byte.
+inline constexpr uint8_t kCheckpointHalted = 1;
+inline constexpr uint8_t kCheckpointPublished = 2;  // its published value follows the value
+inline constexpr uint8_t kCheckpointMessages = 4;   // a u32 count and its messages follow
+
+class CheckpointWriter {
+ public:
+  explicit CheckpointWriter(CheckpointHeader header) : header_(std::move(header)) {}
+
+  // Aggregators go before the records.
+  void Aggregator(std::string_view name, std::string_view value);
+  // Starts a record; the caller appends its payload to the string returned, which stays valid
+  // until the next call.
+  std::string& Record(CheckpointRecord kind, const VertexId& id);
+  // The file's bytes. The writer is spent.
+  std::string Finish();
+
+  const CheckpointHeader& header() const { return header_; }
+
+ private:
+  void EndRecord();
+
+  CheckpointHeader header_;
+  std::vector<std::pair<std::string, std::string>> aggregators_;
+  std::string records_;
+  uint64_t count_ = 0;
+  bool open_ = false;  // a record whose payload is still being appended
+  CheckpointRecord kind_ = CheckpointRecord::kVertex;
+  VertexId id_;
+  std::string payload_;
+};
+
+// One partition's checkpoint file, checked whole.
+class CheckpointFile {
+ public:
+  // Checks `bytes` (named `name` in errors) and, if `expect` is given, that it is a checkpoint of
+  // that app and job at that superstep.
+  static absl::StatusOr<CheckpointFile> Parse(std::string bytes, std::string name,
+                                              const CheckpointHeader* expect = nullptr);
+
+  const CheckpointHeader& header() const { return header_; }
+  const std::string& name() const { return name_; }
+  const std::vector<std::pair<std::string, std::string>>& aggregators() const {
+    return aggregators_;
+  }
+  uint64_t num_records() const { return num_records_; }
+
+  // Calls f(kind, id, payload) for every record, in the order written; the first error it
+  // returns ends the walk.
+  template <class F>
+  absl::Status ForEach(F&& f) const {
+    std::string_view rest = records_;
+    for (uint64_t i = 0; i < num_records_; ++i) {
+      const auto kind = static_cast<CheckpointRecord>(rest[0]);
+      VertexId id;
+      std::memcpy(id.data, rest.data() + 1, 16);
+      uint32_t length = 0;
+      std::memcpy(&length, rest.data() + 17, 4);
+      if (absl::Status st = f(kind, id, rest.substr(21, length)); !st.ok()) return st;
+      rest.remove_prefix(21 + size_t{length});
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  CheckpointHeader header_;
+  std::string name_;
+  std::vector<std::pair<std::string, std::string>> aggregators_;
+  std::string bytes_;
+  std::string_view records_;
+  uint64_t num_records_ = 0;
+};
+
+// Checks that `files` are one whole checkpoint: the same app, job, superstep and part count, every
+// part once, with the same aggregator values.
+absl::Status CheckCheckpointSet(std::span<const CheckpointFile> files);
+
+// The file of part `part` in checkpoint directory `dir`: DIR/part-PPPPP.ckpt.
+std::string CheckpointFileName(const std::string& dir, uint32_t part);
+// Writes `bytes` to `path` atomically (a temporary file, fsync, rename).
+absl::Status WriteCheckpointFile(const std::string& path, std::string_view bytes);
+absl::StatusOr<CheckpointFile> ReadCheckpointFile(const std::string& path,
+                                                  const CheckpointHeader* expect = nullptr);
+
+}  // namespace lockstep::bsp

@@ -1,0 +1,189 @@
+// The checkpoint file format (bsp/checkpoint.h): what is written reads back the same; a truncated,
+// corrupt, foreign or newer file is refused with an error naming it, before any record is used;
+// and a set of files is one whole checkpoint or is refused.
+#include "lockstep/bsp/checkpoint.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "lockstep/bsp/part_files.h"
+#include "util/temp_dir.h"
+
+namespace lockstep::bsp {
+namespace {
+
+using ::testing::HasSubstr;
+
+VertexId Id(uint8_t b) {
+  VertexId id;
+  std::memset(id.data, b, sizeof(id.data));
+  return id;
+}
+
+std::string Write(const CheckpointHeader& h, const std::string& agg_value = "\x01\x02") {
+  CheckpointWriter w(h);
+  w.Aggregator("a.sum", agg_value);
+  w.Aggregator("b.min", "");
+  w.Record(CheckpointRecord::kVertex, Id(1)).append("\x01value-1");
+  w.Record(CheckpointRecord::kVertex, Id(2));  // an empty payload
+  w.Record(CheckpointRecord::kHeld, Id(3)).append(std::string(300, 'x'));
+  return w.Finish();
+}
+
+const CheckpointHeader kHeader{"pagerank", "job-7", 12, 1, 3};
+
+TEST(CheckpointTest, ReadsBackWhatWasWritten) {
+  auto f = CheckpointFile::Parse(Write(kHeader), "p1", &kHeader);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->header().app, "pagerank");
+  EXPECT_EQ(f->header().job, "job-7");
+  EXPECT_EQ(f->header().superstep, 12u);
+  EXPECT_EQ(f->header().part, 1u);
+  EXPECT_EQ(f->header().parts, 3u);
+  ASSERT_EQ(f->aggregators().size(), 2u);
+  EXPECT_EQ(f->aggregators()[0].first, "a.sum");
+  EXPECT_EQ(f->aggregators()[0].second, "\x01\x02");
+  EXPECT_EQ(f->aggregators()[1].second, "");
+  std::vector<std::string> seen;
+  ASSERT_TRUE(f->ForEach([&](CheckpointRecord kind, const VertexId& id, std::string_view payload) {
+                 seen.push_back(std::string(1, static_cast<char>(kind)) +
+                                std::to_string(id.data[0]) + ":" + std::string(payload));
+                 return absl::OkStatus();
+               }).ok());
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0], "V1:\x01value-1");
+  EXPECT_EQ(seen[1], "V2:");
+  EXPECT_EQ(seen[2], "H3:" + std::string(300, 'x'));
+  // A walk stops at the first error it is given.
+  int calls = 0;
+  const absl::Status st = f->ForEach([&](CheckpointRecord, const VertexId&, std::string_view) {
+    ++calls;
+    return absl::DataLossError("stop");
+  });
+  EXPECT_EQ(st.message(), "stop");
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(CheckpointTest, RefusesEveryTruncationAndEveryFlippedByte) {
+  const std::string bytes = Write(kHeader);
+  for (size_t size = 0; size < bytes.size(); ++size) {
+    auto f = CheckpointFile::Parse(bytes.substr(0, size), "p1");
+    ASSERT_FALSE(f.ok()) << "a file cut at " << size << " bytes was taken";
+    EXPECT_THAT(std::string(f.status().message()), HasSubstr("checkpoint file p1"));
+  }
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::string bad = bytes;
+    bad[i] = static_cast<char>(bad[i] ^ 0x10);
+    auto f = CheckpointFile::Parse(bad, "p1");
+    ASSERT_FALSE(f.ok()) << "a file with byte " << i << " flipped was taken";
+    EXPECT_EQ(f.status().code(), absl::StatusCode::kDataLoss);
+  }
+}
+
+// A file whose CRC is right but whose contents are not: written by a newer build, or broken before
+// the CRC was computed.
+std::string Recrc(std::string bytes) {
+  const uint32_t crc = FastCrc32c(bytes.data(), bytes.size() - 4);
+  std::memcpy(bytes.data() + bytes.size() - 4, &crc, 4);
+  return bytes;
+}
+
+TEST(CheckpointTest, RefusesANewerVersionAndBadRecords) {
+  std::string newer = Write(kHeader);
+  newer[8] = 2;  // the version, after the 8-byte magic
+  auto f = CheckpointFile::Parse(Recrc(newer), "p1");
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("has version 2"));
+
+  std::string kind = Write(kHeader);
+  // The first record's kind: after the header, the aggregators and the record count.
+  const size_t at = kind.find(std::string("\x01value-1")) - 4 - 16 - 1;
+  ASSERT_EQ(kind[at], 'V');
+  kind[at] = 'Z';
+  f = CheckpointFile::Parse(Recrc(kind), "p1");
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("unknown kind"));
+
+  std::string length = Write(kHeader);
+  length[at + 17] = 100;  // a payload longer than the file
+  f = CheckpointFile::Parse(Recrc(length), "p1");
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("record"));
+}
+
+TEST(CheckpointTest, RefusesAnotherJobsAppsOrSuperstepsFile) {
+  const std::string bytes = Write(kHeader);
+  CheckpointHeader other = kHeader;
+  other.job = "job-8";
+  auto f = CheckpointFile::Parse(bytes, "p1", &other);
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("is of job 'job-7', not 'job-8'"));
+  other = kHeader;
+  other.app = "sssp";
+  f = CheckpointFile::Parse(bytes, "p1", &other);
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("is of app 'pagerank', not 'sssp'"));
+  other = kHeader;
+  other.superstep = 11;
+  f = CheckpointFile::Parse(bytes, "p1", &other);
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("at superstep 12, not 11"));
+  f = CheckpointFile::Parse("not a checkpoint at all, but long enough", "p1");
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("is not a lockstep checkpoint"));
+}
+
+std::vector<CheckpointFile> Set(std::vector<CheckpointHeader> headers,
+                                std::vector<std::string> agg_values = {}) {
+  std::vector<CheckpointFile> files;
+  for (size_t i = 0; i < headers.size(); ++i) {
+    auto f = CheckpointFile::Parse(
+        Write(headers[i], i < agg_values.size() ? agg_values[i] : std::string("\x01\x02")),
+        "f" + std::to_string(i));
+    EXPECT_TRUE(f.ok()) << f.status();
+    files.push_back(*std::move(f));
+  }
+  return files;
+}
+
+TEST(CheckpointTest, ASetIsOneWholeCheckpoint) {
+  auto part = [](uint32_t p) { return CheckpointHeader{"pagerank", "job-7", 12, p, 3}; };
+  EXPECT_TRUE(CheckCheckpointSet(Set({part(2), part(0), part(1)})).ok());
+  absl::Status st = CheckCheckpointSet(Set({part(0), part(2)}));
+  EXPECT_EQ(st.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(st.message()), HasSubstr("lacks part 1 of 3"));
+  st = CheckCheckpointSet(Set({part(0), part(1), part(1), part(2)}));
+  EXPECT_THAT(std::string(st.message()), HasSubstr("are both part 1"));
+  CheckpointHeader later = part(2);
+  later.superstep = 13;
+  st = CheckCheckpointSet(Set({part(0), part(1), later}));
+  EXPECT_THAT(std::string(st.message()), HasSubstr("their supersteps differ"));
+  CheckpointHeader foreign = part(2);
+  foreign.job = "job-9";
+  st = CheckCheckpointSet(Set({part(0), part(1), foreign}));
+  EXPECT_THAT(std::string(st.message()), HasSubstr("their jobs differ"));
+  st = CheckCheckpointSet(Set({part(0), part(1), part(2)}, {"\x01\x02", "\x01\x02", "\x01\x03"}));
+  EXPECT_THAT(std::string(st.message()), HasSubstr("their aggregator values differ"));
+  EXPECT_EQ(CheckCheckpointSet({}).code(), absl::StatusCode::kNotFound);
+}
+
+TEST(CheckpointTest, FilesGoThroughTheDisk) {
+  test::TempDir dir("lockstep-checkpoint");
+  const std::string path = CheckpointFileName(dir.path().string(), 1);
+  EXPECT_EQ(path, dir.path().string() + "/part-00001.ckpt");
+  ASSERT_TRUE(WriteCheckpointFile(path, Write(kHeader)).ok());
+  auto f = ReadCheckpointFile(path, &kHeader);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->num_records(), 3u);
+  EXPECT_EQ(f->name(), path);
+  auto missing = ReadCheckpointFile(CheckpointFileName(dir.path().string(), 2));
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("part-00002.ckpt"));
+}
+
+}  // namespace
+}  // namespace lockstep::bsp
