@@ -1,10 +1,13 @@
 #include "lockstep/bsp/checkpoint.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lockstep/bsp/output.h"
@@ -167,6 +170,8 @@ absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::str
   return file;
 }
 
+uint32_t CheckpointFile::crc32c() const { return FastCrc32c(bytes_.data(), bytes_.size()); }
+
 absl::Status CheckCheckpointSet(std::span<const CheckpointFile> files) {
   if (files.empty()) return absl::NotFoundError("a checkpoint needs at least one file");
   const CheckpointFile& first = files[0];
@@ -197,6 +202,148 @@ absl::Status CheckCheckpointSet(std::span<const CheckpointFile> files) {
     }
   }
   return absl::OkStatus();
+}
+
+std::string CheckpointStepDir(const std::string& job_dir, uint64_t superstep) {
+  return absl::StrFormat("%s/superstep-%010u", job_dir, superstep);
+}
+
+namespace {
+constexpr char kManifestName[] = "MANIFEST";
+constexpr char kManifestFirst[] = "lockstep-checkpoint-manifest 1";
+constexpr char kStepPrefix[] = "superstep-";
+}  // namespace
+
+absl::Status WriteCheckpointManifest(const std::string& step_dir,
+                                     const CheckpointManifest& manifest) {
+  const CheckpointHeader& h = manifest.header;
+  std::string text = absl::StrCat(kManifestFirst, "\napp ", h.app, "\njob ", h.job, "\nsuperstep ",
+                                  h.superstep, "\nparts ", manifest.files.size(), "\n");
+  for (size_t p = 0; p < manifest.files.size(); ++p) {
+    const CheckpointPart& f = manifest.files[p];
+    absl::StrAppend(&text, "file ", p, " ", f.records, " ", f.bytes, " ", f.crc32c, "\n");
+  }
+  absl::StrAppend(&text, "crc32c ", FastCrc32c(text.data(), text.size()), "\n");
+  return WriteFileAtomically(step_dir + "/" + kManifestName, text);
+}
+
+absl::StatusOr<CheckpointManifest> ReadCheckpointManifest(const std::string& step_dir) {
+  const std::string path = step_dir + "/" + kManifestName;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot read checkpoint manifest ", path, ": ", std::strerror(errno)));
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = std::move(buffer).str();
+  auto bad = [&](const std::string& what) {
+    return absl::DataLossError(absl::StrCat("checkpoint manifest ", path, " ", what));
+  };
+  const size_t last = text.rfind("crc32c ");
+  if (text.rfind(std::string(kManifestFirst) + "\n", 0) != 0 || last == std::string::npos ||
+      text.empty() || text.back() != '\n') {
+    return bad("is not a lockstep checkpoint manifest");
+  }
+  std::istringstream tail(text.substr(last + 7));
+  uint32_t crc = 0;
+  if (!(tail >> crc) || crc != FastCrc32c(text.data(), last)) {
+    return bad("is corrupt or truncated (its CRC-32C does not match)");
+  }
+  std::istringstream lines(text.substr(0, last));
+  std::string first, key;
+  std::getline(lines, first);
+  CheckpointManifest m;
+  uint64_t parts = 0;
+  if (!(lines >> key) || key != "app" || !(lines >> m.header.app) || !(lines >> key) ||
+      key != "job" || !(lines >> m.header.job) || !(lines >> key) || key != "superstep" ||
+      !(lines >> m.header.superstep) || !(lines >> key) || key != "parts" || !(lines >> parts) ||
+      parts == 0 || parts > (uint64_t{1} << 20)) {
+    return bad("has a bad header");
+  }
+  m.header.parts = static_cast<uint32_t>(parts);
+  for (uint64_t p = 0; p < parts; ++p) {
+    uint64_t index = 0;
+    CheckpointPart f;
+    if (!(lines >> key) || key != "file" || !(lines >> index) || index != p ||
+        !(lines >> f.records >> f.bytes >> f.crc32c)) {
+      return bad(absl::StrCat("has a bad line for part ", p));
+    }
+    m.files.push_back(f);
+  }
+  if (lines >> key) return bad("has lines after its last part");
+  return m;
+}
+
+std::vector<uint64_t> ListCheckpoints(const std::string& job_dir) {
+  std::vector<uint64_t> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(job_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    uint64_t superstep = 0;
+    if (name.rfind(kStepPrefix, 0) != 0 ||
+        !absl::SimpleAtoi(name.substr(sizeof(kStepPrefix) - 1), &superstep) ||
+        name != std::filesystem::path(CheckpointStepDir("", superstep)).filename().string()) {
+      continue;
+    }
+    auto m = ReadCheckpointManifest(entry.path().string());
+    if (m.ok() && m->header.superstep == superstep) found.push_back(superstep);
+  }
+  std::sort(found.rbegin(), found.rend());
+  return found;
+}
+
+absl::Status PruneCheckpoints(const std::string& job_dir, uint32_t keep) {
+  const std::vector<uint64_t> complete = ListCheckpoints(job_dir);
+  if (complete.empty()) return absl::OkStatus();
+  std::vector<uint64_t> kept(complete.begin(),
+                             complete.begin() + std::min<size_t>(keep, complete.size()));
+  std::error_code ec;
+  std::vector<std::filesystem::path> doomed;
+  for (const auto& entry : std::filesystem::directory_iterator(job_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    uint64_t superstep = 0;
+    if (name.rfind(kStepPrefix, 0) != 0 ||
+        !absl::SimpleAtoi(name.substr(sizeof(kStepPrefix) - 1), &superstep)) {
+      continue;
+    }
+    const bool listed = std::find(kept.begin(), kept.end(), superstep) != kept.end();
+    if (!listed && superstep <= complete.front()) doomed.push_back(entry.path());
+  }
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot list checkpoint directory ", job_dir, ": ", ec.message()));
+  }
+  for (const auto& path : doomed) {
+    std::filesystem::remove_all(path, ec);
+    if (ec) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot remove checkpoint ", path.string(), ": ", ec.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<CheckpointFile>> ReadCheckpoint(const std::string& step_dir,
+                                                           const CheckpointHeader* expect) {
+  auto manifest = ReadCheckpointManifest(step_dir);
+  if (!manifest.ok()) return manifest.status();
+  std::vector<CheckpointFile> files;
+  for (uint32_t p = 0; p < manifest->files.size(); ++p) {
+    const std::string path = CheckpointFileName(step_dir, p);
+    auto file = ReadCheckpointFile(path, expect != nullptr ? expect : &manifest->header);
+    if (!file.ok()) return file.status();
+    const CheckpointPart& listed = manifest->files[p];
+    if (file->num_records() != listed.records || file->size() != listed.bytes ||
+        file->crc32c() != listed.crc32c || file->header().part != p ||
+        file->header().parts != manifest->header.parts) {
+      return absl::DataLossError(
+          absl::StrCat("checkpoint file ", path, " is not the one its manifest lists"));
+    }
+    files.push_back(*std::move(file));
+  }
+  if (auto st = CheckCheckpointSet(files); !st.ok()) return st;
+  return files;
 }
 
 std::string CheckpointFileName(const std::string& dir, uint32_t part) {

@@ -350,6 +350,9 @@ struct MasterFlags {
   std::string relay = "direct";
   uint64_t max_batch_bytes = 4 << 20;
   std::string save_parts;
+  std::string checkpoint_dir;
+  uint64_t checkpoint_every = 0;
+  uint32_t checkpoint_keep = 2;
 };
 
 int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags flags) {
@@ -413,6 +416,19 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   spec.peer_timeout = *peer_timeout;
   spec.relay_direct = m.relay == "direct";
   spec.max_batch_bytes = m.max_batch_bytes;
+  if (m.checkpoint_every > 0 && m.checkpoint_dir.empty()) {
+    return UsageError(absl::InvalidArgumentError(
+        "--checkpoint-every needs --checkpoint-dir: where every process writes the checkpoints"));
+  }
+  if (!m.checkpoint_dir.empty() && m.checkpoint_every == 0) {
+    return UsageError(absl::InvalidArgumentError(
+        "--checkpoint-dir needs --checkpoint-every: how many supersteps between checkpoints"));
+  }
+  if (!m.checkpoint_dir.empty()) {
+    spec.checkpoint_dir = std::filesystem::absolute(m.checkpoint_dir, ec).string();
+  }
+  spec.checkpoint_every = m.checkpoint_every;
+  spec.checkpoint_keep = m.checkpoint_keep;
   spec.progress = [](const dbsp::MasterProgress& p) {
     spdlog::info(
         "superstep {} | active {} | messages {} | relayed {} batches, {} bytes | {:.1f} ms",
@@ -543,6 +559,18 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
                      "the workers first write the graph's partitioned binary form to this "
                      "directory (shared by all; as `lockstep partition` writes it, without any "
                      "process reading the whole graph), and the job runs on it");
+  master->add_option("--checkpoint-dir", master_flags.checkpoint_dir,
+                     "write checkpoints of the job's state under this directory, which every "
+                     "process reaches (a shared volume), in a directory per job");
+  master
+      ->add_option("--checkpoint-every", master_flags.checkpoint_every,
+                   "take a checkpoint after every this many supersteps (0: none)")
+      ->capture_default_str();
+  master
+      ->add_option("--checkpoint-keep", master_flags.checkpoint_keep,
+                   "keep this many of the newest complete checkpoints while the job runs")
+      ->check(CLI::Range(uint32_t{1}, uint32_t{1000}))
+      ->capture_default_str();
   master->add_option("--every", master_flags.every,
                      "run a job every DURATION until SIGTERM (the periodic refresh)");
   master->add_option("--port-file", master_flags.port_file,

@@ -2,6 +2,7 @@
 
 #include <boost/uuid/random_generator.hpp>
 #include <boost/uuid/uuid_io.hpp>
+#include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -158,6 +159,30 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   if (!prepared.ok()) return fail(prepared.status());
   output = *prepared;
 
+  // The job's checkpoints, removed when it ends, whichever way (no recovery uses them yet).
+  job::CheckpointPlan checkpoints;
+  struct RemoveCheckpoints {
+    std::string dir;
+    ~RemoveCheckpoints() {
+      if (dir.empty()) return;
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+      if (ec) spdlog::warn("cannot remove checkpoint directory {}: {}", dir, ec.message());
+    }
+  } remove_checkpoints;
+  if (spec.checkpoint_every > 0) {
+    checkpoints = {absl::StrCat(spec.checkpoint_dir, "/", job_id), spec.checkpoint_every,
+                   spec.checkpoint_keep, details.app, job_id};
+    std::error_code ec;
+    std::filesystem::create_directories(checkpoints.dir, ec);
+    if (ec) {
+      return fail(absl::FailedPreconditionError(
+          absl::StrCat("--checkpoint-dir: cannot make ", checkpoints.dir, ": ", ec.message())));
+    }
+    remove_checkpoints.dir = checkpoints.dir;
+    details.checkpoint_dir = checkpoints.dir;
+  }
+
   // A watcher turns cancellation (SIGTERM) into an abort that wakes every wait.
   std::atomic<bool> done{false};
   std::thread watcher([&] {
@@ -199,7 +224,8 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   mine.coordinator = true;
   bsp::ExecutorOptions options;
   options.max_supersteps = details.max_supersteps;
-  auto executor = runner->StartJob(mine, job::MasterExecutorFactory(job, spec.progress, options));
+  auto executor =
+      runner->StartJob(mine, job::MasterExecutorFactory(job, spec.progress, options, checkpoints));
   if (!executor.ok()) {
     return fail(absl::Status(executor.status().code(),
                              absl::StrCat("unable to start the job on the master: ",

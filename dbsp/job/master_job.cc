@@ -1,8 +1,12 @@
 #include "job/master_job.h"
 
+#include <filesystem>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lockstep/bsp/checkpoint.h"
 #include "lockstep/bsp/text.h"
+#include "spdlog/spdlog.h"
 #include "transport/wire.h"
 
 namespace lockstep::dbsp::job {
@@ -204,8 +208,7 @@ absl::Status MasterJob::ReleaseAll(const Step& release) {
     Step r = release;
     r.barrier = protocol_.position().barrier;
     r.superstep = protocol_.position().superstep;
-    const protocol::Event event =
-        r.stop ? protocol::Event::kReleaseStop : protocol::Event::kRelease;
+    const protocol::Event event = protocol::ReleaseEvent(r);
     if (auto st = protocol_.Release(event); !st.ok()) {
       AbortLocked(absl::InternalError(st.message()));
     } else {
@@ -262,10 +265,47 @@ bsp::StepStats Sum(const std::vector<Step>& entries, uint64_t superstep) {
 
 }  // namespace
 
+namespace {
+
+absl::Status CompleteCheckpoint(MasterJob& job, const CheckpointPlan& plan, uint64_t next) {
+  const auto start = std::chrono::steady_clock::now();
+  auto entries = job.WaitAll({Barrier::kCheckpoint, next});
+  if (!entries.ok()) return entries.status();
+  bsp::CheckpointManifest manifest;
+  manifest.header = {plan.app, plan.job_id, next, 0, job.num_workers()};
+  const std::string dir = bsp::CheckpointStepDir(plan.dir, next);
+  uint64_t bytes = 0;
+  for (uint32_t w = 0; w < entries->size(); ++w) {
+    const bsp::OutputSummary& f = (*entries)[w].part;
+    // The file must be there with the size its worker reported (its CRC is checked when read).
+    const std::string path = bsp::CheckpointFileName(dir, w);
+    std::error_code ec;
+    const uint64_t size = std::filesystem::file_size(path, ec);
+    if (ec || size != f.bytes) {
+      return absl::DataLossError(absl::StrCat("worker ", w, " wrote checkpoint file ", path, " of ",
+                                              f.bytes, " bytes, but ",
+                                              ec ? absl::StrCat("it cannot be read: ", ec.message())
+                                                 : absl::StrCat("it holds ", size)));
+    }
+    manifest.files.push_back({f.vertices, f.bytes, f.crc32c});
+    bytes += f.bytes;
+  }
+  if (auto st = bsp::WriteCheckpointManifest(dir, manifest); !st.ok()) return st;
+  if (auto st = bsp::PruneCheckpoints(plan.dir, plan.keep); !st.ok()) return st;
+  spdlog::info(
+      "job {}: checkpoint before superstep {}: {} bytes in {} files, {:.1f} ms", plan.job_id, next,
+      bytes, entries->size(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e3);
+  return job.ReleaseAll(Step{});
+}
+
+}  // namespace
+
 bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
                                            std::function<void(const MasterProgress&)> progress,
-                                           bsp::ExecutorOptions options) {
-  return [&job, progress, options](
+                                           bsp::ExecutorOptions options,
+                                           CheckpointPlan checkpoints) {
+  return [&job, progress, options, checkpoints](
              bsp::StepEngine& engine,
              bsp::Callbacks user) -> absl::StatusOr<std::unique_ptr<bsp::Executor>> {
     struct StepClock {
@@ -311,8 +351,8 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
       if (auto st = job.ReleaseAll(release); !st.ok()) return st;
       return user.post_step ? user.post_step(global) : absl::OkStatus();
     };
-    wrapped.keep_running = [&job, user, progress,
-                            clock](const bsp::StepStats& own) -> absl::StatusOr<bool> {
+    wrapped.keep_running = [&job, user, progress, clock,
+                            checkpoints](const bsp::StepStats& own) -> absl::StatusOr<bool> {
       auto entries = job.WaitAll({Barrier::kPostKeepRunning, own.superstep});
       if (!entries.ok()) return entries.status();
       const bsp::StepStats global = Sum(*entries, own.superstep);
@@ -327,6 +367,8 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
       }
       Step release = protocol::StepWithCounts(Barrier::kPostKeepRunning, global);
       release.stop = !keep;
+      release.checkpoint =
+          keep && checkpoints.every > 0 && (own.superstep + 1) % checkpoints.every == 0;
       if (auto st = job.ReleaseAll(release); !st.ok()) return st;
       if (progress) {
         MasterProgress p;
@@ -336,6 +378,12 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
         p.seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - clock->start).count();
         progress(p);
+      }
+      if (release.checkpoint) {
+        if (auto st = CompleteCheckpoint(job, checkpoints, own.superstep + 1); !st.ok()) {
+          job.Abort(st);
+          return job.status();
+        }
       }
       return keep;
     };

@@ -91,11 +91,25 @@ class MasterJob final : public transport::WorkerStreamHandler {
   PhaseTime forwarding_;
 };
 
+// A job's checkpoints (docs/design.md §7.6): every `every` supersteps (0: none) the workers write
+// their files into `dir`, the job's checkpoint directory, and the master the manifest; the newest
+// `keep` stay.
+struct CheckpointPlan {
+  std::string dir;
+  uint64_t every = 0;
+  uint32_t keep = 2;
+  std::string app;
+  std::string job_id;
+};
+
 // The master runs the program on an empty graph with this factory: per superstep s it waits for
 // every worker at PRE(s), POST(s) and POST_KEEP_RUNNING(s), merges the aggregator deltas at POST,
-// decides at POST_KEEP_RUNNING with the program's rule over the global counts, and releases.
+// decides at POST_KEEP_RUNNING with the program's rule over the global counts, and releases; when
+// the job goes on and a checkpoint is due, it waits for every worker's file at CHECKPOINT(s + 1),
+// writes the manifest, prunes the older checkpoints and releases.
 bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
                                            std::function<void(const MasterProgress&)> progress,
-                                           bsp::ExecutorOptions options);
+                                           bsp::ExecutorOptions options,
+                                           CheckpointPlan checkpoints = {});
 
 }  // namespace lockstep::dbsp::job

@@ -1,9 +1,12 @@
 #include "job/worker_job.h"
 
+#include <filesystem>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lockstep/bsp/checkpoint.h"
+#include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/text.h"
 #include "spdlog/spdlog.h"
 
@@ -24,7 +27,11 @@ WorkerJob::WorkerJob(transport::MasterStream& link, const transport::Assignment&
     : link_(link),
       index_(assignment.details.worker_index),
       peer_timeout_(assignment.peer_timeout),
-      max_batch_bytes_(assignment.max_batch_bytes) {
+      max_batch_bytes_(assignment.max_batch_bytes),
+      count_(assignment.details.worker_count),
+      app_(assignment.details.app),
+      job_id_(assignment.details.job_id),
+      checkpoint_dir_(assignment.details.checkpoint_dir) {
   const absl::Status st =
       protocol_.Assign(assignment.details.worker_index, assignment.details.worker_count);
   if (!st.ok()) FailLocked(st, false);  // nobody else sees the job yet
@@ -303,6 +310,29 @@ void WorkerJob::SetExecutor(bsp::Executor* executor) {
   if (!status_.ok() && executor_ != nullptr) executor_->Cancel();
 }
 
+absl::StatusOr<bsp::OutputSummary> WorkerJob::WriteCheckpoint(bsp::StepEngine& engine,
+                                                              uint64_t next) {
+  if (checkpoint_dir_.empty()) {
+    return absl::FailedPreconditionError(
+        "the master asked for a checkpoint, but the job has no checkpoint directory");
+  }
+  bsp::CheckpointWriter writer({app_, job_id_, next, index_, count_});
+  if (auto st = engine.WriteCheckpoint(next, writer); !st.ok()) return st;
+  const std::string bytes = writer.Finish();
+  const std::string dir = bsp::CheckpointStepDir(checkpoint_dir_, next);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot make checkpoint directory ", dir, ": ", ec.message()));
+  }
+  if (auto st = bsp::WriteCheckpointFile(bsp::CheckpointFileName(dir, index_), bytes); !st.ok()) {
+    return st;
+  }
+  return bsp::OutputSummary{writer.records(), bytes.size(),
+                            bsp::FastCrc32c(bytes.data(), bytes.size())};
+}
+
 void WorkerJob::Finish(const absl::Status& local_error) {
   std::optional<std::string> report;
   uint32_t unreachable = 0;
@@ -423,9 +453,21 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
       }
       return user.post_step ? user.post_step(protocol::CountsOf(*release)) : absl::OkStatus();
     };
-    wrapped.keep_running = [&job, user](const bsp::StepStats& local) -> absl::StatusOr<bool> {
+    wrapped.keep_running = [&job, &engine,
+                            user](const bsp::StepStats& local) -> absl::StatusOr<bool> {
       auto release = job.Enter(protocol::StepWithCounts(Barrier::kPostKeepRunning, local));
       if (!release.ok()) return release.status();
+      if (release->checkpoint) {
+        // Every message of this superstep is here (the ordering invariant) and the aggregators
+        // are global: the state before the next superstep.
+        Step entry;
+        entry.barrier = Barrier::kCheckpoint;
+        entry.superstep = local.superstep + 1;
+        auto written = job.WriteCheckpoint(engine, entry.superstep);
+        if (!written.ok()) return written.status();
+        entry.part = *written;
+        if (auto done = job.Enter(std::move(entry)); !done.ok()) return done.status();
+      }
       if (spdlog::should_log(spdlog::level::debug)) {
         spdlog::debug("{}{}", job.log_tag(), job.StepSplit(local.superstep));
       }

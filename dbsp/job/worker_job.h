@@ -60,6 +60,10 @@ class WorkerJob final : public transport::MasterStreamHandler,
   // Before the engine goes away: relay batches that still arrive are dropped.
   void DetachEngine();
   void SetExecutor(bsp::Executor* executor);
+  // At the master's request, between supersteps: writes this worker's file of the checkpoint
+  // before superstep `next` (docs/design.md §7.6) into the job's checkpoint directory, and says
+  // what it wrote (records, bytes, CRC-32C) for its CHECKPOINT entry.
+  absl::StatusOr<bsp::OutputSummary> WriteCheckpoint(bsp::StepEngine& engine, uint64_t next);
 
   // Any thread: fails the job here (a local error, SIGTERM); the master is told in Finish.
   void Fail(absl::Status reason);
@@ -92,6 +96,8 @@ class WorkerJob final : public transport::MasterStreamHandler,
   const uint32_t index_;
   const std::chrono::milliseconds peer_timeout_;
   const uint64_t max_batch_bytes_;
+  const uint32_t count_;
+  const std::string app_, job_id_, checkpoint_dir_;
   mutable std::mutex mu_;
   std::condition_variable changed_;
   protocol::WorkerProtocol protocol_;

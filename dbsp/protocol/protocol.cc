@@ -7,7 +7,8 @@ namespace lockstep::dbsp::protocol {
 bool IsFinal(Barrier b) { return b == Barrier::kDone || b == Barrier::kAborted; }
 
 bool IsPerSuperstep(Barrier b) {
-  return b == Barrier::kPre || b == Barrier::kPost || b == Barrier::kPostKeepRunning;
+  return b == Barrier::kPre || b == Barrier::kPost || b == Barrier::kPostKeepRunning ||
+         b == Barrier::kCheckpoint;
 }
 
 bool IsBarrier(Barrier b) { return b != Barrier::kAwaitingJob && !IsFinal(b); }
@@ -45,6 +46,8 @@ const char* Name(Barrier b) {
       return "DONE";
     case Barrier::kAborted:
       return "ABORTED";
+    case Barrier::kCheckpoint:
+      return "CHECKPOINT";
   }
   return "UNKNOWN";
 }
@@ -59,6 +62,8 @@ const char* Name(Event e) {
       return "RELEASE_STOP";
     case Event::kAbort:
       return "ABORT";
+    case Event::kReleaseCheckpoint:
+      return "RELEASE_CHECKPOINT";
   }
   return "UNKNOWN";
 }
@@ -103,6 +108,12 @@ bsp::StepStats CountsOf(const Step& step) {
   s.messages = step.messages;
   s.unhalted = step.unhalted;
   return s;
+}
+
+Event ReleaseEvent(const Step& release) {
+  return release.stop         ? Event::kReleaseStop
+         : release.checkpoint ? Event::kReleaseCheckpoint
+                              : Event::kRelease;
 }
 
 // --- MasterProtocol
@@ -206,10 +217,15 @@ absl::Status WorkerProtocol::OnRelease(const Step& release) {
                                entered_ ? "waits for the release of " : "has not entered ",
                                Describe(at_)));
   }
-  if (release.stop && at_.barrier != Barrier::kPostKeepRunning) {
-    return Refuse(absl::StrCat("the master decided to stop at ", Describe(at_)));
+  if ((release.stop || release.checkpoint) && at_.barrier != Barrier::kPostKeepRunning) {
+    return Refuse(absl::StrCat("the master decided to ", release.stop ? "stop" : "checkpoint",
+                               " at ", Describe(at_)));
   }
-  auto next = Next(at_, release.stop ? Event::kReleaseStop : Event::kRelease);
+  if (release.stop && release.checkpoint) {
+    return Refuse(
+        absl::StrCat("the master decided both to stop and to checkpoint at ", Describe(at_)));
+  }
+  auto next = Next(at_, ReleaseEvent(release));
   if (!next) return Refuse(absl::StrCat("no release of ", Describe(at_)));
   at_ = *next;
   entered_ = false;

@@ -30,17 +30,22 @@ enum class Barrier : uint8_t {
   kCompletedJob,
   kDone,
   kAborted,
+  // Between POST_KEEP_RUNNING(s - 1) and PRE(s) when the master asks for a checkpoint; its
+  // superstep is s, the one the checkpoint resumes at (docs/design.md §7.6).
+  kCheckpoint,
 };
-inline constexpr Barrier kAllBarriers[] = {
-    Barrier::kAwaitingJob,     Barrier::kPre,           Barrier::kPost,
-    Barrier::kPostKeepRunning, Barrier::kExecutedGraph, Barrier::kPersistedResults,
-    Barrier::kCompletedJob,    Barrier::kDone,          Barrier::kAborted};
+inline constexpr Barrier kAllBarriers[] = {Barrier::kAwaitingJob,   Barrier::kPre,
+                                           Barrier::kPost,          Barrier::kPostKeepRunning,
+                                           Barrier::kExecutedGraph, Barrier::kPersistedResults,
+                                           Barrier::kCompletedJob,  Barrier::kDone,
+                                           Barrier::kAborted,       Barrier::kCheckpoint};
 
 // What moves a job from one barrier to the next: the job's assignment, the master's release of the
-// barrier (with its decision at POST_KEEP_RUNNING), or an abort.
-enum class Event : uint8_t { kAssign, kRelease, kReleaseStop, kAbort };
+// barrier (with its decision at POST_KEEP_RUNNING: stop, go on, or go on after a checkpoint), or
+// an abort.
+enum class Event : uint8_t { kAssign, kRelease, kReleaseStop, kAbort, kReleaseCheckpoint };
 inline constexpr Event kAllEvents[] = {Event::kAssign, Event::kRelease, Event::kReleaseStop,
-                                       Event::kAbort};
+                                       Event::kAbort, Event::kReleaseCheckpoint};
 
 struct Position {
   Barrier barrier = Barrier::kAwaitingJob;
@@ -63,13 +68,15 @@ inline constexpr Transition kTransitions[] = {
     {Barrier::kPost, Event::kRelease, Barrier::kPostKeepRunning, false},
     {Barrier::kPostKeepRunning, Event::kRelease, Barrier::kPre, true},
     {Barrier::kPostKeepRunning, Event::kReleaseStop, Barrier::kExecutedGraph, false},
+    {Barrier::kPostKeepRunning, Event::kReleaseCheckpoint, Barrier::kCheckpoint, true},
+    {Barrier::kCheckpoint, Event::kRelease, Barrier::kPre, false},
     {Barrier::kExecutedGraph, Event::kRelease, Barrier::kPersistedResults, false},
     {Barrier::kPersistedResults, Event::kRelease, Barrier::kCompletedJob, false},
     {Barrier::kCompletedJob, Event::kRelease, Barrier::kDone, false},
 };
 
 bool IsFinal(Barrier b);
-// PRE, POST and POST_KEEP_RUNNING: entries and releases name their superstep.
+// PRE, POST, POST_KEEP_RUNNING and CHECKPOINT: entries and releases name their superstep.
 bool IsPerSuperstep(Barrier b);
 // A barrier a worker enters (not kAwaitingJob or a final state).
 bool IsBarrier(Barrier b);
@@ -92,11 +99,14 @@ struct Step {
   uint64_t active = 0;
   uint64_t messages = 0;
   uint64_t unhalted = 0;
-  // Leaving POST_KEEP_RUNNING: the master's decision, which every worker follows.
+  // Leaving POST_KEEP_RUNNING: the master's decision, which every worker follows: stop, or go on
+  // after writing a checkpoint (then CHECKPOINT of the next superstep).
   bool stop = false;
+  bool checkpoint = false;
   // Entering EXECUTED_GRAPH: the worker's number of vertices.
   uint64_t vertices = 0;
-  // Entering PERSISTED_RESULTS: what the worker wrote to its part.
+  // Entering PERSISTED_RESULTS: what the worker wrote to its part; entering CHECKPOINT, to its
+  // checkpoint file (records, bytes, CRC-32C).
   bsp::OutputSummary part;
   // Entering POST in direct relay mode: the batches and bytes the worker sent its peers in the
   // superstep (the master's progress line shows their sums).
@@ -110,6 +120,8 @@ struct Step {
 // entries, the global sums in their releases.
 Step StepWithCounts(Barrier barrier, const bsp::StepStats& counts);
 bsp::StepStats CountsOf(const Step& step);
+// The event a release is: kReleaseStop, kReleaseCheckpoint or kRelease.
+Event ReleaseEvent(const Step& release);
 
 // The master's side of one job over `workers` workers. Created at AWAITING_JOB; Assign() once the
 // job details are on their way; then per barrier: Enter() for each worker's entry, Release() once
@@ -135,7 +147,8 @@ class MasterProtocol {
   std::vector<uint32_t> missing() const;
   // The entries of the open barrier in worker order (once complete()).
   const std::vector<Step>& entries() const { return entries_; }
-  // Leaves the complete barrier: kRelease, or kReleaseStop at POST_KEEP_RUNNING.
+  // Leaves the complete barrier: kRelease, or kReleaseStop or kReleaseCheckpoint at
+  // POST_KEEP_RUNNING.
   absl::Status Release(Event event);
   void Abort();
   // A worker hanging up is a failure unless the job is over.

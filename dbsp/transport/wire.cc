@@ -41,6 +41,7 @@ v1::JobDetails ToWire(const Assignment& a) {
   w.set_relay(a.relay_direct ? v1::JobDetails::RELAY_DIRECT : v1::JobDetails::RELAY_MASTER);
   w.set_max_batch_bytes(a.max_batch_bytes);
   w.set_save_parts(d.save_parts);
+  w.set_checkpoint_dir(d.checkpoint_dir);
   return w;
 }
 
@@ -62,6 +63,7 @@ absl::StatusOr<Assignment> FromWire(const v1::JobDetails& w) {
   d.graph = {w.graph_path(), w.graph_format(), w.undirected()};
   d.output = w.output();
   d.save_parts = w.save_parts();
+  d.checkpoint_dir = w.checkpoint_dir();
   d.worker_index = w.worker_index();
   d.worker_count = w.worker_count();
   if (w.max_supersteps() == 0) {
@@ -104,6 +106,7 @@ constexpr Mapping kSteps[] = {
     {protocol::Barrier::kExecutedGraph, v1::Step::EXECUTED_GRAPH},
     {protocol::Barrier::kPersistedResults, v1::Step::PERSISTED_RESULTS},
     {protocol::Barrier::kCompletedJob, v1::Step::COMPLETED_JOB},
+    {protocol::Barrier::kCheckpoint, v1::Step::CHECKPOINT},
 };
 
 }  // namespace
@@ -120,6 +123,7 @@ v1::Step ToWire(const protocol::Step& s) {
   w.set_messages(s.messages);
   w.set_unhalted(s.unhalted);
   w.set_stop(s.stop);
+  w.set_checkpoint(s.checkpoint);
   w.set_vertices(s.vertices);
   w.set_part_vertices(s.part.vertices);
   w.set_part_bytes(s.part.bytes);
@@ -145,6 +149,7 @@ absl::StatusOr<protocol::Step> FromWire(const v1::Step& w) {
   s.messages = w.messages();
   s.unhalted = w.unhalted();
   s.stop = w.stop();
+  s.checkpoint = w.checkpoint();
   s.vertices = w.vertices();
   s.part = {w.part_vertices(), w.part_bytes(), w.part_crc32c()};
   s.relayed_batches = w.relayed_batches();

@@ -345,6 +345,40 @@ INSTANTIATE_TEST_SUITE_P(GraphalyticsApps, ConformanceTest, ::testing::Values(
     Case{"lcc", "iso", {}}), CaseName);
 // clang-format on
 
+// Checkpoints (docs/design.md §7.6): with `--checkpoint-every 2` the workers write their state
+// every two supersteps and the master the manifest, and the job still gives the local answer, byte
+// for byte: broadcasts (PageRank, SSSP, CDLP) and programs whose messages are written (LCC,
+// colouring with its variable-size values). The job's checkpoint directory is gone once it has
+// published.
+TEST(CheckpointedJobs, GiveTheLocalAnswerAndLeaveNothingBehind) {
+  TempDir dir("lockstep-conformance-checkpoints");
+  const fs::path checkpoints = dir / "checkpoints";
+  const std::vector<Case> cases = {
+      {"pagerank", "kron10", {"--tolerance", "0", "--max-iterations", "9"}},
+      {"sssp", "strings", {}},
+      {"cdlp", "uuids", {}},
+      {"lcc", "strings", {"--phases", "3"}},
+      {"coloring", "strings", {"--seed", "7"}}};
+  int workers = 2;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.app + " on " + c.graph);
+    const Graph& g = Graphs::Get()[c.graph];
+    std::vector<std::string> args = GraphArgs(g);
+    const std::vector<std::string> options = AppOptions(c, g);
+    args.insert(args.end(), options.begin(), options.end());
+    TempDir case_dir("lockstep-conformance-checkpoint");
+    const std::vector<std::string> local = RunLocal(LOCKSTEP_BINARY, c.app, args, case_dir);
+    args.insert(args.end(), {"--checkpoint-dir", checkpoints.string(), "--checkpoint-every", "2"});
+    auto published = RunDistributed(LOCKSTEP_BINARY, c.app, args, workers, case_dir);
+    ASSERT_TRUE(published.has_value());
+    ExpectSameLines(local, published->lines, c.app + " with checkpoints");
+    const fs::path run_dir = case_dir / ("w" + std::to_string(workers) + "-direct");
+    EXPECT_THAT(ReadFile(run_dir / "master.log"), HasSubstr("checkpoint before superstep 2: "));
+    EXPECT_TRUE(fs::is_empty(checkpoints)) << "a job's checkpoints outlived it";
+    workers = 5 - workers;  // 2, 3, 2, ...
+  }
+}
+
 // The partitioned binary form (`lockstep partition`): master and workers on the directory give
 // the local answer on the text, each worker reading only the files of its range, whatever the
 // number of files and of workers.

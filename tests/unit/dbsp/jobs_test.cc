@@ -13,6 +13,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,7 @@
 #include "job/worker_job.h"
 #include "lockstep/apps/pagerank/pagerank.h"
 #include "lockstep/bsp/aggregator.h"
+#include "lockstep/bsp/checkpoint.h"
 #include "lockstep/bsp/codec.h"
 #include "lockstep/bsp/engine.h"
 #include "lockstep/bsp/executor.h"
@@ -41,6 +43,8 @@
 #include "lockstep/partition/range.h"
 #include "protocol/protocol.h"
 #include "transport/wire.h"
+#include "util/engine_cluster.h"
+#include "util/temp_dir.h"
 
 namespace lockstep::dbsp {
 namespace {
@@ -213,21 +217,24 @@ class InProcessJob {
   }
 
   // Builds every process's engine and executor, as start_job does, and assigns the job.
-  absl::Status Start(const P& program, const bsp::GraphInput& input) {
+  absl::Status Start(const P& program, const bsp::GraphInput& input,
+                     const job::CheckpointPlan& checkpoints = {}) {
     const uint32_t n = num_workers();
     master_job_.SetRelayDirect(false);
     auto master = MakeEngine(program, bsp::GraphInput{}, 1, 0);
     if (!master.ok()) return master.status();
     master_ = std::move(*master);
     auto master_executor = job::MasterExecutorFactory(
-        master_job_, [this](const MasterProgress& p) { progress_.push_back(p); }, {})(
+        master_job_, [this](const MasterProgress& p) { progress_.push_back(p); }, {}, checkpoints)(
         *master_, master_->ProgramCallbacks());
     if (!master_executor.ok()) return master_executor.status();
     master_executor_ = std::move(*master_executor);
     std::vector<v1::JobDetails> details;
     for (uint32_t w = 0; w < n; ++w) {
       transport::Assignment a;
-      a.details.job_id = "in-process";
+      a.details.job_id = checkpoints.every > 0 ? checkpoints.job_id : "in-process";
+      a.details.app = checkpoints.app;
+      a.details.checkpoint_dir = checkpoints.dir;
       a.details.worker_index = w;
       a.details.worker_count = n;
       // Relayed through the master: these fake streams are the whole transport.
@@ -472,6 +479,58 @@ INSTANTIATE_TEST_SUITE_P(Runs, DistributedPageRankTest,
                          ::testing::Values(PageRankCase{0, 20},      // a fixed iteration count
                                            PageRankCase{1e-10, 500}  // stops on the global change
                                            ));
+
+// Checkpoints between supersteps (docs/design.md §7.6): the workers write their files at the
+// master's request, the master the manifest, and only the newest `keep` stay. The job's answer is
+// unchanged, and its newest checkpoint, read back from the disk, finishes on another number of
+// engines with the local run's ranks exactly.
+TEST(DistributedCheckpointTest, TheNewestCheckpointsFinishWithTheSameAnswerOnAnySplit) {
+  const bsp::GraphInput input = RandomGraph(200, 700, 12);
+  apps::pagerank::Program program;
+  program.damping = 0.85;
+  program.tolerance = 0;
+  program.max_iterations = 12;
+  auto local = RunLocal(program, input);
+  ASSERT_TRUE(local.ok()) << local.status();
+
+  test::TempDir dir("lockstep-dbsp-checkpoint");
+  const job::CheckpointPlan plan{dir.path().string() + "/job-7", 3, 2, "pagerank", "job-7"};
+  InProcessJob<apps::pagerank::Program> job(2);
+  ASSERT_TRUE(job.Start(program, input, plan).ok());
+  job.Run();
+  ASSERT_TRUE(job.master_status().ok()) << job.master_status();
+  for (uint32_t w = 0; w < 2; ++w) ASSERT_TRUE(job.worker_status(w).ok()) << job.worker_status(w);
+  const auto values = job.Values();
+  for (uint32_t v = 0; v < local->engine->topology().num_local(); ++v) {
+    EXPECT_EQ(values.at(std::string(local->engine->topology().external_id(v))),
+              local->engine->values()[v]);
+  }
+  // Checkpoints before supersteps 3, 6, 9 and 12; the newest two remain.
+  EXPECT_EQ(bsp::ListCheckpoints(plan.dir), (std::vector<uint64_t>{12, 9}));
+  EXPECT_FALSE(std::filesystem::exists(bsp::CheckpointStepDir(plan.dir, 6)));
+  auto files = bsp::ReadCheckpoint(bsp::CheckpointStepDir(plan.dir, 9), nullptr);
+  ASSERT_TRUE(files.ok()) << files.status();
+  ASSERT_EQ(files->size(), 2u);
+  EXPECT_EQ((*files)[0].header().job, "job-7");
+  EXPECT_EQ((*files)[0].header().superstep, 9u);
+
+  test::EngineCluster<apps::pagerank::Program> restored(program, input, 3, false);
+  ASSERT_TRUE(restored.Connect().ok());
+  ASSERT_TRUE(restored.Restore(*files).ok());
+  ASSERT_TRUE(restored.RunToCompletion().ok());
+  EXPECT_EQ(restored.superstep(), local->supersteps);
+  const auto again = restored.Values();
+  for (uint32_t v = 0; v < local->engine->topology().num_local(); ++v) {
+    EXPECT_EQ(again.at(std::string(local->engine->topology().external_id(v))),
+              local->engine->values()[v]);
+  }
+  // A manifest whose file is not the one written refuses the checkpoint.
+  const std::string part = bsp::CheckpointFileName(bsp::CheckpointStepDir(plan.dir, 12), 1);
+  std::filesystem::resize_file(part, std::filesystem::file_size(part) - 1);
+  auto broken = bsp::ReadCheckpoint(bsp::CheckpointStepDir(plan.dir, 12), nullptr);
+  EXPECT_EQ(broken.status().code(), absl::StatusCode::kDataLoss) << broken.status();
+  EXPECT_EQ(bsp::ListCheckpoints(plan.dir).size(), 2u);  // the manifest alone still reads
+}
 
 // Sums of integer messages, a persistent sum aggregator and a max aggregator; the stop decision
 // reads the sum aggregator, and every callback records the stats it sees. Everything is exact, so

@@ -36,6 +36,8 @@ TEST(TransitionTableTest, EveryStateAndEventPair) {
       {{Barrier::kPost, Event::kRelease}, {Barrier::kPostKeepRunning, 7}},
       {{Barrier::kPostKeepRunning, Event::kRelease}, {Barrier::kPre, 8}},
       {{Barrier::kPostKeepRunning, Event::kReleaseStop}, {Barrier::kExecutedGraph, 7}},
+      {{Barrier::kPostKeepRunning, Event::kReleaseCheckpoint}, {Barrier::kCheckpoint, 8}},
+      {{Barrier::kCheckpoint, Event::kRelease}, {Barrier::kPre, 7}},
       {{Barrier::kExecutedGraph, Event::kRelease}, {Barrier::kPersistedResults, 7}},
       {{Barrier::kPersistedResults, Event::kRelease}, {Barrier::kCompletedJob, 7}},
       {{Barrier::kCompletedJob, Event::kRelease}, {Barrier::kDone, 7}},
@@ -64,7 +66,7 @@ TEST(TransitionTableTest, EveryStateAndEventPair) {
       }
     }
   }
-  EXPECT_EQ(pairs, 9 * 4);
+  EXPECT_EQ(pairs, 10 * 5);
 }
 
 TEST(TransitionTableTest, NamesAndDescriptions) {
@@ -75,6 +77,7 @@ TEST(TransitionTableTest, NamesAndDescriptions) {
   EXPECT_FALSE(IsBarrier(Barrier::kDone));
   EXPECT_TRUE(IsPerSuperstep(Barrier::kPostKeepRunning));
   EXPECT_FALSE(IsPerSuperstep(Barrier::kPersistedResults));
+  EXPECT_EQ(Describe({Barrier::kCheckpoint, 4}), "CHECKPOINT of superstep 4");
 }
 
 // --- the master's side
@@ -106,6 +109,25 @@ TEST(MasterProtocolTest, AWholeJobInTableOrder) {
   Barrier2(m, {Barrier::kCompletedJob, 2});
   EXPECT_EQ(m.position().barrier, Barrier::kDone);
   EXPECT_FALSE(m.HangUpIsFailure());
+}
+
+// A checkpoint between two supersteps: POST_KEEP_RUNNING(s) released with the checkpoint
+// decision leads to CHECKPOINT(s + 1), whose release leads to PRE(s + 1).
+TEST(MasterProtocolTest, ACheckpointBetweenTwoSupersteps) {
+  MasterProtocol m(2);
+  ASSERT_TRUE(m.Assign().ok());
+  Barrier2(m, {Barrier::kPre, 0});
+  Barrier2(m, {Barrier::kPost, 0});
+  Barrier2(m, {Barrier::kPostKeepRunning, 0}, Event::kReleaseCheckpoint);
+  EXPECT_EQ(m.position(), (Position{Barrier::kCheckpoint, 1}));
+  // Not a window for relay batches, and a late or early entry is refused.
+  EXPECT_FALSE(m.CheckRelay(0, 1, 0, 1).ok());
+  EXPECT_FALSE(m.Enter(0, At(Barrier::kCheckpoint, 0)).ok());
+  EXPECT_FALSE(m.Enter(0, At(Barrier::kPre, 1)).ok());
+  Barrier2(m, {Barrier::kCheckpoint, 1});
+  EXPECT_EQ(m.position(), (Position{Barrier::kPre, 1}));
+  // Only POST_KEEP_RUNNING releases with a checkpoint.
+  EXPECT_FALSE(m.Release(Event::kReleaseCheckpoint).ok());
 }
 
 TEST(MasterProtocolTest, EntriesComeBackInWorkerOrder) {
@@ -196,7 +218,11 @@ MasterProtocol MasterAt(Barrier target) {
                            Barrier::kDone};
   for (Barrier b : order) {
     if (b == target) return m;
-    Barrier2(m, {b, 0}, b == Barrier::kPostKeepRunning ? Event::kReleaseStop : Event::kRelease);
+    const Event release = b != Barrier::kPostKeepRunning   ? Event::kRelease
+                          : target == Barrier::kCheckpoint ? Event::kReleaseCheckpoint
+                                                           : Event::kReleaseStop;
+    Barrier2(m, {b, 0}, release);
+    if (target == Barrier::kCheckpoint && b == Barrier::kPostKeepRunning) return m;
   }
   return m;
 }
@@ -316,6 +342,29 @@ TEST(WorkerProtocolTest, DirectBatchesMayOvertakeTheRelease) {
   EXPECT_TRUE(w.CheckRelay(0, 2, 1, true).ok());
   ASSERT_TRUE(w.OnRelease(At(Barrier::kPost)).ok());
   EXPECT_FALSE(w.CheckRelay(0, 0, 1, true).ok());
+}
+
+TEST(WorkerProtocolTest, ACheckpointBetweenTwoSupersteps) {
+  WorkerProtocol w;
+  ASSERT_TRUE(w.Assign(1, 2).ok());
+  Pass(w, {Barrier::kPre, 0});
+  Pass(w, {Barrier::kPost, 0});
+  ASSERT_TRUE(w.Enter(At(Barrier::kPostKeepRunning, 0)).ok());
+  Step both = At(Barrier::kPostKeepRunning, 0);
+  both.stop = both.checkpoint = true;
+  EXPECT_THAT(Message(w.OnRelease(both)), HasSubstr("both to stop and to checkpoint"));
+  Step release = At(Barrier::kPostKeepRunning, 0);
+  release.checkpoint = true;
+  ASSERT_TRUE(w.OnRelease(release).ok());
+  EXPECT_EQ(w.position(), (Position{Barrier::kCheckpoint, 1}));
+  EXPECT_FALSE(w.CheckRelay(1, 0, 1, true).ok());
+  ASSERT_TRUE(w.Enter(At(Barrier::kCheckpoint, 1)).ok());
+  // A checkpoint decision anywhere but at POST_KEEP_RUNNING is a violation.
+  release = At(Barrier::kCheckpoint, 1);
+  release.checkpoint = true;
+  EXPECT_THAT(Message(w.OnRelease(release)), HasSubstr("decided to checkpoint at CHECKPOINT"));
+  ASSERT_TRUE(w.OnRelease(At(Barrier::kCheckpoint, 1)).ok());
+  EXPECT_EQ(w.position(), (Position{Barrier::kPre, 1}));
 }
 
 TEST(WorkerProtocolTest, AbortInEveryState) {

@@ -33,6 +33,7 @@ transport::Assignment SampleDetails() {
   d.params = {{"damping", "0.85"}, {"max-iterations", "20"}, {"tolerance", "0"}};
   d.graph = {"/data/graphs/example.properties", "graphalytics", true};
   d.output = "/out/.result.job.staging/part-00002";
+  d.checkpoint_dir = "/shared/checkpoints/20240102-030405-abcd";
   d.worker_index = 2;
   d.worker_count = 4;
   auto split = partition::Range::Whole(4);
@@ -65,6 +66,7 @@ TEST(WireTest, JobDetailsRoundTrip) {
   EXPECT_EQ(back->details.graph.format, d.graph.format);
   EXPECT_EQ(back->details.graph.undirected, d.graph.undirected);
   EXPECT_EQ(back->details.output, d.output);
+  EXPECT_EQ(back->details.checkpoint_dir, d.checkpoint_dir);
   EXPECT_EQ(back->details.worker_index, d.worker_index);
   EXPECT_EQ(back->details.worker_count, d.worker_count);
   EXPECT_EQ(back->details.range_first, d.range_first);
@@ -243,6 +245,7 @@ TEST(WireTest, StepRoundTrip) {
   ASSERT_TRUE(parsed.ParseFromString(ToWire(s).SerializeAsString()));
   auto back = FromWire(parsed);
   ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_FALSE(back->checkpoint);
   EXPECT_EQ(back->barrier, s.barrier);
   EXPECT_EQ(back->superstep, 12u);
   EXPECT_EQ(back->aggregators, s.aggregators);
@@ -252,6 +255,24 @@ TEST(WireTest, StepRoundTrip) {
   EXPECT_EQ(back->part.vertices, 5u);
   EXPECT_EQ(back->part.bytes, 6u);
   EXPECT_EQ(back->part.crc32c, 0xdeadbeefu);
+}
+
+TEST(WireTest, ACheckpointStepRoundTrips) {
+  protocol::Step release;
+  release.barrier = protocol::Barrier::kPostKeepRunning;
+  release.superstep = 4;
+  release.checkpoint = true;
+  auto back = FromWire(ToWire(release));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->checkpoint);
+  protocol::Step entry;
+  entry.barrier = protocol::Barrier::kCheckpoint;
+  entry.superstep = 5;
+  entry.part = {7, 8, 9};
+  back = FromWire(ToWire(entry));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->position(), (protocol::Position{protocol::Barrier::kCheckpoint, 5}));
+  EXPECT_EQ(back->part.bytes, 8u);
 }
 
 TEST(WireTest, AnUnknownStepTypeIsAnError) {

@@ -58,6 +58,8 @@ class CheckpointWriter {
   std::string& Record(CheckpointRecord kind, const VertexId& id);
   // The file's bytes. The writer is spent.
   std::string Finish();
+  // The records written (after Finish, all of them).
+  uint64_t records() const { return count_; }
 
   const CheckpointHeader& header() const { return header_; }
 
@@ -88,6 +90,9 @@ class CheckpointFile {
     return aggregators_;
   }
   uint64_t num_records() const { return num_records_; }
+  // The whole file's size and CRC-32C.
+  uint64_t size() const { return bytes_.size(); }
+  uint32_t crc32c() const;
 
   // Calls f(kind, id, payload) for every record, in the order written; the first error it
   // returns ends the walk.
@@ -119,8 +124,39 @@ class CheckpointFile {
 // part once, with the same aggregator values.
 absl::Status CheckCheckpointSet(std::span<const CheckpointFile> files);
 
+// A job's checkpoints: in its checkpoint directory, one directory per checkpoint,
+// JOB_DIR/superstep-SSSSSSSSSS (the superstep it resumes at), holding every part's file,
+// part-PPPPP.ckpt, and, written last by the master, MANIFEST: a checkpoint without one was never
+// complete and is not used.
+std::string CheckpointStepDir(const std::string& job_dir, uint64_t superstep);
 // The file of part `part` in checkpoint directory `dir`: DIR/part-PPPPP.ckpt.
 std::string CheckpointFileName(const std::string& dir, uint32_t part);
+
+struct CheckpointPart {
+  uint64_t records = 0;
+  uint64_t bytes = 0;
+  uint32_t crc32c = 0;  // of the whole file
+  bool operator==(const CheckpointPart&) const = default;
+};
+struct CheckpointManifest {
+  CheckpointHeader header;            // its part is meaningless; parts: the files' count
+  std::vector<CheckpointPart> files;  // by part
+};
+// MANIFEST, as text: a first line "lockstep-checkpoint-manifest 1", then "app A", "job J",
+// "superstep S", "parts N", a line "file PART RECORDS BYTES CRC32C" per part, and a last line
+// "crc32c C" over the lines before it. Written atomically.
+absl::Status WriteCheckpointManifest(const std::string& step_dir,
+                                     const CheckpointManifest& manifest);
+absl::StatusOr<CheckpointManifest> ReadCheckpointManifest(const std::string& step_dir);
+// The supersteps of a job's complete checkpoints (a readable manifest), newest first.
+std::vector<uint64_t> ListCheckpoints(const std::string& job_dir);
+// Keeps the newest `keep` complete checkpoints of a job and removes the others, and any incomplete
+// one older than the newest complete one (a checkpoint under way is newer).
+absl::Status PruneCheckpoints(const std::string& job_dir, uint32_t keep);
+// Every file of the complete checkpoint in `step_dir`, each checked whole and against its
+// manifest (size and CRC-32C), as a set (CheckCheckpointSet); `expect` as for Parse.
+absl::StatusOr<std::vector<CheckpointFile>> ReadCheckpoint(const std::string& step_dir,
+                                                           const CheckpointHeader* expect);
 // Writes `bytes` to `path` atomically (a temporary file, fsync, rename).
 absl::Status WriteCheckpointFile(const std::string& path, std::string_view bytes);
 absl::StatusOr<CheckpointFile> ReadCheckpointFile(const std::string& path,

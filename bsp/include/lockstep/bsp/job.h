@@ -32,6 +32,9 @@ struct JobDetails {
   // Distributed workers only: if set, they first write the graph's partitioned binary form to
   // this directory (WritePartFilesDistributed) and the job runs on it.
   std::string save_parts;
+  // Distributed workers only: the job's checkpoint directory (docs/design.md §7.6), shared by
+  // every process; empty: no checkpoints.
+  std::string checkpoint_dir;
   // A job that needs more supersteps than this fails and says so.
   uint64_t max_supersteps = 10000;
   uint32_t worker_index = 0;

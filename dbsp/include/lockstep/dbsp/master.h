@@ -47,6 +47,12 @@ struct JobSpec {
   // The largest batch a worker sends another (0: the default, 4 MiB).
   uint64_t max_batch_bytes = 0;
   std::function<void(const MasterProgress&)> progress;
+  // Checkpoints (docs/design.md §7.6): every `checkpoint_every` supersteps (0: none) the workers
+  // write the job's state into CHECKPOINT_DIR/<job id>, which every process must reach; the newest
+  // `checkpoint_keep` stay while the job runs, and the job's directory goes when the job ends.
+  std::string checkpoint_dir;
+  uint64_t checkpoint_every = 0;
+  uint32_t checkpoint_keep = 2;
 };
 
 struct JobResult {
