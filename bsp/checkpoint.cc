@@ -212,6 +212,38 @@ namespace {
 constexpr char kManifestName[] = "MANIFEST";
 constexpr char kManifestFirst[] = "lockstep-checkpoint-manifest 1";
 constexpr char kStepPrefix[] = "superstep-";
+
+// Bytes as hex digits ("-" for none), so that any name or value is one word of the manifest.
+std::string Hex(std::string_view bytes) {
+  if (bytes.empty()) return "-";
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+bool Unhex(std::string_view hex, std::string& out) {
+  if (hex == "-") {
+    out.clear();
+    return true;
+  }
+  if (hex.size() % 2 != 0) return false;
+  std::string bytes;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int hi = HexDigit(hex[i]), lo = HexDigit(hex[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    bytes.push_back(static_cast<char>(hi << 4 | lo));
+  }
+  out = std::move(bytes);
+  return true;
+}
 }  // namespace
 
 absl::Status WriteCheckpointManifest(const std::string& step_dir,
@@ -222,6 +254,10 @@ absl::Status WriteCheckpointManifest(const std::string& step_dir,
   for (size_t p = 0; p < manifest.files.size(); ++p) {
     const CheckpointPart& f = manifest.files[p];
     absl::StrAppend(&text, "file ", p, " ", f.records, " ", f.bytes, " ", f.crc32c, "\n");
+  }
+  absl::StrAppend(&text, "aggregators ", manifest.aggregators.size(), "\n");
+  for (const auto& [name, value] : manifest.aggregators) {
+    absl::StrAppend(&text, "aggregator ", Hex(name), " ", Hex(value), "\n");
   }
   absl::StrAppend(&text, "crc32c ", FastCrc32c(text.data(), text.size()), "\n");
   return WriteFileAtomically(step_dir + "/" + kManifestName, text);
@@ -271,7 +307,19 @@ absl::StatusOr<CheckpointManifest> ReadCheckpointManifest(const std::string& ste
     }
     m.files.push_back(f);
   }
-  if (lines >> key) return bad("has lines after its last part");
+  uint64_t aggregators = 0;
+  if (!(lines >> key) || key != "aggregators" || !(lines >> aggregators) || aggregators > 4096) {
+    return bad("has no aggregator count");
+  }
+  for (uint64_t i = 0; i < aggregators; ++i) {
+    std::string name, value;
+    if (!(lines >> key) || key != "aggregator" || !(lines >> name >> value) || !Unhex(name, name) ||
+        !Unhex(value, value)) {
+      return bad(absl::StrCat("has a bad line for aggregator ", i));
+    }
+    m.aggregators.emplace_back(std::move(name), std::move(value));
+  }
+  if (lines >> key) return bad("has lines after its last aggregator");
   return m;
 }
 

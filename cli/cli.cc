@@ -353,6 +353,8 @@ struct MasterFlags {
   std::string checkpoint_dir;
   uint64_t checkpoint_every = 0;
   uint32_t checkpoint_keep = 2;
+  uint32_t max_restarts = 0;
+  std::string recovery_timeout = "10s";
 };
 
 int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags flags) {
@@ -429,6 +431,10 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   }
   spec.checkpoint_every = m.checkpoint_every;
   spec.checkpoint_keep = m.checkpoint_keep;
+  spec.max_restarts = m.max_restarts;
+  auto recovery_timeout = ParseDuration(m.recovery_timeout, "--recovery-timeout");
+  if (!recovery_timeout.ok()) return UsageError(recovery_timeout.status());
+  spec.recovery_timeout = *recovery_timeout;
   spec.progress = [](const dbsp::MasterProgress& p) {
     spdlog::info(
         "superstep {} | active {} | messages {} | relayed {} batches, {} bytes | {:.1f} ms",
@@ -570,6 +576,16 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
       ->add_option("--checkpoint-keep", master_flags.checkpoint_keep,
                    "keep this many of the newest complete checkpoints while the job runs")
       ->check(CLI::Range(uint32_t{1}, uint32_t{1000}))
+      ->capture_default_str();
+  master
+      ->add_option("--max-restarts", master_flags.max_restarts,
+                   "a worker lost or silent ends the attempt, not the job, this many times: the "
+                   "job goes on from its newest checkpoint (or the start) on the workers there")
+      ->capture_default_str();
+  master
+      ->add_option("--recovery-timeout", master_flags.recovery_timeout,
+                   "on recovery, wait this long for workers beyond those in the pool (up to "
+                   "--max-workers, or as many as before), then go on with at least one")
       ->capture_default_str();
   master->add_option("--every", master_flags.every,
                      "run a job every DURATION until SIGTERM (the periodic refresh)");

@@ -9,8 +9,10 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "job/master_job.h"
 #include "job/output_dir.h"
+#include "lockstep/bsp/checkpoint.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/dbsp/health.h"
 #include "spdlog/spdlog.h"
@@ -66,6 +68,34 @@ void CloseStreams(std::vector<std::shared_ptr<transport::WorkerSession>>& worker
   for (auto& w : workers) w->Detach();
 }
 
+// A worker lost (vanished, unreachable) or silent past --peer-timeout: a failure another attempt
+// may get past (docs/design.md §7.5). Errors of the program, the input or the protocol are not.
+bool Recoverable(const absl::Status& st) {
+  return absl::IsUnavailable(st) || absl::IsDeadlineExceeded(st);
+}
+
+// One attempt of a job: what it is given, and what it says of itself when it ends.
+struct Attempt {
+  const JobSpec& spec;
+  const std::atomic<bool>& cancel;
+  const bsp::JobDetails& details;  // the attempt's own: attempt, restore_from, resume_superstep
+  const std::optional<job::JobOutput>& output;
+  const job::CheckpointPlan& checkpoints;
+  const std::string& log_prefix;
+  bool last_attempt = false;
+  Clock::time_point job_started;
+  Clock::time_point recovery_from;  // when the attempt before failed
+  // Out:
+  uint32_t workers = 0;
+  bool published = false;
+  bool retrying = false;  // it failed, and the next attempt may go on
+  Clock::time_point failed_at;
+  std::optional<Clock::time_point> first_step_at;
+};
+
+absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const PoolOptions& pool,
+                        JobResult& result);
+
 }  // namespace
 
 Master::Master(std::unique_ptr<transport::MasterServer> server) : server_(std::move(server)) {}
@@ -99,19 +129,134 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     auto executor = spec.app->make_runner(nullptr)->StartJob(probe, bsp::LocalExecutorFactory());
     if (!executor.ok()) return executor.status();
   }
-  auto reserved = server_->pool().Reserve({spec.pool.min_workers, spec.pool.max_workers,
-                                           spec.pool.acquire_timeout, spec.pool.last_call},
-                                          cancel);
-  if (!reserved.ok()) return reserved.status();
-  std::vector<std::shared_ptr<transport::WorkerSession>>& workers = *reserved;
-  const uint32_t n = static_cast<uint32_t>(workers.size());
-
-  JobResult result;
-  result.job_id = job_id;
-  result.workers = n;
+  const std::string log_prefix = absl::StrCat("job ", job_id, ": ");
   bsp::JobDetails details = spec.details;
   details.job_id = job_id;
   details.created_at_unix_ms = NowUnixMs();
+
+  // The job's output, its lease and its checkpoints outlive its attempts.
+  std::unique_ptr<job::Lease> lease;
+  auto prepared = job::PrepareOutput(details.output, job_id, lease);
+  if (!prepared.ok()) return prepared.status();
+  std::optional<job::JobOutput> output = *prepared;
+  // The job's checkpoints, removed when it ends, whichever way.
+  job::CheckpointPlan checkpoints;
+  struct RemoveCheckpoints {
+    std::string dir;
+    ~RemoveCheckpoints() {
+      if (dir.empty()) return;
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+      if (ec) spdlog::warn("cannot remove checkpoint directory {}: {}", dir, ec.message());
+    }
+  } remove_checkpoints;
+  auto end_job = [&](absl::Status reason) -> absl::Status {
+    if (output) job::DiscardOutput(*output);
+    if (lease) lease->Release();
+    // Logged once the job's staging directory is gone.
+    spdlog::error("{}aborted: {}", log_prefix, std::string(reason.message()));
+    return reason;
+  };
+  if (spec.checkpoint_every > 0) {
+    checkpoints = {absl::StrCat(spec.checkpoint_dir, "/", job_id), spec.checkpoint_every,
+                   spec.checkpoint_keep, details.app, job_id};
+    std::error_code ec;
+    std::filesystem::create_directories(checkpoints.dir, ec);
+    if (ec) {
+      return end_job(absl::FailedPreconditionError(
+          absl::StrCat("--checkpoint-dir: cannot make ", checkpoints.dir, ": ", ec.message())));
+    }
+    remove_checkpoints.dir = checkpoints.dir;
+    details.checkpoint_dir = checkpoints.dir;
+  }
+
+  JobResult result;
+  result.job_id = job_id;
+  // What each attempt after a failure resumed from, for the log and _SUCCESS.
+  nlohmann::json attempts = nlohmann::json::array();
+  std::vector<std::string> reasons;
+  Clock::time_point failed_at;
+  uint32_t workers_before = 0;
+  for (uint32_t attempt = 0;; ++attempt) {
+    details.attempt = attempt;
+    details.restore_from.clear();
+    details.resume_superstep = 0;
+    PoolOptions pool = spec.pool;
+    if (attempt > 0) {
+      // Spares and the survivors first, up to the cap (or the last attempt's size), then up to
+      // --recovery-timeout for more; at least one.
+      pool.min_workers = 1;
+      pool.max_workers = spec.pool.max_workers > 0 ? spec.pool.max_workers : workers_before;
+      pool.last_call = spec.recovery_timeout;
+      if (!checkpoints.dir.empty()) {
+        const std::vector<uint64_t> complete = bsp::ListCheckpoints(checkpoints.dir);
+        if (!complete.empty()) {
+          details.resume_superstep = complete.front();
+          details.restore_from = bsp::CheckpointStepDir(checkpoints.dir, complete.front());
+        }
+      }
+    }
+    const bool last_attempt = attempt >= spec.max_restarts;
+    Attempt run{spec,       cancel,       details, output,   checkpoints,
+                log_prefix, last_attempt, started, failed_at};
+    const absl::Status st = RunAttempt(*server_, run, pool, result);
+    if (attempt > 0) {
+      attempts.back()["workers"] = run.workers;
+      if (run.first_step_at) {
+        attempts.back()["recovery_seconds"] =
+            std::chrono::duration<double>(*run.first_step_at - failed_at).count();
+      }
+    }
+    if (st.ok() && run.published) {
+      output.reset();
+      lease->Release();
+      result.attempts = attempt + 1;
+      spdlog::info("{}completed: {} vertices, {} supersteps, {:.3f} s{}; published {}", log_prefix,
+                   result.vertices, result.supersteps, result.seconds,
+                   attempt == 0 ? "" : absl::StrCat(" (", attempt + 1, " attempts)"),
+                   details.output);
+      return result;
+    }
+    reasons.push_back(absl::StrCat("attempt ", attempt + 1, ": ", st.message()));
+    if (!run.retrying || last_attempt || cancel.load()) {
+      return end_job(reasons.size() == 1 ? st
+                                         : absl::Status(st.code(), absl::StrJoin(reasons, "; ")));
+    }
+    failed_at = run.failed_at;
+    workers_before = run.workers;
+    job::ClearStaging(*output);
+    const std::vector<uint64_t> complete =
+        checkpoints.dir.empty() ? std::vector<uint64_t>{} : bsp::ListCheckpoints(checkpoints.dir);
+    const uint64_t from = complete.empty() ? 0 : complete.front();
+    attempts.push_back({{"attempt", attempt + 2},
+                        {"after", std::string(st.message())},
+                        {"workers_before", run.workers},
+                        {"restored_superstep", from}});
+    spdlog::warn("{}attempt {} failed: {}; recovering {} (attempt {} of at most {})", log_prefix,
+                 attempt + 1, std::string(st.message()),
+                 complete.empty() ? std::string("from the start")
+                                  : absl::StrCat("from the checkpoint at superstep ", from),
+                 attempt + 2, spec.max_restarts + 1);
+    result.restarts_json = attempts.dump();
+  }
+}
+
+namespace {
+
+absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const PoolOptions& pool,
+                        JobResult& result) {
+  const JobSpec& spec = run.spec;
+  const std::atomic<bool>& cancel = run.cancel;
+  const std::string& log_prefix = run.log_prefix;
+  const auto started = Clock::now();
+  auto reserved = server.pool().Reserve(
+      {pool.min_workers, pool.max_workers, pool.acquire_timeout, pool.last_call}, cancel);
+  if (!reserved.ok()) return reserved.status();
+  std::vector<std::shared_ptr<transport::WorkerSession>>& workers = *reserved;
+  const uint32_t n = static_cast<uint32_t>(workers.size());
+  run.workers = n;
+  result.workers = n;
+  bsp::JobDetails details = run.details;
   details.worker_count = n;
 
   std::vector<transport::WorkerStream*> streams;
@@ -122,25 +267,30 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
         absl::StrCat("worker ", i, " (", bsp::SanitizeForLog(workers[i]->peer(), 128), ")"));
   }
   job::MasterJob job(streams, names, spec.peer_timeout);
-  const std::string log_prefix = absl::StrCat("job ", job_id, ": ");
-  spdlog::info("{}{} on {} worker{}", log_prefix, details.app, n, n == 1 ? "" : "s");
+  // A worker lost (vanished, unreachable, silent) ends only this attempt when another may follow.
+  const bool may_retry = !run.last_attempt;
+  job.SetRetrying([may_retry](const absl::Status& st) { return may_retry && Recoverable(st); });
+  if (details.attempt == 0) {
+    spdlog::info("{}{} on {} worker{}", log_prefix, details.app, n, n == 1 ? "" : "s");
+  } else {
+    spdlog::info("{}attempt {} on {} worker{}, from {}", log_prefix, details.attempt + 1, n,
+                 n == 1 ? "" : "s",
+                 details.restore_from.empty()
+                     ? std::string("the start")
+                     : absl::StrCat("the checkpoint at superstep ", details.resume_superstep));
+  }
 
-  // Whatever ends the job, every reserved worker is released and told why.
-  std::optional<job::JobOutput> output;
-  std::unique_ptr<job::Lease> lease;
+  // Whatever ends the attempt, every reserved worker is released and told why.
   auto fail = [&](absl::Status reason) -> absl::Status {
     job.Abort(reason);
     const absl::Status final = job.status();
+    run.retrying = may_retry && Recoverable(final);
+    run.failed_at = Clock::now();
     // Workers that did not enter a barrier in time are not writing anything: no grace for them.
     for (uint32_t w : job.late()) workers[w]->ForceClose();
-    // A worker may still be writing its part (complete-job): removing the staging directory
-    // under it would fail its write with a misleading reason or leave files behind. Each worker
-    // hangs up once it has read the abort; one that does not is cut off after the grace.
+    // A worker may still be writing its part (complete-job) or checkpoint: each hangs up once it
+    // has read the abort; one that does not is cut off after the grace.
     CloseStreams(workers, grpc::Status(grpc::StatusCode::ABORTED, std::string(final.message())));
-    if (output) job::DiscardOutput(*output);
-    if (lease) lease->Release();
-    // Logged once the job's staging directory is gone.
-    spdlog::error("{}aborted: {}", log_prefix, std::string(final.message()));
     return final;
   };
   for (uint32_t i = 0; i < n; ++i) workers[i]->Attach(&job, i);
@@ -154,34 +304,6 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
       }
     }
   } unbind{workers};
-
-  auto prepared = job::PrepareOutput(details.output, job_id, lease);
-  if (!prepared.ok()) return fail(prepared.status());
-  output = *prepared;
-
-  // The job's checkpoints, removed when it ends, whichever way (no recovery uses them yet).
-  job::CheckpointPlan checkpoints;
-  struct RemoveCheckpoints {
-    std::string dir;
-    ~RemoveCheckpoints() {
-      if (dir.empty()) return;
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-      if (ec) spdlog::warn("cannot remove checkpoint directory {}: {}", dir, ec.message());
-    }
-  } remove_checkpoints;
-  if (spec.checkpoint_every > 0) {
-    checkpoints = {absl::StrCat(spec.checkpoint_dir, "/", job_id), spec.checkpoint_every,
-                   spec.checkpoint_keep, details.app, job_id};
-    std::error_code ec;
-    std::filesystem::create_directories(checkpoints.dir, ec);
-    if (ec) {
-      return fail(absl::FailedPreconditionError(
-          absl::StrCat("--checkpoint-dir: cannot make ", checkpoints.dir, ": ", ec.message())));
-    }
-    remove_checkpoints.dir = checkpoints.dir;
-    details.checkpoint_dir = checkpoints.dir;
-  }
 
   // A watcher turns cancellation (SIGTERM) into an abort that wakes every wait.
   std::atomic<bool> done{false};
@@ -222,14 +344,34 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   std::unique_ptr<bsp::JobRunner> runner = spec.app->make_runner(nullptr);
   bsp::JobDetails mine = details;
   mine.coordinator = true;
+  mine.restore_from.clear();
   bsp::ExecutorOptions options;
   options.max_supersteps = details.max_supersteps;
+  auto progress = [&run, &spec](const MasterProgress& p) {
+    if (!run.first_step_at) run.first_step_at = Clock::now();
+    if (spec.progress) spec.progress(p);
+  };
   auto executor =
-      runner->StartJob(mine, job::MasterExecutorFactory(job, spec.progress, options, checkpoints));
+      runner->StartJob(mine, job::MasterExecutorFactory(job, progress, options, run.checkpoints));
   if (!executor.ok()) {
     return fail(absl::Status(executor.status().code(),
                              absl::StrCat("unable to start the job on the master: ",
                                           std::string(executor.status().message()))));
+  }
+  if (!details.restore_from.empty()) {
+    // The master holds no vertices: its aggregators come from the manifest.
+    auto manifest = bsp::ReadCheckpointManifest(details.restore_from);
+    if (!manifest.ok()) return fail(manifest.status());
+    for (const auto& [name, value] : manifest->aggregators) {
+      bsp::AggregatorBase* agg = (*executor)->engine().aggregators().Find(name);
+      absl::Status st = agg == nullptr
+                            ? absl::DataLossError(absl::StrCat("checkpoint ", details.restore_from,
+                                                               " has aggregator '", name,
+                                                               "', which the program lacks"))
+                            : agg->SetEncodedValue(value);
+      if (!st.ok()) return fail(st);
+    }
+    (*executor)->ResumeAt(details.resume_superstep);
   }
   std::vector<v1::JobDetails> assignments;
   for (uint32_t i = 0; i < n; ++i) {
@@ -239,7 +381,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     auto extents = split->Extents(i);
     a.details.range_first = extents->first;
     a.details.range_last = extents->second;
-    a.details.output = output->staging + "/" + job::PartName(i);
+    a.details.output = run.output->staging + "/" + job::PartName(i);
     a.peer_timeout = spec.peer_timeout;
     a.peer_addresses = peer_addresses;
     a.job_key = job_key;
@@ -281,7 +423,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   double persist_s = 0;
   auto persist_start = Clock::now();
   std::vector<protocol::Step> parts;
-  bool committed = false;
+  result.vertices = 0;
   for (protocol::Position at = job.position(); at.barrier != Barrier::kDone; at = job.position()) {
     auto entries = job.WaitAll(at);
     if (!entries.ok()) return fail(entries.status());
@@ -296,7 +438,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
         uint64_t written = 0;
         for (uint32_t i = 0; i < n; ++i) {
           const protocol::Step& e = (*entries)[i];
-          if (auto st = job::VerifyPart(output->staging + "/" + job::PartName(i), e.part);
+          if (auto st = job::VerifyPart(run.output->staging + "/" + job::PartName(i), e.part);
               !st.ok()) {
             return fail(absl::DataLossError(absl::StrCat(names[i], ": ", st.message())));
           }
@@ -310,7 +452,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
         break;
       }
       case Barrier::kCompletedJob: {
-        result.seconds = SecondsSince(started);
+        result.seconds = SecondsSince(run.job_started);
         nlohmann::json success = {
             {"job_id", result.job_id},
             {"app", details.app},
@@ -320,9 +462,21 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
             {"workers", n},
             {"vertices", result.vertices},
             {"supersteps", result.supersteps},
+            {"attempts", details.attempt + 1},
             {"timings_seconds",
-             {{"total", result.seconds}, {"compute", compute_s}, {"persist", persist_s}}},
+             {{"total", result.seconds},
+              {"attempt", SecondsSince(started)},
+              {"compute", compute_s},
+              {"persist", persist_s}}},
         };
+        if (!result.restarts_json.empty()) {
+          success["restarts"] = nlohmann::json::parse(result.restarts_json);
+          if (run.first_step_at) {
+            success["restarts"].back()["workers"] = n;
+            success["restarts"].back()["recovery_seconds"] =
+                std::chrono::duration<double>(*run.first_step_at - run.recovery_from).count();
+          }
+        }
         nlohmann::json listed = nlohmann::json::array();
         for (uint32_t i = 0; i < n; ++i) {
           listed.push_back({{"name", job::PartName(i)},
@@ -331,32 +485,29 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
                             {"crc32c", parts[i].part.crc32c}});
         }
         success["parts"] = listed;
-        if (auto st = job::PublishOutput(*output, success.dump(2) + "\n"); !st.ok()) {
+        if (auto st = job::PublishOutput(*run.output, success.dump(2) + "\n"); !st.ok()) {
           return fail(st);
         }
-        result.output = output->final;
-        output.reset();  // published: nothing to discard any more
-        lease->Release();
+        result.output = run.output->final;
+        run.published = true;
         // Publishing is the commit point: a worker that fails or hangs up from here on cannot
         // undo a complete, published result.
         if (auto st = job.ReleaseAll(protocol::Step{}); !st.ok()) {
           spdlog::warn("{}published, but not every worker heard so: {}", log_prefix,
                        std::string(st.message()));
         }
-        committed = true;
-        break;
+        CloseStreams(workers, grpc::Status::OK);
+        return absl::OkStatus();
       }
       default:
         return fail(absl::InternalError(
             absl::StrCat("the job is at ", protocol::Describe(at), " after its supersteps")));
     }
-    if (committed) break;
     if (auto st = job.ReleaseAll(protocol::Step{}); !st.ok()) return fail(st);
   }
-  CloseStreams(workers, grpc::Status::OK);
-  spdlog::info("{}completed: {} vertices, {} supersteps, {:.3f} s; published {}", log_prefix,
-               result.vertices, result.supersteps, result.seconds, details.output);
-  return result;
+  return fail(absl::InternalError("the job ended without publishing"));
 }
+
+}  // namespace
 
 }  // namespace lockstep::dbsp

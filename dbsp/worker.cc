@@ -162,6 +162,7 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
                                 : "job ?: ";
     absl::Status st;
     std::string split;
+    bool retried = false;
     {
       // The data plane of the job, which outlives the job's handler.
       std::optional<transport::PeerLinks> links;
@@ -242,9 +243,14 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
       job.Finish(st);
       link.Finish(kEndGrace);  // the job's handler is called no more after this
       split = job.TimeSplit();
+      retried = !st.ok() && job.retrying();
     }
     if (st.ok()) {
       spdlog::info("{}completed; {}", tag, split);
+    } else if (retried) {
+      // The master goes on with the job in a new attempt: back to the pool, and not a job served.
+      spdlog::info("{}attempt ended; the master goes on with the job", tag);
+      --jobs;
     } else {
       result = st;
     }

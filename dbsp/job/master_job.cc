@@ -46,6 +46,7 @@ void MasterJob::AbortLocked(absl::Status reason) {
   protocol_.Abort();
   v1::MasterPayload abort;
   abort.mutable_abort()->set_reason(std::string(status_.message()));
+  abort.mutable_abort()->set_retrying(retrying_ && retrying_(status_));
   for (transport::WorkerStream* s : streams_) s->Enqueue(abort, /*urgent=*/true);
   changed_.notify_all();
 }
@@ -143,7 +144,7 @@ absl::Status MasterJob::Assign(std::vector<v1::JobDetails> details) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!status_.ok()) return status_;
-    if (auto st = protocol_.Assign(); !st.ok()) {
+    if (auto st = protocol_.Assign(details.empty() ? 0 : details[0].resume_superstep()); !st.ok()) {
       AbortLocked(absl::InternalError(st.message()));
       return status_;
     }
@@ -267,7 +268,8 @@ bsp::StepStats Sum(const std::vector<Step>& entries, uint64_t superstep) {
 
 namespace {
 
-absl::Status CompleteCheckpoint(MasterJob& job, const CheckpointPlan& plan, uint64_t next) {
+absl::Status CompleteCheckpoint(MasterJob& job, bsp::StepEngine& engine, const CheckpointPlan& plan,
+                                uint64_t next) {
   const auto start = std::chrono::steady_clock::now();
   auto entries = job.WaitAll({Barrier::kCheckpoint, next});
   if (!entries.ok()) return entries.status();
@@ -290,6 +292,11 @@ absl::Status CompleteCheckpoint(MasterJob& job, const CheckpointPlan& plan, uint
     manifest.files.push_back({f.vertices, f.bytes, f.crc32c});
     bytes += f.bytes;
   }
+  engine.aggregators().ForEach([&](const bsp::AggregatorBase& agg) {
+    std::string value;
+    agg.EncodeValue(value);
+    manifest.aggregators.emplace_back(agg.name(), std::move(value));
+  });
   if (auto st = bsp::WriteCheckpointManifest(dir, manifest); !st.ok()) return st;
   if (auto st = bsp::PruneCheckpoints(plan.dir, plan.keep); !st.ok()) return st;
   spdlog::info(
@@ -351,7 +358,7 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
       if (auto st = job.ReleaseAll(release); !st.ok()) return st;
       return user.post_step ? user.post_step(global) : absl::OkStatus();
     };
-    wrapped.keep_running = [&job, user, progress, clock,
+    wrapped.keep_running = [&job, &engine, user, progress, clock,
                             checkpoints](const bsp::StepStats& own) -> absl::StatusOr<bool> {
       auto entries = job.WaitAll({Barrier::kPostKeepRunning, own.superstep});
       if (!entries.ok()) return entries.status();
@@ -380,7 +387,7 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
         progress(p);
       }
       if (release.checkpoint) {
-        if (auto st = CompleteCheckpoint(job, checkpoints, own.superstep + 1); !st.ok()) {
+        if (auto st = CompleteCheckpoint(job, engine, checkpoints, own.superstep + 1); !st.ok()) {
           job.Abort(st);
           return job.status();
         }

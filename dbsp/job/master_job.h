@@ -34,6 +34,11 @@ class MasterJob final : public transport::WorkerStreamHandler {
   // In direct mode (the default) workers send supersteps' messages to each other, and a batch sent
   // to the master is a protocol violation. Set before Assign.
   void SetRelayDirect(bool direct) { relay_direct_ = direct; }
+  // Whether a failure ends only this attempt (docs/design.md §7.5): the abort then tells the
+  // workers the job goes on (they return to the pool without counting it). Set before Assign.
+  void SetRetrying(std::function<bool(const absl::Status&)> retrying) {
+    retrying_ = std::move(retrying);
+  }
 
   // --- the transport's threads
   void OnPayload(uint32_t worker, v1::WorkerPayload& payload) override;
@@ -84,6 +89,7 @@ class MasterJob final : public transport::WorkerStreamHandler {
   // Per worker: it said it waits for other workers in an exchange, since its last entry.
   std::vector<bool> waiting_;
   bool relay_direct_ = true;
+  std::function<bool(const absl::Status&)> retrying_;
   uint64_t relayed_batches_ = 0;
   uint64_t relayed_bytes_ = 0;
   PhaseTime start_wait_;

@@ -33,7 +33,8 @@ WorkerJob::WorkerJob(transport::MasterStream& link, const transport::Assignment&
       job_id_(assignment.details.job_id),
       checkpoint_dir_(assignment.details.checkpoint_dir) {
   const absl::Status st =
-      protocol_.Assign(assignment.details.worker_index, assignment.details.worker_count);
+      protocol_.Assign(assignment.details.worker_index, assignment.details.worker_count,
+                       assignment.details.resume_superstep);
   if (!st.ok()) FailLocked(st, false);  // nobody else sees the job yet
 }
 
@@ -57,6 +58,11 @@ void WorkerJob::FailLocked(absl::Status reason, bool by_master) {
 void WorkerJob::Fail(absl::Status reason) {
   std::lock_guard<std::mutex> lock(mu_);
   FailLocked(std::move(reason), false);
+}
+
+bool WorkerJob::retrying() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return retrying_;
 }
 
 absl::Status WorkerJob::FailureOr(const absl::Status& fallback) const {
@@ -86,6 +92,9 @@ void WorkerJob::OnPayload(v1::MasterPayload& payload) {
     }
     case v1::MasterPayload::kAbort: {
       std::lock_guard<std::mutex> lock(mu_);
+      // Also after this worker failed first (a peer it could not reach): the master says whether
+      // the job goes on without it.
+      retrying_ = payload.abort().retrying();
       FailLocked(absl::AbortedError(
                      absl::StrCat("job aborted by the master: ",
                                   bsp::SanitizeForLog(payload.abort().reason(), kShownBytes))),

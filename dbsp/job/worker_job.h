@@ -70,6 +70,9 @@ class WorkerJob final : public transport::MasterStreamHandler,
   // The job's failure if it has one (the master's reason when the master aborted), else
   // `fallback`.
   absl::Status FailureOr(const absl::Status& fallback) const;
+  // Whether the master aborted the job to go on with it in a new attempt (also when this worker
+  // failed first: it hears the master's abort while its stream ends).
+  bool retrying() const;
   // The job is over here: queues a failure report for the master if the failure is this
   // worker's own (the first local reason, not the cancellation it caused).
   void Finish(const absl::Status& local_error);
@@ -103,6 +106,7 @@ class WorkerJob final : public transport::MasterStreamHandler,
   protocol::WorkerProtocol protocol_;
   absl::Status status_;
   bool failed_by_master_ = false;
+  bool retrying_ = false;
   std::optional<protocol::Step> released_;
   bsp::StepEngine* engine_ = nullptr;
   bool engine_ended_ = false;

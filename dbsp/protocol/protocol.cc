@@ -120,10 +120,11 @@ Event ReleaseEvent(const Step& release) {
 
 MasterProtocol::MasterProtocol(uint32_t workers) : entered_(workers, false), entries_(workers) {}
 
-absl::Status MasterProtocol::Assign() {
+absl::Status MasterProtocol::Assign(uint64_t superstep) {
   auto next = Next(at_, Event::kAssign);
   if (!next) return Refuse(absl::StrCat("the job is assigned again at ", Describe(at_)));
   at_ = *next;
+  at_.superstep = superstep;
   return absl::OkStatus();
 }
 
@@ -190,13 +191,15 @@ void MasterProtocol::Abort() {
 
 // --- WorkerProtocol
 
-absl::Status WorkerProtocol::Assign(uint32_t worker_index, uint32_t worker_count) {
+absl::Status WorkerProtocol::Assign(uint32_t worker_index, uint32_t worker_count,
+                                    uint64_t superstep) {
   if (worker_count == 0 || worker_index >= worker_count) {
     return Refuse(absl::StrCat("the job names this worker ", worker_index, " of ", worker_count));
   }
   auto next = Next(at_, Event::kAssign);
   if (!next) return Refuse(absl::StrCat("a second job assignment at ", Describe(at_)));
   at_ = *next;
+  at_.superstep = superstep;
   index_ = worker_index;
   count_ = worker_count;
   return absl::OkStatus();

@@ -134,7 +134,8 @@ class MasterProtocol {
   uint32_t workers() const { return static_cast<uint32_t>(entered_.size()); }
   Position position() const { return at_; }
 
-  absl::Status Assign();
+  // `superstep`: where the job starts, PRE of it (0, or the superstep a checkpoint resumes at).
+  absl::Status Assign(uint64_t superstep = 0);
   // Worker `worker` enters a barrier: it must be the open one, entered once.
   absl::Status Enter(uint32_t worker, Step entry);
   // A relay batch of `superstep` from worker `worker` claiming partitions `from` → `to`. A batch of
@@ -170,7 +171,7 @@ class WorkerProtocol {
   // Whether this worker has entered the open barrier and waits for its release.
   bool entered() const { return entered_; }
 
-  absl::Status Assign(uint32_t worker_index, uint32_t worker_count);
+  absl::Status Assign(uint32_t worker_index, uint32_t worker_count, uint64_t superstep = 0);
   absl::Status Enter(const Step& entry);
   // The master's release: it must be of the barrier this worker entered. Advances.
   absl::Status OnRelease(const Step& release);

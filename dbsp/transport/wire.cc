@@ -42,6 +42,9 @@ v1::JobDetails ToWire(const Assignment& a) {
   w.set_max_batch_bytes(a.max_batch_bytes);
   w.set_save_parts(d.save_parts);
   w.set_checkpoint_dir(d.checkpoint_dir);
+  w.set_attempt(d.attempt);
+  w.set_restore_from(d.restore_from);
+  w.set_resume_superstep(d.resume_superstep);
   return w;
 }
 
@@ -64,6 +67,13 @@ absl::StatusOr<Assignment> FromWire(const v1::JobDetails& w) {
   d.output = w.output();
   d.save_parts = w.save_parts();
   d.checkpoint_dir = w.checkpoint_dir();
+  d.attempt = w.attempt();
+  d.restore_from = w.restore_from();
+  d.resume_superstep = w.resume_superstep();
+  if (d.restore_from.empty() != (d.resume_superstep == 0)) {
+    return absl::InvalidArgumentError(
+        "job details: a restore needs both a checkpoint and the superstep it resumes at");
+  }
   d.worker_index = w.worker_index();
   d.worker_count = w.worker_count();
   if (w.max_supersteps() == 0) {

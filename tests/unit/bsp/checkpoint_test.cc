@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -183,6 +186,64 @@ TEST(CheckpointTest, FilesGoThroughTheDisk) {
   auto missing = ReadCheckpointFile(CheckpointFileName(dir.path().string(), 2));
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr("part-00002.ckpt"));
+}
+
+TEST(CheckpointTest, AManifestReadsBackAndIsChecked) {
+  test::TempDir dir("lockstep-checkpoint-manifest");
+  const std::string step = CheckpointStepDir(dir.path().string(), 30);
+  EXPECT_EQ(step, dir.path().string() + "/superstep-0000000030");
+  std::filesystem::create_directories(step);
+  CheckpointManifest m;
+  m.header = {"pagerank", "job-7", 30, 0, 2};
+  m.files = {{10, 1000, 0xabcdef01}, {12, 1200, 7}};
+  m.aggregators = {{"pagerank.dangling 0", std::string("\0\x01\xff", 3)}, {"empty", ""}};
+  ASSERT_TRUE(WriteCheckpointManifest(step, m).ok());
+  auto back = ReadCheckpointManifest(step);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->header.app, "pagerank");
+  EXPECT_EQ(back->header.job, "job-7");
+  EXPECT_EQ(back->header.superstep, 30u);
+  EXPECT_EQ(back->header.parts, 2u);
+  EXPECT_EQ(back->files, m.files);
+  EXPECT_EQ(back->aggregators, m.aggregators);
+  EXPECT_EQ(ListCheckpoints(dir.path().string()), std::vector<uint64_t>{30});
+  // A manifest changed by a byte is not a manifest; its checkpoint is not listed.
+  const std::string path = step + "/MANIFEST";
+  std::string text;
+  {
+    std::ifstream in(path);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  text[text.find("job-7") + 4] = '8';
+  std::ofstream(path, std::ios::trunc) << text;
+  back = ReadCheckpointManifest(step);
+  EXPECT_EQ(back.status().code(), absl::StatusCode::kDataLoss) << back.status();
+  EXPECT_TRUE(ListCheckpoints(dir.path().string()).empty());
+}
+
+TEST(CheckpointTest, PruningKeepsTheNewestCompleteCheckpoints) {
+  test::TempDir dir("lockstep-checkpoint-prune");
+  const std::string job = dir.path().string();
+  auto make = [&](uint64_t superstep, bool complete) {
+    const std::string step = CheckpointStepDir(job, superstep);
+    std::filesystem::create_directories(step);
+    if (complete) {
+      CheckpointManifest m;
+      m.header = {"pagerank", "job-7", superstep, 0, 1};
+      m.files = {{1, 2, 3}};
+      ASSERT_TRUE(WriteCheckpointManifest(step, m).ok());
+    }
+  };
+  make(10, true);
+  make(20, false);  // a checkpoint whose master died before its manifest
+  make(30, true);
+  make(40, true);
+  make(50, false);  // one under way
+  ASSERT_TRUE(PruneCheckpoints(job, 2).ok());
+  EXPECT_EQ(ListCheckpoints(job), (std::vector<uint64_t>{40, 30}));
+  EXPECT_FALSE(std::filesystem::exists(CheckpointStepDir(job, 10)));
+  EXPECT_FALSE(std::filesystem::exists(CheckpointStepDir(job, 20)));
+  EXPECT_TRUE(std::filesystem::exists(CheckpointStepDir(job, 50)));
 }
 
 }  // namespace

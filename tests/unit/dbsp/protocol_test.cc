@@ -130,6 +130,19 @@ TEST(MasterProtocolTest, ACheckpointBetweenTwoSupersteps) {
   EXPECT_FALSE(m.Release(Event::kReleaseCheckpoint).ok());
 }
 
+// An attempt that resumes from a checkpoint starts at PRE of the superstep it resumes at.
+TEST(MasterProtocolTest, AResumedJobStartsAtItsSuperstep) {
+  MasterProtocol m(2);
+  ASSERT_TRUE(m.Assign(20).ok());
+  EXPECT_EQ(m.position(), (Position{Barrier::kPre, 20}));
+  EXPECT_FALSE(m.Enter(0, At(Barrier::kPre, 0)).ok());
+  Barrier2(m, {Barrier::kPre, 20});
+  WorkerProtocol w;
+  ASSERT_TRUE(w.Assign(1, 2, 20).ok());
+  EXPECT_EQ(w.position(), (Position{Barrier::kPre, 20}));
+  EXPECT_FALSE(w.Enter(At(Barrier::kPre, 0)).ok());
+}
+
 TEST(MasterProtocolTest, EntriesComeBackInWorkerOrder) {
   MasterProtocol m(3);
   ASSERT_TRUE(m.Assign().ok());

@@ -34,6 +34,9 @@ transport::Assignment SampleDetails() {
   d.graph = {"/data/graphs/example.properties", "graphalytics", true};
   d.output = "/out/.result.job.staging/part-00002";
   d.checkpoint_dir = "/shared/checkpoints/20240102-030405-abcd";
+  d.attempt = 2;
+  d.restore_from = "/shared/checkpoints/20240102-030405-abcd/superstep-0000000020";
+  d.resume_superstep = 20;
   d.worker_index = 2;
   d.worker_count = 4;
   auto split = partition::Range::Whole(4);
@@ -67,6 +70,9 @@ TEST(WireTest, JobDetailsRoundTrip) {
   EXPECT_EQ(back->details.graph.undirected, d.graph.undirected);
   EXPECT_EQ(back->details.output, d.output);
   EXPECT_EQ(back->details.checkpoint_dir, d.checkpoint_dir);
+  EXPECT_EQ(back->details.attempt, 2u);
+  EXPECT_EQ(back->details.restore_from, d.restore_from);
+  EXPECT_EQ(back->details.resume_superstep, 20u);
   EXPECT_EQ(back->details.worker_index, d.worker_index);
   EXPECT_EQ(back->details.worker_count, d.worker_count);
   EXPECT_EQ(back->details.range_first, d.range_first);
@@ -80,6 +86,16 @@ TEST(WireTest, JobDetailsRoundTrip) {
   EXPECT_EQ(back->job_key, a.job_key);
   EXPECT_FALSE(back->relay_direct);
   EXPECT_EQ(back->max_batch_bytes, uint64_t{1} << 20);
+}
+
+TEST(WireTest, ARestoreNamesBothItsCheckpointAndItsSuperstep) {
+  transport::Assignment a = SampleDetails();
+  a.details.restore_from = "/shared/checkpoints/x/superstep-0000000020";
+  a.details.resume_superstep = 0;
+  EXPECT_THAT(std::string(FromWire(ToWire(a)).status().message()), HasSubstr("a restore needs"));
+  a.details.restore_from.clear();
+  a.details.resume_superstep = 20;
+  EXPECT_FALSE(FromWire(ToWire(a)).ok());
 }
 
 TEST(WireTest, JobDetailsWithoutTheDataPlaneAreAnError) {

@@ -275,9 +275,24 @@ class ProgramRunner final : public JobRunner {
       engine_.reset();
       return st;
     }
+    // An attempt after a failure resumes from a complete checkpoint (docs/design.md §7.6),
+    // which every worker reads whole to take its vertices' state; all fail alike if one cannot.
+    if (!details.restore_from.empty()) {
+      building = "the job's state from checkpoint " + details.restore_from;
+      const CheckpointHeader expect{details.app, details.job_id, details.resume_superstep, 0, 0};
+      auto files = ReadCheckpoint(details.restore_from, &expect);
+      absl::Status st = files.ok() ? engine_->RestoreCheckpoint(*files) : files.status();
+      files = std::vector<CheckpointFile>{};
+      if (st = AgreeOnStatus(exchange, st); !st.ok()) {
+        engine_.reset();
+        return st;
+      }
+    }
     // The lists exchanged go back before the supersteps' buffers come.
     ReturnFreedMemory();
-    return factory(*engine_, engine_->ProgramCallbacks());
+    auto executor = factory(*engine_, engine_->ProgramCallbacks());
+    if (executor.ok()) (*executor)->ResumeAt(details.resume_superstep);
+    return executor;
   }
 
   // Formats the lines of vertices [begin, end) into `out`.

@@ -141,10 +141,13 @@ struct CheckpointPart {
 struct CheckpointManifest {
   CheckpointHeader header;            // its part is meaningless; parts: the files' count
   std::vector<CheckpointPart> files;  // by part
+  // The aggregators' global values (as in every file), for the master, which reads no file.
+  std::vector<std::pair<std::string, std::string>> aggregators;
 };
 // MANIFEST, as text: a first line "lockstep-checkpoint-manifest 1", then "app A", "job J",
-// "superstep S", "parts N", a line "file PART RECORDS BYTES CRC32C" per part, and a last line
-// "crc32c C" over the lines before it. Written atomically.
+// "superstep S", "parts N", a line "file PART RECORDS BYTES CRC32C" per part, "aggregators K",
+// a line "aggregator NAME VALUE" per aggregator (both in hex), and a last line "crc32c C" over the
+// lines before it. Written atomically.
 absl::Status WriteCheckpointManifest(const std::string& step_dir,
                                      const CheckpointManifest& manifest);
 absl::StatusOr<CheckpointManifest> ReadCheckpointManifest(const std::string& step_dir);

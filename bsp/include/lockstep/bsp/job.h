@@ -35,6 +35,12 @@ struct JobDetails {
   // Distributed workers only: the job's checkpoint directory (docs/design.md §7.6), shared by
   // every process; empty: no checkpoints.
   std::string checkpoint_dir;
+  // Distributed only: the complete checkpoint the job resumes from (a checkpoint's directory,
+  // docs/design.md §7.6; empty: superstep 0), at superstep `resume_superstep`, in attempt
+  // `attempt` (0: the first).
+  std::string restore_from;
+  uint64_t resume_superstep = 0;
+  uint32_t attempt = 0;
   // A job that needs more supersteps than this fails and says so.
   uint64_t max_supersteps = 10000;
   uint32_t worker_index = 0;

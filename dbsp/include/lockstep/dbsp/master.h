@@ -53,6 +53,12 @@ struct JobSpec {
   std::string checkpoint_dir;
   uint64_t checkpoint_every = 0;
   uint32_t checkpoint_keep = 2;
+  // Recovery (docs/design.md §7.5): a worker lost or silent ends the attempt, not the job, up to
+  // this many times; the next attempt takes the pool's workers (up to pool.max_workers, or as
+  // many as the attempt before) waiting up to `recovery_timeout` for more, at least one, and
+  // resumes from the newest complete checkpoint (or the start).
+  uint32_t max_restarts = 0;
+  std::chrono::milliseconds recovery_timeout{10000};
 };
 
 struct JobResult {
@@ -62,6 +68,8 @@ struct JobResult {
   uint64_t supersteps = 0;
   double seconds = 0;
   std::string output;  // the published job directory
+  uint32_t attempts = 1;
+  std::string restarts_json;  // each restart's attempt, reason, workers and superstep (JSON)
 };
 
 // The master: a gRPC server whose connected workers wait in a pool, and the coordinator of one job

@@ -1,0 +1,177 @@
+// Recovery with real processes on 127.0.0.1 (docs/design.md §7.5): a worker killed mid-job ends
+// the attempt, not the job; the master goes on from the newest complete checkpoint (or the start)
+// on the workers it has, spares first, and publishes exactly the failure-free answer. Also: a kill
+// before the first checkpoint, two workers killed at once, and --max-restarts exhausted.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cluster.h"
+
+namespace lockstep::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class RecoveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    graph_ = dir_ / "graph.el";
+    auto gen = Process::Start(
+        FAULT_BINARY,
+        {"generate", "kronecker", "--scale", "11", "--degree", "8", "--out", graph_.string()},
+        {dir_.path(), dir_ / "generate.log", {}});
+    ASSERT_EQ(gen->Wait(60s), 0) << gen->Log();
+    fs::create_directories(dir_ / "res");
+    out_ = dir_ / "res" / "out";
+    // The failure-free answer.
+    auto run = Process::Start(
+        FAULT_BINARY,
+        {"run", "pagerank", "--graph", graph_.string(), "--undirected", "--tolerance", "0",
+         "--max-iterations", "400", "--out", (dir_ / "local.txt").string()},
+        {dir_.path(), dir_ / "local.log", {}});
+    ASSERT_EQ(run->Wait(60s), 0) << run->Log();
+    expected_ = SortedLines(ReadFile(dir_ / "local.txt"));
+    ASSERT_GT(expected_.size(), 1000u);
+  }
+
+  Process& StartMaster(uint32_t workers, const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"--app",
+                                     "pagerank",
+                                     "--graph",
+                                     graph_.string(),
+                                     "--undirected",
+                                     "--tolerance",
+                                     "0",
+                                     "--max-iterations",
+                                     "400",
+                                     "--out",
+                                     out_.string(),
+                                     "--min-workers",
+                                     std::to_string(workers),
+                                     "--max-workers",
+                                     std::to_string(workers),
+                                     "--checkpoint-dir",
+                                     (dir_ / "checkpoints").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return cluster_.StartMaster(args);
+  }
+
+  // The master's one job published the failure-free answer after `attempts` attempts, from
+  // `parts` workers; returns _SUCCESS.
+  nlohmann::json ExpectPublishedAfter(Process& master, int attempts, size_t parts) {
+    const auto code = master.Wait(90s);
+    EXPECT_TRUE(code.has_value()) << "the job did not end";
+    EXPECT_EQ(code.value_or(-1), 0) << master.Log();
+    auto published = ReadPublished(out_, parts);
+    if (!published) {
+      ADD_FAILURE() << "nothing published";
+      return {};
+    }
+    EXPECT_EQ(published->lines, expected_) << "the recovered job's answer differs";
+    const nlohmann::json success = nlohmann::json::parse(published->success_json);
+    EXPECT_EQ(success["attempts"], attempts);
+    EXPECT_TRUE(fs::is_empty(dir_ / "checkpoints")) << "the job's checkpoints outlived it";
+    return success;
+  }
+
+  TempDir dir_{"lockstep-recovery"};
+  fs::path graph_, out_;
+  std::vector<std::string> expected_;
+  Cluster cluster_{FAULT_BINARY, dir_.path()};
+};
+
+TEST_F(RecoveryTest, AKilledWorkerIsReplacedByASpareFromTheNewestCheckpoint) {
+  Process& master = StartMaster(
+      3, {"--checkpoint-every", "10", "--max-restarts", "1", "--recovery-timeout", "30s"});
+  ASSERT_NE(cluster_.port(), 0);
+  std::vector<Process*> workers;
+  for (int i = 0; i < 3; ++i) workers.push_back(&cluster_.StartWorker({"--max-jobs", "1"}));
+  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20: ", 60s)) << master.Log();
+  workers[1]->Kill();
+  cluster_.StartWorker({"--max-jobs", "1"});  // the spare
+  const nlohmann::json success = ExpectPublishedAfter(master, 2, 3);
+  ASSERT_EQ(success["restarts"].size(), 1u) << success.dump();
+  const nlohmann::json& restart = success["restarts"][0];
+  EXPECT_EQ(restart["workers_before"], 3);
+  EXPECT_EQ(restart["workers"], 3);
+  EXPECT_GE(restart["restored_superstep"].get<int>(), 20);
+  EXPECT_EQ(restart["restored_superstep"].get<int>() % 10, 0);
+  EXPECT_THAT(restart["after"].get<std::string>(), HasSubstr("disconnected"));
+  EXPECT_LT(restart["recovery_seconds"].get<double>(), 10.0);
+  EXPECT_THAT(master.Log(), HasSubstr("recovering from the checkpoint at superstep"));
+  // The survivors served the job to its end: the aborted attempt did not count as their one job.
+  for (Process* w : {workers[0], workers[2]}) {
+    EXPECT_EQ(w->Wait(30s), 0) << w->Log();
+    EXPECT_THAT(w->Log(), HasSubstr(": completed;"));
+  }
+}
+
+TEST_F(RecoveryTest, WithoutASpareTheJobGoesOnWithFewerWorkers) {
+  Process& master = StartMaster(
+      3, {"--checkpoint-every", "10", "--max-restarts", "1", "--recovery-timeout", "1s"});
+  ASSERT_NE(cluster_.port(), 0);
+  std::vector<Process*> workers;
+  for (int i = 0; i < 3; ++i) workers.push_back(&cluster_.StartWorker({"--max-jobs", "1"}));
+  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20: ", 60s)) << master.Log();
+  workers[0]->Kill();
+  const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
+  EXPECT_EQ(success["workers"], 2);
+  EXPECT_EQ(success["restarts"][0]["workers"], 2);
+  EXPECT_THAT(master.Log(), HasSubstr("attempt 2 on 2 workers"));
+}
+
+TEST_F(RecoveryTest, AKillBeforeTheFirstCheckpointStartsOver) {
+  Process& master = StartMaster(2, {"--checkpoint-every", "1000", "--max-restarts", "1"});
+  ASSERT_NE(cluster_.port(), 0);
+  Process& victim = cluster_.StartWorker({"--max-jobs", "1"});
+  cluster_.StartWorker({"--max-jobs", "1"});
+  ASSERT_TRUE(master.WaitForLog("superstep 3 |", 60s)) << master.Log();
+  victim.Kill();
+  cluster_.StartWorker({"--max-jobs", "1"});
+  const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
+  EXPECT_EQ(success["restarts"][0]["restored_superstep"], 0);
+  EXPECT_THAT(master.Log(), HasSubstr("recovering from the start"));
+}
+
+TEST_F(RecoveryTest, TwoWorkersKilledAtOnce) {
+  Process& master = StartMaster(
+      4, {"--checkpoint-every", "10", "--max-restarts", "2", "--recovery-timeout", "1s"});
+  ASSERT_NE(cluster_.port(), 0);
+  std::vector<Process*> workers;
+  for (int i = 0; i < 4; ++i) workers.push_back(&cluster_.StartWorker({"--max-jobs", "1"}));
+  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20: ", 60s)) << master.Log();
+  workers[1]->Kill();
+  workers[3]->Kill();
+  const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
+  EXPECT_EQ(success["workers"], 2);
+}
+
+TEST_F(RecoveryTest, RestartsExhaustedAbortListingEveryAttempt) {
+  Process& master = StartMaster(
+      2, {"--checkpoint-every", "10", "--max-restarts", "1", "--recovery-timeout", "30s"});
+  ASSERT_NE(cluster_.port(), 0);
+  Process& first = cluster_.StartWorker({"--max-jobs", "1"});
+  cluster_.StartWorker({"--max-jobs", "1"});
+  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20: ", 60s)) << master.Log();
+  first.Kill();
+  Process& second = cluster_.StartWorker({"--max-jobs", "1"});
+  ASSERT_TRUE(master.WaitForLog("attempt 2 on 2 workers", 60s)) << master.Log();
+  ASSERT_TRUE(master.WaitForLogCount("checkpoint before superstep", 3, 60s)) << master.Log();
+  second.Kill();
+  const auto code = master.Wait(60s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 1) << master.Log();
+  const std::string log = master.Log();
+  EXPECT_THAT(log, HasSubstr("aborted: attempt 1: "));
+  EXPECT_THAT(log, HasSubstr("; attempt 2: "));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(out_))) << "a failed job published";
+  EXPECT_TRUE(fs::is_empty(dir_ / "checkpoints"));
+}
+
+}  // namespace
+}  // namespace lockstep::testing
