@@ -62,9 +62,9 @@ void CheckpointWriter::Aggregator(std::string_view name, std::string_view value)
 
 void CheckpointWriter::EndRecord() {
   if (!open_) return;
-  records_.push_back(static_cast<char>(kind_));
-  records_.append(reinterpret_cast<const char*>(id_.data), sizeof(id_.data));
-  PutBytes(records_, payload_);
+  // The payload was appended in place: its length goes before it.
+  const uint32_t length = static_cast<uint32_t>(records_.size() - open_at_ - 4);
+  std::memcpy(records_.data() + open_at_, &length, 4);
   ++count_;
   open_ = false;
 }
@@ -72,10 +72,11 @@ void CheckpointWriter::EndRecord() {
 std::string& CheckpointWriter::Record(CheckpointRecord kind, const VertexId& id) {
   EndRecord();
   open_ = true;
-  kind_ = kind;
-  id_ = id;
-  payload_.clear();
-  return payload_;
+  char head[1 + 16 + 4] = {static_cast<char>(kind)};
+  std::memcpy(head + 1, id.data, 16);
+  records_.append(head, sizeof(head));
+  open_at_ = records_.size() - 4;
+  return records_;
 }
 
 std::string CheckpointWriter::Finish() {

@@ -165,8 +165,10 @@ Position MasterJob::position() const {
 }
 
 absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
-  // The first barrier also waits for the workers to load their parts.
-  const bool first = at.barrier == Barrier::kPre && at.superstep == 0;
+  // The first barrier (PRE of superstep 0, or of the superstep an attempt resumes at) also waits
+  // for the workers to load their parts.
+  const bool first = !waited_;
+  waited_ = true;
   PhaseTime::Scope timed(first ? start_wait_ : barrier_waits_);
   std::unique_lock<std::mutex> lock(mu_);
   if (!status_.ok()) return status_;
@@ -199,7 +201,54 @@ absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
     changed_.wait(lock, ready);
   }
   if (!status_.ok()) return status_;
-  return protocol_.entries();
+  std::vector<Step> entries = protocol_.entries();
+  lock.unlock();
+  if (auto st = CompleteCheckpoint(entries); !st.ok()) {
+    Abort(st);
+    return status();
+  }
+  return entries;
+}
+
+void MasterJob::CheckpointTaken(uint64_t superstep, const std::vector<Step>& entries,
+                                std::vector<std::pair<std::string, std::string>> aggregators) {
+  bsp::CheckpointManifest manifest;
+  manifest.header = {checkpoints_.app, checkpoints_.job_id, superstep, 0, num_workers()};
+  for (const Step& e : entries)
+    manifest.files.push_back({e.part.vertices, e.part.bytes, e.part.crc32c});
+  manifest.aggregators = std::move(aggregators);
+  taken_ = std::move(manifest);
+}
+
+absl::Status MasterJob::CompleteCheckpoint(const std::vector<Step>& entries) {
+  if (!taken_) return absl::OkStatus();
+  const uint64_t superstep = taken_->header.superstep;
+  for (const Step& e : entries) {
+    if (e.checkpoint_written < superstep) return absl::OkStatus();
+  }
+  const std::string dir = bsp::CheckpointStepDir(checkpoints_.dir, superstep);
+  uint64_t bytes = 0, records = 0;
+  for (uint32_t w = 0; w < taken_->files.size(); ++w) {
+    const bsp::CheckpointPart& f = taken_->files[w];
+    // The file must be there with the size its worker reported (its CRC is checked when read).
+    const std::string path = bsp::CheckpointFileName(dir, w);
+    std::error_code ec;
+    const uint64_t size = std::filesystem::file_size(path, ec);
+    if (ec || size != f.bytes) {
+      return absl::DataLossError(absl::StrCat("worker ", w, " wrote checkpoint file ", path, " of ",
+                                              f.bytes, " bytes, but ",
+                                              ec ? absl::StrCat("it cannot be read: ", ec.message())
+                                                 : absl::StrCat("it holds ", size)));
+    }
+    bytes += f.bytes;
+    records += f.records;
+  }
+  if (auto st = bsp::WriteCheckpointManifest(dir, *taken_); !st.ok()) return st;
+  taken_.reset();
+  if (auto st = bsp::PruneCheckpoints(checkpoints_.dir, checkpoints_.keep); !st.ok()) return st;
+  spdlog::info("job {}: checkpoint before superstep {} is complete: {} bytes, {} records",
+               checkpoints_.job_id, superstep, bytes, records);
+  return absl::OkStatus();
 }
 
 absl::Status MasterJob::ReleaseAll(const Step& release) {
@@ -268,41 +317,25 @@ bsp::StepStats Sum(const std::vector<Step>& entries, uint64_t superstep) {
 
 namespace {
 
-absl::Status CompleteCheckpoint(MasterJob& job, bsp::StepEngine& engine, const CheckpointPlan& plan,
-                                uint64_t next) {
+// The checkpoint before superstep `next`: every worker encodes its file and enters CHECKPOINT; the
+// files are written while the job goes on, and listed once durable (MasterJob::CheckpointTaken).
+absl::Status TakeCheckpoint(MasterJob& job, bsp::StepEngine& engine, uint64_t next) {
   const auto start = std::chrono::steady_clock::now();
   auto entries = job.WaitAll({Barrier::kCheckpoint, next});
   if (!entries.ok()) return entries.status();
-  bsp::CheckpointManifest manifest;
-  manifest.header = {plan.app, plan.job_id, next, 0, job.num_workers()};
-  const std::string dir = bsp::CheckpointStepDir(plan.dir, next);
-  uint64_t bytes = 0;
-  for (uint32_t w = 0; w < entries->size(); ++w) {
-    const bsp::OutputSummary& f = (*entries)[w].part;
-    // The file must be there with the size its worker reported (its CRC is checked when read).
-    const std::string path = bsp::CheckpointFileName(dir, w);
-    std::error_code ec;
-    const uint64_t size = std::filesystem::file_size(path, ec);
-    if (ec || size != f.bytes) {
-      return absl::DataLossError(absl::StrCat("worker ", w, " wrote checkpoint file ", path, " of ",
-                                              f.bytes, " bytes, but ",
-                                              ec ? absl::StrCat("it cannot be read: ", ec.message())
-                                                 : absl::StrCat("it holds ", size)));
-    }
-    manifest.files.push_back({f.vertices, f.bytes, f.crc32c});
-    bytes += f.bytes;
-  }
+  std::vector<std::pair<std::string, std::string>> aggregators;
   engine.aggregators().ForEach([&](const bsp::AggregatorBase& agg) {
     std::string value;
     agg.EncodeValue(value);
-    manifest.aggregators.emplace_back(agg.name(), std::move(value));
+    aggregators.emplace_back(agg.name(), std::move(value));
   });
-  if (auto st = bsp::WriteCheckpointManifest(dir, manifest); !st.ok()) return st;
-  if (auto st = bsp::PruneCheckpoints(plan.dir, plan.keep); !st.ok()) return st;
+  uint64_t bytes = 0;
+  for (const Step& e : *entries) bytes += e.part.bytes;
+  job.CheckpointTaken(next, *entries, std::move(aggregators));
   spdlog::info(
-      "job {}: checkpoint before superstep {}: {} bytes in {} files, {:.1f} ms", plan.job_id, next,
-      bytes, entries->size(),
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e3);
+      "checkpoint before superstep {} taken: {} bytes in {} files, {:.1f} ms", next, bytes,
+      entries->size(),
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   return job.ReleaseAll(Step{});
 }
 
@@ -315,6 +348,7 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
   return [&job, progress, options, checkpoints](
              bsp::StepEngine& engine,
              bsp::Callbacks user) -> absl::StatusOr<std::unique_ptr<bsp::Executor>> {
+    job.SetCheckpointPlan(checkpoints);
     struct StepClock {
       std::chrono::steady_clock::time_point start;
       uint64_t batches = 0;
@@ -387,7 +421,7 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
         progress(p);
       }
       if (release.checkpoint) {
-        if (auto st = CompleteCheckpoint(job, engine, checkpoints, own.superstep + 1); !st.ok()) {
+        if (auto st = TakeCheckpoint(job, engine, own.superstep + 1); !st.ok()) {
           job.Abort(st);
           return job.status();
         }

@@ -8,18 +8,32 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "job/phase_time.h"
+#include "lockstep/bsp/checkpoint.h"
 #include "lockstep/bsp/executor.h"
 #include "lockstep/dbsp/master.h"
 #include "protocol/protocol.h"
 #include "transport/streams.h"
 
 namespace lockstep::dbsp::job {
+
+// A job's checkpoints (docs/design.md §7.6): every `every` supersteps (0: none) the workers write
+// their files into `dir`, the job's checkpoint directory, and the master the manifest; the newest
+// `keep` stay.
+struct CheckpointPlan {
+  std::string dir;
+  uint64_t every = 0;
+  uint32_t keep = 2;
+  std::string app;
+  std::string job_id;
+};
 
 class MasterJob final : public transport::WorkerStreamHandler {
  public:
@@ -52,6 +66,12 @@ class MasterJob final : public transport::WorkerStreamHandler {
   // has not entered within the peer timeout (which aborts the job naming it). Returns the
   // entries in worker order.
   absl::StatusOr<std::vector<protocol::Step>> WaitAll(protocol::Position at);
+  // Checkpoints (docs/design.md §7.6): a checkpoint taken (the workers' CHECKPOINT entries, the
+  // aggregators as they were then) is listed, with its manifest, once every worker has said in a
+  // barrier entry that its file is durable; WaitAll checks at every barrier.
+  void SetCheckpointPlan(CheckpointPlan plan) { checkpoints_ = std::move(plan); }
+  void CheckpointTaken(uint64_t superstep, const std::vector<protocol::Step>& entries,
+                       std::vector<std::pair<std::string, std::string>> aggregators);
   // Leaves the open barrier: sends `release` to every worker (with the stop decision at
   // POST_KEEP_RUNNING) and opens the next one.
   absl::Status ReleaseAll(const protocol::Step& release);
@@ -76,6 +96,9 @@ class MasterJob final : public transport::WorkerStreamHandler {
   void Violation(uint32_t worker, const std::string& what);
   void AbortLocked(absl::Status reason);
   void FlushAll();
+  // The job thread's: writes the manifest of the checkpoint taken once `entries` say every file
+  // of it is durable, and prunes the older ones.
+  absl::Status CompleteCheckpoint(const std::vector<protocol::Step>& entries);
 
   const std::vector<transport::WorkerStream*> streams_;
   const std::vector<std::string> names_;
@@ -92,20 +115,13 @@ class MasterJob final : public transport::WorkerStreamHandler {
   std::function<bool(const absl::Status&)> retrying_;
   uint64_t relayed_batches_ = 0;
   uint64_t relayed_bytes_ = 0;
+  bool waited_ = false;
+  CheckpointPlan checkpoints_;
+  std::optional<bsp::CheckpointManifest>
+      taken_;  // the job thread's: whether a barrier was waited for yet
   PhaseTime start_wait_;
   PhaseTime barrier_waits_;
   PhaseTime forwarding_;
-};
-
-// A job's checkpoints (docs/design.md §7.6): every `every` supersteps (0: none) the workers write
-// their files into `dir`, the job's checkpoint directory, and the master the manifest; the newest
-// `keep` stay.
-struct CheckpointPlan {
-  std::string dir;
-  uint64_t every = 0;
-  uint32_t keep = 2;
-  std::string app;
-  std::string job_id;
 };
 
 // The master runs the program on an empty graph with this factory: per superstep s it waits for

@@ -201,6 +201,8 @@ void WorkerJob::OnHangUp(std::string_view why) {
 
 absl::StatusOr<Step> WorkerJob::Enter(Step entry) {
   const protocol::Position at = entry.position();
+  if (auto st = checkpoint_files_.status(); !st.ok()) Fail(st);
+  entry.checkpoint_written = checkpoint_files_.written();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!status_.ok()) return status_;
@@ -319,27 +321,74 @@ void WorkerJob::SetExecutor(bsp::Executor* executor) {
   if (!status_.ok() && executor_ != nullptr) executor_->Cancel();
 }
 
+CheckpointFiles::~CheckpointFiles() { (void)Wait(); }
+
+absl::Status CheckpointFiles::Wait() {
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+absl::Status CheckpointFiles::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+absl::Status CheckpointFiles::Submit(uint64_t superstep, std::string dir, std::string path,
+                                     std::string bytes, std::string log_tag) {
+  if (auto st = Wait(); !st.ok()) return st;
+  thread_ = std::thread([this, superstep, dir = std::move(dir), path = std::move(path),
+                         bytes = std::move(bytes), log_tag = std::move(log_tag)] {
+    const auto start = PhaseTime::Clock::now();
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    absl::Status st = ec ? absl::UnavailableError(absl::StrCat("cannot make checkpoint directory ",
+                                                               dir, ": ", ec.message()))
+                         : bsp::WriteCheckpointFile(path, bytes);
+    spdlog::debug(
+        "{}checkpoint before superstep {}: wrote {} bytes in {:.1f} ms", log_tag, superstep,
+        bytes.size(),
+        std::chrono::duration<double, std::milli>(PhaseTime::Clock::now() - start).count());
+    std::lock_guard<std::mutex> lock(mu_);
+    if (st.ok()) {
+      written_.store(superstep);
+    } else if (status_.ok()) {
+      status_ = st;
+    }
+  });
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bsp::OutputSummary> WorkerJob::WriteCheckpoint(bsp::StepEngine& engine,
                                                               uint64_t next) {
   if (checkpoint_dir_.empty()) {
     return absl::FailedPreconditionError(
         "the master asked for a checkpoint, but the job has no checkpoint directory");
   }
+  const auto start = PhaseTime::Clock::now();
   bsp::CheckpointWriter writer({app_, job_id_, next, index_, count_});
   if (auto st = engine.WriteCheckpoint(next, writer); !st.ok()) return st;
-  const std::string bytes = writer.Finish();
+  std::string bytes = writer.Finish();
+  const bsp::OutputSummary summary{writer.records(), bytes.size(),
+                                   bsp::FastCrc32c(bytes.data(), bytes.size())};
+  spdlog::debug("{}checkpoint before superstep {}: {} records, {} bytes encoded in {:.1f} ms",
+                log_tag_, next, summary.vertices, summary.bytes,
+                std::chrono::duration<double, std::milli>(PhaseTime::Clock::now() - start).count());
+  // Written in the background while the job goes on: the master lists the checkpoint once every
+  // worker has said its file is durable (checkpoint_written in a later entry).
   const std::string dir = bsp::CheckpointStepDir(checkpoint_dir_, next);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot make checkpoint directory ", dir, ": ", ec.message()));
-  }
-  if (auto st = bsp::WriteCheckpointFile(bsp::CheckpointFileName(dir, index_), bytes); !st.ok()) {
+  if (auto st = checkpoint_files_.Submit(next, dir, bsp::CheckpointFileName(dir, index_),
+                                         std::move(bytes), log_tag_);
+      !st.ok()) {
     return st;
   }
-  return bsp::OutputSummary{writer.records(), bytes.size(),
-                            bsp::FastCrc32c(bytes.data(), bytes.size())};
+  return summary;
+}
+
+absl::Status WorkerJob::FlushCheckpoints() {
+  absl::Status st = checkpoint_files_.Wait();
+  if (!st.ok()) Fail(st);
+  return st;
 }
 
 void WorkerJob::Finish(const absl::Status& local_error) {
@@ -494,6 +543,8 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
 
 absl::Status RunEndPhases(WorkerJob& job, uint64_t vertices,
                           const std::function<absl::StatusOr<bsp::OutputSummary>()>& persist) {
+  // Every checkpoint file durable before the job's end, which removes the checkpoints.
+  if (auto st = job.FlushCheckpoints(); !st.ok()) return st;
   for (protocol::Position at = job.position(); at.barrier != Barrier::kDone; at = job.position()) {
     Step entry;
     entry.barrier = at.barrier;
@@ -543,6 +594,7 @@ absl::Status RunWorkerJob(bsp::JobRunner& runner, const bsp::JobDetails& details
   }
   job.SetExecutor(executor->get());
   auto abort = [&](absl::Status st) {
+    (void)job.FlushCheckpoints();  // no file written after the job is over here
     job.DetachEngine();
     job.SetExecutor(nullptr);
     runner.AbortJob(details);

@@ -5,6 +5,7 @@
 // and the receiving end of the master's stream. The job's phases after the supersteps are
 // written once, in RunWorkerJob, in the order the transition table gives.
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -27,6 +29,31 @@
 #include "transport/wire.h"
 
 namespace lockstep::dbsp::job {
+
+// A worker's checkpoint files, written in the background one at a time (docs/design.md §7.6).
+class CheckpointFiles {
+ public:
+  CheckpointFiles() = default;
+  CheckpointFiles(const CheckpointFiles&) = delete;
+  CheckpointFiles& operator=(const CheckpointFiles&) = delete;
+  ~CheckpointFiles();  // waits for the write under way
+
+  // Waits for the write under way (its error, if it failed), then writes `bytes` to `path` in
+  // `dir` (made if missing) on a thread of its own.
+  absl::Status Submit(uint64_t superstep, std::string dir, std::string path, std::string bytes,
+                      std::string log_tag);
+  // Waits for the write under way; the first write's error, if one failed.
+  absl::Status Wait();
+  absl::Status status() const;
+  // The superstep of the newest checkpoint written and synced (0: none). Any thread.
+  uint64_t written() const { return written_.load(); }
+
+ private:
+  std::thread thread_;
+  mutable std::mutex mu_;
+  absl::Status status_;
+  std::atomic<uint64_t> written_{0};
+};
 
 class WorkerJob final : public transport::MasterStreamHandler,
                         public transport::PeerBatchHandler,
@@ -60,10 +87,13 @@ class WorkerJob final : public transport::MasterStreamHandler,
   // Before the engine goes away: relay batches that still arrive are dropped.
   void DetachEngine();
   void SetExecutor(bsp::Executor* executor);
-  // At the master's request, between supersteps: writes this worker's file of the checkpoint
-  // before superstep `next` (docs/design.md §7.6) into the job's checkpoint directory, and says
-  // what it wrote (records, bytes, CRC-32C) for its CHECKPOINT entry.
+  // At the master's request, between supersteps: encodes this worker's file of the checkpoint
+  // before superstep `next` (docs/design.md §7.6) and writes it into the job's checkpoint
+  // directory in the background; says what it holds (records, bytes, CRC-32C) for its CHECKPOINT
+  // entry. Every later entry says which checkpoint is durable.
   absl::StatusOr<bsp::OutputSummary> WriteCheckpoint(bsp::StepEngine& engine, uint64_t next);
+  // Waits until the checkpoint files are written; fails the job if one could not be.
+  absl::Status FlushCheckpoints();
 
   // Any thread: fails the job here (a local error, SIGTERM); the master is told in Finish.
   void Fail(absl::Status reason);
@@ -136,6 +166,7 @@ class WorkerJob final : public transport::MasterStreamHandler,
   double steps_seconds_ = 0, engine_encode_seconds_ = 0, engine_decode_seconds_ = 0;
   double run_seconds_ = 0, run_barrier_seconds_ = 0;
   uint64_t run_barrier_count_ = 0;
+  CheckpointFiles checkpoint_files_;  // last: its write ends before the rest goes
 };
 
 // Wraps the program's callbacks with the barriers: PRE(s), then POST(s) with the aggregator

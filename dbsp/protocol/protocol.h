@@ -103,6 +103,9 @@ struct Step {
   // after writing a checkpoint (then CHECKPOINT of the next superstep).
   bool stop = false;
   bool checkpoint = false;
+  // Entering any barrier: the newest checkpoint (its superstep) whose file the worker has made
+  // durable; 0: none.
+  uint64_t checkpoint_written = 0;
   // Entering EXECUTED_GRAPH: the worker's number of vertices.
   uint64_t vertices = 0;
   // Entering PERSISTED_RESULTS: what the worker wrote to its part; entering CHECKPOINT, to its

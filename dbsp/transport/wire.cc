@@ -134,6 +134,7 @@ v1::Step ToWire(const protocol::Step& s) {
   w.set_unhalted(s.unhalted);
   w.set_stop(s.stop);
   w.set_checkpoint(s.checkpoint);
+  w.set_checkpoint_written(s.checkpoint_written);
   w.set_vertices(s.vertices);
   w.set_part_vertices(s.part.vertices);
   w.set_part_bytes(s.part.bytes);
@@ -160,6 +161,7 @@ absl::StatusOr<protocol::Step> FromWire(const v1::Step& w) {
   s.unhalted = w.unhalted();
   s.stop = w.stop();
   s.checkpoint = w.checkpoint();
+  s.checkpoint_written = w.checkpoint_written();
   s.vertices = w.vertices();
   s.part = {w.part_vertices(), w.part_bytes(), w.part_crc32c()};
   s.relayed_batches = w.relayed_batches();

@@ -373,7 +373,8 @@ TEST(CheckpointedJobs, GiveTheLocalAnswerAndLeaveNothingBehind) {
     ASSERT_TRUE(published.has_value());
     ExpectSameLines(local, published->lines, c.app + " with checkpoints");
     const fs::path run_dir = case_dir / ("w" + std::to_string(workers) + "-direct");
-    EXPECT_THAT(ReadFile(run_dir / "master.log"), HasSubstr("checkpoint before superstep 2: "));
+    EXPECT_THAT(ReadFile(run_dir / "master.log"),
+                HasSubstr("checkpoint before superstep 2 taken: "));
     EXPECT_TRUE(fs::is_empty(checkpoints)) << "a job's checkpoints outlived it";
     workers = 5 - workers;  // 2, 3, 2, ...
   }

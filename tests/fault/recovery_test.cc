@@ -91,7 +91,7 @@ TEST_F(RecoveryTest, AKilledWorkerIsReplacedByASpareFromTheNewestCheckpoint) {
   ASSERT_NE(cluster_.port(), 0);
   std::vector<Process*> workers;
   for (int i = 0; i < 3; ++i) workers.push_back(&cluster_.StartWorker({"--max-jobs", "1"}));
-  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20: ", 60s)) << master.Log();
+  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << master.Log();
   workers[1]->Kill();
   cluster_.StartWorker({"--max-jobs", "1"});  // the spare
   const nlohmann::json success = ExpectPublishedAfter(master, 2, 3);
@@ -117,7 +117,7 @@ TEST_F(RecoveryTest, WithoutASpareTheJobGoesOnWithFewerWorkers) {
   ASSERT_NE(cluster_.port(), 0);
   std::vector<Process*> workers;
   for (int i = 0; i < 3; ++i) workers.push_back(&cluster_.StartWorker({"--max-jobs", "1"}));
-  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20: ", 60s)) << master.Log();
+  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << master.Log();
   workers[0]->Kill();
   const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
   EXPECT_EQ(success["workers"], 2);
@@ -144,7 +144,7 @@ TEST_F(RecoveryTest, TwoWorkersKilledAtOnce) {
   ASSERT_NE(cluster_.port(), 0);
   std::vector<Process*> workers;
   for (int i = 0; i < 4; ++i) workers.push_back(&cluster_.StartWorker({"--max-jobs", "1"}));
-  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20: ", 60s)) << master.Log();
+  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << master.Log();
   workers[1]->Kill();
   workers[3]->Kill();
   const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
@@ -157,11 +157,11 @@ TEST_F(RecoveryTest, RestartsExhaustedAbortListingEveryAttempt) {
   ASSERT_NE(cluster_.port(), 0);
   Process& first = cluster_.StartWorker({"--max-jobs", "1"});
   cluster_.StartWorker({"--max-jobs", "1"});
-  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20: ", 60s)) << master.Log();
+  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << master.Log();
   first.Kill();
   Process& second = cluster_.StartWorker({"--max-jobs", "1"});
   ASSERT_TRUE(master.WaitForLog("attempt 2 on 2 workers", 60s)) << master.Log();
-  ASSERT_TRUE(master.WaitForLogCount("checkpoint before superstep", 3, 60s)) << master.Log();
+  ASSERT_TRUE(master.WaitForLogCount(" is complete", 3, 60s)) << master.Log();
   second.Kill();
   const auto code = master.Wait(60s);
   ASSERT_TRUE(code.has_value());

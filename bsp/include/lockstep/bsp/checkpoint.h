@@ -53,9 +53,11 @@ class CheckpointWriter {
 
   // Aggregators go before the records.
   void Aggregator(std::string_view name, std::string_view value);
-  // Starts a record; the caller appends its payload to the string returned, which stays valid
-  // until the next call.
+  // Starts a record; the caller appends its payload (only) to the string returned, until the next
+  // call.
   std::string& Record(CheckpointRecord kind, const VertexId& id);
+  // Room for about this many bytes of records.
+  void Reserve(size_t bytes) { records_.reserve(bytes); }
   // The file's bytes. The writer is spent.
   std::string Finish();
   // The records written (after Finish, all of them).
@@ -70,10 +72,8 @@ class CheckpointWriter {
   std::vector<std::pair<std::string, std::string>> aggregators_;
   std::string records_;
   uint64_t count_ = 0;
-  bool open_ = false;  // a record whose payload is still being appended
-  CheckpointRecord kind_ = CheckpointRecord::kVertex;
-  VertexId id_;
-  std::string payload_;
+  bool open_ = false;   // a record whose payload is still being appended
+  size_t open_at_ = 0;  // where its length goes
 };
 
 // One partition's checkpoint file, checked whole.

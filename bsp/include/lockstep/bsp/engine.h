@@ -579,8 +579,10 @@ class Engine final : public StepEngine {
         delivered_ahead_ = next;
       }
     }
+    out.Reserve(uint64_t{n} * (22 + 2 * sizeof(Message)));
     for (uint32_t v = 0; v < n; ++v) {
       std::string& payload = out.Record(CheckpointRecord::kVertex, topo.id(v));
+      const size_t flags_at = payload.size();
       payload.push_back(0);
       uint8_t flags = halted_[v] ? kCheckpointHalted : 0;
       Codec<VertexValue>::Encode(values_[v], payload);
@@ -597,7 +599,7 @@ class Engine final : public StepEngine {
           for (const Message& m : messages) Codec<Message>::Encode(m, payload);
         }
       }
-      payload[0] = static_cast<char>(flags);
+      payload[flags_at] = static_cast<char>(flags);
     }
     if constexpr (IsAnyOrder<P>()) {
       for (uint32_t r = 0; r < topo.num_remote(); ++r) {

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Checkpoints and recovery (issue 12): what checkpoints cost a failure-free job, how fast a job
+recovers from a killed worker, and a campaign of random kills.
+
+    bench/recovery.py [--workers 2] [--every 5] [--iterations 30] [--trials 3] [--kills 0]
+                      [--data DIR] BUILD_DIR SCALE
+
+On the Kronecker graph of bench/kernels.py (`lockstep generate kronecker --scale S --degree 16`,
+read with --undirected), PageRank with --tolerance 0 on a master and --workers workers on
+loopback (`--threads 1 --max-jobs 1`), checkpoints under --data:
+  - overhead: --trials rounds, each running the job without checkpoints and with
+    `--checkpoint-every E` alternately; the figure is the master's compute time (its "time split:
+    compute X s" line: from the job's start to its last superstep, the workers' load included,
+    every checkpoint barrier included) minus its "workers' start" (the load), and the ratio with /
+    without of each round; also the checkpoints' bytes per vertex and the master's time per
+    checkpoint (from its "checkpoint before superstep" lines);
+  - recovery: one job with a spare worker started beside the others and `--max-restarts 1`; one
+    worker is SIGKILLed when the master logs the checkpoint before superstep 2E; the figure is
+    _SUCCESS's recovery time (the failure to the first resumed superstep) against the job's load
+    time (the same job's "workers' start");
+  - --kills N: a campaign of N jobs of at least 30 supersteps, each killing a random worker at a
+    random moment (a uniform delay within the failure-free job's run time), with a spare in every
+    other job; each result is compared with `lockstep run`'s, byte for byte, and the count that
+    completed with it is printed.
+Timings are compared only as ratios within a round (the machine is shared and noisy).
+Python 3 standard library only.
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+import scale
+
+COMPUTE_RE = re.compile(r"time split: compute ([0-9.]+) s = workers' start ([0-9.]+) s")
+CHECKPOINT_RE = re.compile(
+    r"checkpoint before superstep (\d+) taken: (\d+) bytes in \d+ files, ([0-9.]+) ms")
+VERTICES_RE = re.compile(r"completed: (\d+) vertices")
+
+
+def log(msg=""):
+    print(msg, flush=True)
+
+
+class Cluster:
+    """A master and its workers on loopback, for one job."""
+
+    def __init__(self, binary, work, name):
+        self.binary = binary
+        self.dir = os.path.join(work, name)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.dir)
+        self.workers = []
+        self.master = None
+        self.port = None
+
+    def start(self, graph, iterations, workers, extra):
+        port_file = os.path.join(self.dir, "port")
+        self.master_log = os.path.join(self.dir, "master.log")
+        self.out = os.path.join(self.dir, "out")
+        argv = [self.binary, "master", "--listen", "127.0.0.1:0", "--port-file", port_file,
+                "--app", "pagerank", "--graph", graph, "--undirected", "--tolerance", "0",
+                "--max-iterations", str(iterations), "--out", self.out,
+                "--min-workers", str(workers), "--max-workers", str(workers)] + extra
+        self.master = subprocess.Popen(argv, stderr=open(self.master_log, "w"),
+                                       stdout=subprocess.DEVNULL)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if os.path.exists(port_file):
+                text = open(port_file).read()
+                if text.endswith("\n"):
+                    self.port = int(text)
+                    break
+            time.sleep(0.01)
+        for _ in range(workers):
+            self.add_worker()
+
+    def add_worker(self):
+        i = len(self.workers)
+        w = subprocess.Popen([self.binary, "worker", "--master", f"127.0.0.1:{self.port}",
+                              "--threads", "1", "--max-jobs", "1"],
+                             stderr=open(os.path.join(self.dir, f"w{i}.log"), "w"),
+                             stdout=subprocess.DEVNULL)
+        self.workers.append(w)
+        return w
+
+    def master_text(self):
+        return open(self.master_log).read()
+
+    def wait_for(self, text, timeout=300):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if text in self.master_text():
+                return True
+            if self.master.poll() is not None:
+                return False
+            time.sleep(0.002)
+        return False
+
+    def finish(self, timeout=600):
+        code = self.master.wait(timeout=timeout)
+        for w in self.workers:
+            try:
+                w.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                w.kill()
+                w.wait()
+        return code
+
+    def lines(self):
+        out = []
+        link = os.path.realpath(self.out)
+        for name in sorted(os.listdir(link)):
+            if name.startswith("part-"):
+                out.extend(open(os.path.join(link, name), "rb").read().splitlines())
+        return sorted(out)
+
+    def success(self):
+        return json.load(open(os.path.join(os.path.realpath(self.out), "_SUCCESS")))
+
+
+def summary(values, unit="", fmt="{:.3f}"):
+    if not values:
+        return "-"
+    s = sorted(values)
+    return "/".join(fmt.format(v) for v in (s[0], statistics.median(s), s[-1])) + unit
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("build")
+    ap.add_argument("scale", type=int)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--every", type=int, default=5)
+    ap.add_argument("--iterations", type=int, default=30)
+    ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--kills", type=int, default=0)
+    ap.add_argument("--data", default="bench-data")
+    args = ap.parse_args()
+    binary = os.path.join(args.build, "lockstep")
+    os.makedirs(args.data, exist_ok=True)
+    graph = scale.generate(binary, "kronecker", args.scale, 16,
+                           os.path.join(args.data, f"kronecker-{args.scale}-unweighted.el"),
+                           weights=False)
+    work = os.path.join(args.data, "recovery")
+    checkpoints = os.path.join(work, "checkpoints")
+    os.makedirs(checkpoints, exist_ok=True)
+    log(f"Kronecker scale {args.scale}, degree 16, undirected ({graph}); PageRank "
+        f"{args.iterations} iterations on {args.workers} workers (--threads 1)")
+
+    # --- overhead
+    without, with_, ratios, per_vertex, ckpt_ms = [], [], [], [], []
+    for trial in range(args.trials):
+        row = {}
+        for mode in ("without", "with"):
+            c = Cluster(binary, work, mode)
+            extra = []
+            if mode == "with":
+                extra = ["--checkpoint-dir", checkpoints, "--checkpoint-every", str(args.every)]
+            c.start(graph, args.iterations, args.workers, extra)
+            if c.finish() != 0:
+                sys.exit(f"the {mode} job failed: see {c.master_log}")
+            text = c.master_text()
+            m = COMPUTE_RE.search(text)
+            row[mode] = float(m.group(1)) - float(m.group(2))
+            if mode == "with":
+                vertices = int(VERTICES_RE.search(text).group(1))
+                for s, b, ms in CHECKPOINT_RE.findall(text):
+                    per_vertex.append(int(b) / vertices)
+                    ckpt_ms.append(float(ms))
+        without.append(row["without"])
+        with_.append(row["with"])
+        ratios.append(row["with"] / row["without"])
+        log(f"  round {trial + 1}: supersteps without checkpoints {row['without']:.3f} s, with "
+            f"--checkpoint-every {args.every} {row['with']:.3f} s: x{ratios[-1]:.3f}")
+    log(f"failure-free supersteps (min/median/max): without {summary(without, ' s')}, "
+        f"with {summary(with_, ' s')}; ratio {summary(ratios)} (bound 1.10)")
+    log(f"checkpoint: {summary(per_vertex, ' bytes/vertex', '{:.1f}')}, master's time "
+        f"{summary(ckpt_ms, ' ms', '{:.1f}')}")
+
+    # --- recovery time with a spare
+    reference = None
+    c = Cluster(binary, work, "recover")
+    c.start(graph, args.iterations, args.workers,
+            ["--checkpoint-dir", checkpoints, "--checkpoint-every", str(args.every),
+             "--max-restarts", "1"])
+    c.add_worker()  # the spare
+    if c.wait_for(f"checkpoint before superstep {2 * args.every} is complete"):
+        os.kill(c.workers[0].pid, signal.SIGKILL)
+    if c.finish() != 0:
+        sys.exit(f"the recovering job failed: see {c.master_log}")
+    success = c.success()
+    load = float(COMPUTE_RE.search(c.master_text()).group(2))
+    restarts = success.get("restarts", [])
+    if restarts:
+        r = restarts[0]
+        log(f"recovery with a spare: {r['recovery_seconds']:.3f} s from the kill's notice to the "
+            f"first resumed superstep (restored superstep {r['restored_superstep']}, "
+            f"{r['workers_before']} -> {r['workers']} workers); the job's load took {load:.3f} s; "
+            f"bound: load + 5 s = {load + 5:.3f} s")
+    else:
+        log("recovery: the kill came too late (the job ended first)")
+
+    # --- the campaign
+    if args.kills > 0:
+        local = os.path.join(work, "local.txt")
+        subprocess.run([binary, "run", "pagerank", "--graph", graph, "--undirected", "--tolerance",
+                        "0", "--max-iterations", str(max(30, args.iterations)), "--out", local,
+                        "--threads", "2"], check=True, stderr=subprocess.DEVNULL)
+        reference = sorted(open(local, "rb").read().splitlines())
+        rng = random.Random(12)
+        ok = 0
+        span = max(with_) if with_ else 1.0
+        for k in range(args.kills):
+            spare = k % 2 == 0
+            c = Cluster(binary, work, "campaign")
+            c.start(graph, max(30, args.iterations), args.workers,
+                    ["--checkpoint-dir", checkpoints, "--checkpoint-every", str(args.every),
+                     "--max-restarts", "3", "--recovery-timeout", "2s"])
+            if spare:
+                c.add_worker()
+            c.wait_for("superstep 0 |")
+            time.sleep(rng.uniform(0, span))
+            victim = rng.randrange(args.workers)
+            os.kill(c.workers[victim].pid, signal.SIGKILL)
+            code = c.finish()
+            same = code == 0 and c.lines() == reference
+            ok += 1 if same else 0
+            attempts = c.success().get("attempts", 1) if code == 0 else "-"
+            log(f"  kill {k + 1}: worker {victim}, {'with' if spare else 'without'} a spare: "
+                f"{'the failure-free answer' if same else 'FAILED'} (attempts {attempts})")
+        log(f"campaign: {ok}/{args.kills} completed with the failure-free answer")
+
+
+if __name__ == "__main__":
+    main()
