@@ -20,6 +20,33 @@ namespace {
 // Bounds what a peer's reason may put into a log line or an abort (docs/design.md §7).
 constexpr size_t kReasonBytes = 1024;
 
+// Lists a checkpoint whose files are durable: checks that each is there with the size its worker
+// reported (its CRC is checked when read), writes the manifest and prunes the older checkpoints.
+absl::Status WriteManifest(const CheckpointPlan& plan, const bsp::CheckpointManifest& manifest) {
+  const uint64_t superstep = manifest.header.superstep;
+  const std::string dir = bsp::CheckpointStepDir(plan.dir, superstep);
+  uint64_t bytes = 0, records = 0;
+  for (uint32_t w = 0; w < manifest.files.size(); ++w) {
+    const bsp::CheckpointPart& f = manifest.files[w];
+    const std::string path = bsp::CheckpointFileName(dir, w);
+    std::error_code ec;
+    const uint64_t size = std::filesystem::file_size(path, ec);
+    if (ec || size != f.bytes) {
+      return absl::DataLossError(absl::StrCat("worker ", w, " wrote checkpoint file ", path, " of ",
+                                              f.bytes, " bytes, but ",
+                                              ec ? absl::StrCat("it cannot be read: ", ec.message())
+                                                 : absl::StrCat("it holds ", size)));
+    }
+    bytes += f.bytes;
+    records += f.records;
+  }
+  if (auto st = bsp::WriteCheckpointManifest(dir, manifest); !st.ok()) return st;
+  if (auto st = bsp::PruneCheckpoints(plan.dir, plan.keep); !st.ok()) return st;
+  spdlog::info("job {}: checkpoint before superstep {} is complete: {} bytes, {} records",
+               plan.job_id, superstep, bytes, records);
+  return absl::OkStatus();
+}
+
 std::string ShowDuration(std::chrono::milliseconds d) {
   if (d.count() % 1000 == 0) return absl::StrCat(d.count() / 1000, " s");
   return absl::StrCat(d.count(), " ms");
@@ -226,30 +253,25 @@ absl::Status MasterJob::CompleteCheckpoint(const std::vector<Step>& entries) {
   for (const Step& e : entries) {
     if (e.checkpoint_written < superstep) return absl::OkStatus();
   }
-  const std::string dir = bsp::CheckpointStepDir(checkpoints_.dir, superstep);
-  uint64_t bytes = 0, records = 0;
-  for (uint32_t w = 0; w < taken_->files.size(); ++w) {
-    const bsp::CheckpointPart& f = taken_->files[w];
-    // The file must be there with the size its worker reported (its CRC is checked when read).
-    const std::string path = bsp::CheckpointFileName(dir, w);
-    std::error_code ec;
-    const uint64_t size = std::filesystem::file_size(path, ec);
-    if (ec || size != f.bytes) {
-      return absl::DataLossError(absl::StrCat("worker ", w, " wrote checkpoint file ", path, " of ",
-                                              f.bytes, " bytes, but ",
-                                              ec ? absl::StrCat("it cannot be read: ", ec.message())
-                                                 : absl::StrCat("it holds ", size)));
-    }
-    bytes += f.bytes;
-    records += f.records;
-  }
-  if (auto st = bsp::WriteCheckpointManifest(dir, *taken_); !st.ok()) return st;
+  // The manifest is written off the barrier's path, one at a time; an error fails the job at the
+  // next checkpoint or the job's end (the destructor waits).
+  if (auto st = WaitForManifest(); !st.ok()) return st;
+  manifest_writer_ = std::thread([this, manifest = std::move(*taken_)] {
+    absl::Status st = WriteManifest(checkpoints_, manifest);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!st.ok() && manifest_status_.ok()) manifest_status_ = st;
+  });
   taken_.reset();
-  if (auto st = bsp::PruneCheckpoints(checkpoints_.dir, checkpoints_.keep); !st.ok()) return st;
-  spdlog::info("job {}: checkpoint before superstep {} is complete: {} bytes, {} records",
-               checkpoints_.job_id, superstep, bytes, records);
   return absl::OkStatus();
 }
+
+absl::Status MasterJob::WaitForManifest() {
+  if (manifest_writer_.joinable()) manifest_writer_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  return manifest_status_;
+}
+
+MasterJob::~MasterJob() { (void)WaitForManifest(); }
 
 absl::Status MasterJob::ReleaseAll(const Step& release) {
   {

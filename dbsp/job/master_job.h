@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,7 @@ class MasterJob final : public transport::WorkerStreamHandler {
   // `peer_timeout` bounds each wait for a barrier (zero: no bound).
   MasterJob(std::vector<transport::WorkerStream*> streams, std::vector<std::string> names,
             std::chrono::milliseconds peer_timeout);
+  ~MasterJob() override;  // waits for a manifest being written
 
   uint32_t num_workers() const { return static_cast<uint32_t>(streams_.size()); }
   // In direct mode (the default) workers send supersteps' messages to each other, and a batch sent
@@ -99,6 +101,8 @@ class MasterJob final : public transport::WorkerStreamHandler {
   // The job thread's: writes the manifest of the checkpoint taken once `entries` say every file
   // of it is durable, and prunes the older ones.
   absl::Status CompleteCheckpoint(const std::vector<protocol::Step>& entries);
+  // Waits for the manifest being written; the first error of one.
+  absl::Status WaitForManifest();
 
   const std::vector<transport::WorkerStream*> streams_;
   const std::vector<std::string> names_;
@@ -115,10 +119,11 @@ class MasterJob final : public transport::WorkerStreamHandler {
   std::function<bool(const absl::Status&)> retrying_;
   uint64_t relayed_batches_ = 0;
   uint64_t relayed_bytes_ = 0;
-  bool waited_ = false;
+  bool waited_ = false;  // the job thread's: whether a barrier was waited for yet
   CheckpointPlan checkpoints_;
-  std::optional<bsp::CheckpointManifest>
-      taken_;  // the job thread's: whether a barrier was waited for yet
+  std::optional<bsp::CheckpointManifest> taken_;  // the job thread's
+  std::thread manifest_writer_;
+  absl::Status manifest_status_;  // under mu_
   PhaseTime start_wait_;
   PhaseTime barrier_waits_;
   PhaseTime forwarding_;
