@@ -74,6 +74,9 @@ class MasterJob final : public transport::WorkerStreamHandler {
   void SetCheckpointPlan(CheckpointPlan plan) { checkpoints_ = std::move(plan); }
   void CheckpointTaken(uint64_t superstep, const std::vector<protocol::Step>& entries,
                        std::vector<std::pair<std::string, std::string>> aggregators);
+  // Waits for the manifest being written, if any (the destructor does too); the first error of
+  // one.
+  absl::Status WaitForManifest();
   // Leaves the open barrier: sends `release` to every worker (with the stop decision at
   // POST_KEEP_RUNNING) and opens the next one.
   absl::Status ReleaseAll(const protocol::Step& release);
@@ -101,8 +104,6 @@ class MasterJob final : public transport::WorkerStreamHandler {
   // The job thread's: writes the manifest of the checkpoint taken once `entries` say every file
   // of it is durable, and prunes the older ones.
   absl::Status CompleteCheckpoint(const std::vector<protocol::Step>& entries);
-  // Waits for the manifest being written; the first error of one.
-  absl::Status WaitForManifest();
 
   const std::vector<transport::WorkerStream*> streams_;
   const std::vector<std::string> names_;

@@ -279,6 +279,9 @@ class InProcessJob {
     }
     for (std::thread& t : threads) t.join();
     for (auto& s : streams_) s->Detach();
+    if (auto st = master_job_.WaitForManifest(); !st.ok() && master_status_.ok()) {
+      master_status_ = st;
+    }
   }
 
   uint32_t num_workers() const { return static_cast<uint32_t>(streams_.size()); }
