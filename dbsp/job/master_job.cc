@@ -149,6 +149,12 @@ void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
             names_[peer - 1], " disconnected: ", names_[worker], " could not reach it: ",
             bsp::SanitizeForLog(payload.failure().reason(), kReasonBytes))));
       }
+      if (payload.failure().leaving()) {
+        // A worker going away is lost, as if its stream had broken: a job may recover from it.
+        return Abort(absl::UnavailableError(absl::StrCat(
+            names_[worker],
+            " is leaving: ", bsp::SanitizeForLog(payload.failure().reason(), kReasonBytes))));
+      }
       return Violation(
           worker,
           absl::StrCat("failed: ", bsp::SanitizeForLog(payload.failure().reason(), kReasonBytes)));

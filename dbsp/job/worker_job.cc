@@ -394,6 +394,7 @@ absl::Status WorkerJob::FlushCheckpoints() {
 void WorkerJob::Finish(const absl::Status& local_error) {
   std::optional<std::string> report;
   uint32_t unreachable = 0;
+  bool leaving = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!local_error.ok()) {
@@ -402,6 +403,8 @@ void WorkerJob::Finish(const absl::Status& local_error) {
         failed_by_master_ = false;
       }
       if (!failed_by_master_) report = std::string(status_.message().substr(0, kReportBytes));
+      // Only the worker's shutdown (SIGTERM) fails a job here with Cancelled.
+      leaving = absl::IsCancelled(status_);
       // The job failed because a peer could not be reached: say which, for the master to blame.
       if (links_ != nullptr && links_->unreachable() && status_ == links_->status()) {
         unreachable = *links_->unreachable() + 1;
@@ -412,6 +415,7 @@ void WorkerJob::Finish(const absl::Status& local_error) {
     v1::WorkerPayload failure;
     failure.mutable_failure()->set_reason(*report);
     failure.mutable_failure()->set_unreachable_peer(unreachable);
+    failure.mutable_failure()->set_leaving(leaving);
     (void)link_.Send(std::move(failure));
   }
 }

@@ -125,6 +125,22 @@ TEST_F(RecoveryTest, WithoutASpareTheJobGoesOnWithFewerWorkers) {
   EXPECT_THAT(master.Log(), HasSubstr("attempt 2 on 2 workers"));
 }
 
+// SIGTERM (a pod evicted, a node drained) is a worker lost, not an error of the job.
+TEST_F(RecoveryTest, AWorkerThatLeavesOnSigtermIsRecoveredFrom) {
+  Process& master = StartMaster(
+      2, {"--checkpoint-every", "10", "--max-restarts", "1", "--recovery-timeout", "30s"});
+  ASSERT_NE(cluster_.port(), 0);
+  Process& leaving = cluster_.StartWorker({"--max-jobs", "1"});
+  cluster_.StartWorker({"--max-jobs", "1"});
+  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << master.Log();
+  leaving.Signal(SIGTERM);
+  EXPECT_EQ(leaving.Wait(10s), 0) << leaving.Log();
+  cluster_.StartWorker({"--max-jobs", "1"});
+  const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
+  EXPECT_THAT(success["restarts"][0]["after"].get<std::string>(),
+              HasSubstr("is leaving: the worker is shutting down (SIGTERM)"));
+}
+
 TEST_F(RecoveryTest, AKillBeforeTheFirstCheckpointStartsOver) {
   Process& master = StartMaster(2, {"--checkpoint-every", "1000", "--max-restarts", "1"});
   ASSERT_NE(cluster_.port(), 0);
