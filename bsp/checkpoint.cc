@@ -71,6 +71,7 @@ void CheckpointWriter::EndRecord() {
 
 std::string& CheckpointWriter::Record(CheckpointRecord kind, const VertexId& id) {
   EndRecord();
+  BeginRecords();
   open_ = true;
   char head[1 + 16 + 4] = {static_cast<char>(kind)};
   std::memcpy(head + 1, id.data, 16);
@@ -79,26 +80,34 @@ std::string& CheckpointWriter::Record(CheckpointRecord kind, const VertexId& id)
   return records_;
 }
 
+void CheckpointWriter::BeginRecords() {
+  if (begun_) return;
+  begun_ = true;
+  // The file is built in place: the header, then the records, whose count is filled in last.
+  std::string head(kMagic, sizeof(kMagic));
+  Put(head, kCheckpointVersion);
+  Put(head, header_.superstep);
+  Put(head, header_.part);
+  Put(head, header_.parts);
+  PutBytes(head, header_.app);
+  PutBytes(head, header_.job);
+  Put(head, static_cast<uint32_t>(aggregators_.size()));
+  for (const auto& [name, value] : aggregators_) {
+    PutBytes(head, name);
+    PutBytes(head, value);
+  }
+  count_at_ = head.size();
+  Put(head, uint64_t{0});
+  records_.insert(0, head);
+}
+
 std::string CheckpointWriter::Finish() {
   EndRecord();
-  std::string out(kMagic, sizeof(kMagic));
-  Put(out, kCheckpointVersion);
-  Put(out, header_.superstep);
-  Put(out, header_.part);
-  Put(out, header_.parts);
-  PutBytes(out, header_.app);
-  PutBytes(out, header_.job);
-  Put(out, static_cast<uint32_t>(aggregators_.size()));
-  for (const auto& [name, value] : aggregators_) {
-    PutBytes(out, name);
-    PutBytes(out, value);
-  }
-  Put(out, count_);
-  out.append(records_);
-  Put(out, FastCrc32c(out.data(), out.size()));
-  records_.clear();
-  records_.shrink_to_fit();
-  return out;
+  BeginRecords();
+  std::memcpy(records_.data() + count_at_, &count_, sizeof(count_));
+  crc32c_ = FastCrc32c(records_.data(), records_.size());
+  Put(records_, crc32c_);
+  return std::move(records_);
 }
 
 absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::string name,
@@ -171,7 +180,11 @@ absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::str
   return file;
 }
 
-uint32_t CheckpointFile::crc32c() const { return FastCrc32c(bytes_.data(), bytes_.size()); }
+uint32_t CheckpointFile::crc32c() const {
+  uint32_t crc = 0;
+  std::memcpy(&crc, bytes_.data() + bytes_.size() - 4, 4);
+  return crc;
+}
 
 absl::Status CheckCheckpointSet(std::span<const CheckpointFile> files) {
   if (files.empty()) return absl::NotFoundError("a checkpoint needs at least one file");

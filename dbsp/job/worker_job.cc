@@ -369,8 +369,7 @@ absl::StatusOr<bsp::OutputSummary> WorkerJob::WriteCheckpoint(bsp::StepEngine& e
   bsp::CheckpointWriter writer({app_, job_id_, next, index_, count_});
   if (auto st = engine.WriteCheckpoint(next, writer); !st.ok()) return st;
   std::string bytes = writer.Finish();
-  const bsp::OutputSummary summary{writer.records(), bytes.size(),
-                                   bsp::FastCrc32c(bytes.data(), bytes.size())};
+  const bsp::OutputSummary summary{writer.records(), bytes.size(), writer.crc32c()};
   spdlog::debug("{}checkpoint before superstep {}: {} records, {} bytes encoded in {:.1f} ms",
                 log_tag_, next, summary.vertices, summary.bytes,
                 std::chrono::duration<double, std::milli>(PhaseTime::Clock::now() - start).count());

@@ -51,7 +51,7 @@ class CheckpointWriter {
  public:
   explicit CheckpointWriter(CheckpointHeader header) : header_(std::move(header)) {}
 
-  // Aggregators go before the records.
+  // Aggregators go before the records (the first Record call).
   void Aggregator(std::string_view name, std::string_view value);
   // Starts a record; the caller appends its payload (only) to the string returned, until the next
   // call.
@@ -60,20 +60,26 @@ class CheckpointWriter {
   void Reserve(size_t bytes) { records_.reserve(bytes); }
   // The file's bytes. The writer is spent.
   std::string Finish();
-  // The records written (after Finish, all of them).
+  // The records written (after Finish, all of them), and (after Finish) the file's CRC-32C, its
+  // last four bytes.
   uint64_t records() const { return count_; }
+  uint32_t crc32c() const { return crc32c_; }
 
   const CheckpointHeader& header() const { return header_; }
 
  private:
   void EndRecord();
+  void BeginRecords();
 
   CheckpointHeader header_;
   std::vector<std::pair<std::string, std::string>> aggregators_;
   std::string records_;
   uint64_t count_ = 0;
-  bool open_ = false;   // a record whose payload is still being appended
-  size_t open_at_ = 0;  // where its length goes
+  uint32_t crc32c_ = 0;
+  bool begun_ = false;   // the header is in records_
+  size_t count_at_ = 0;  // where the record count goes
+  bool open_ = false;    // a record whose payload is still being appended
+  size_t open_at_ = 0;   // where its length goes
 };
 
 // One partition's checkpoint file, checked whole.
@@ -90,7 +96,7 @@ class CheckpointFile {
     return aggregators_;
   }
   uint64_t num_records() const { return num_records_; }
-  // The whole file's size and CRC-32C.
+  // The whole file's size, and its CRC-32C (of everything before it, its last four bytes).
   uint64_t size() const { return bytes_.size(); }
   uint32_t crc32c() const;
 
@@ -135,7 +141,7 @@ std::string CheckpointFileName(const std::string& dir, uint32_t part);
 struct CheckpointPart {
   uint64_t records = 0;
   uint64_t bytes = 0;
-  uint32_t crc32c = 0;  // of the whole file
+  uint32_t crc32c = 0;  // the file's own (CheckpointFile::crc32c)
   bool operator==(const CheckpointPart&) const = default;
 };
 struct CheckpointManifest {
