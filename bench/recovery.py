@@ -14,13 +14,13 @@ loopback (`--threads 1 --max-jobs 1`), checkpoints under --data:
     every checkpoint barrier included) minus its "workers' start" (the load), and the ratio with /
     without of each round; also the checkpoints' bytes per vertex and the master's time per
     checkpoint (from its "checkpoint before superstep" lines);
-  - recovery: one job with a spare worker started beside the others and `--max-restarts 1`; one
-    worker is SIGKILLed when the master logs the checkpoint before superstep 2E; the figure is
+  - recovery: one job with `--max-restarts 1`; one worker is SIGKILLed when the master logs the
+    checkpoint before superstep 2E complete, and a spare is started at once; the figure is
     _SUCCESS's recovery time (the failure to the first resumed superstep) against the job's load
     time (the same job's "workers' start");
   - --kills N: a campaign of N jobs of at least 30 supersteps, each killing a random worker at a
-    random moment (a uniform delay within the failure-free job's run time), with a spare in every
-    other job; each result is compared with `lockstep run`'s, byte for byte, and the count that
+    random moment (a uniform delay within the failure-free job's supersteps' time after superstep
+    0), with a spare started right after the kill in every other job; each result is compared with `lockstep run`'s, byte for byte, and the count that
     completed with it is printed.
 Timings are compared only as ratios within a round (the machine is shared and noisy).
 Python 3 standard library only.
@@ -192,9 +192,9 @@ def main():
     c.start(graph, args.iterations, args.workers,
             ["--checkpoint-dir", checkpoints, "--checkpoint-every", str(args.every),
              "--max-restarts", "1"])
-    c.add_worker()  # the spare
     if c.wait_for(f"checkpoint before superstep {2 * args.every} is complete"):
         os.kill(c.workers[0].pid, signal.SIGKILL)
+    c.add_worker()  # the spare, started once the job has its workers
     if c.finish() != 0:
         sys.exit(f"the recovering job failed: see {c.master_log}")
     success = c.success()
@@ -225,12 +225,12 @@ def main():
             c.start(graph, max(30, args.iterations), args.workers,
                     ["--checkpoint-dir", checkpoints, "--checkpoint-every", str(args.every),
                      "--max-restarts", "3", "--recovery-timeout", "2s"])
-            if spare:
-                c.add_worker()
             c.wait_for("superstep 0 |")
             time.sleep(rng.uniform(0, span))
             victim = rng.randrange(args.workers)
             os.kill(c.workers[victim].pid, signal.SIGKILL)
+            if spare:
+                c.add_worker()
             code = c.finish()
             same = code == 0 and c.lines() == reference
             ok += 1 if same else 0
