@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -68,10 +69,18 @@ void CloseStreams(std::vector<std::shared_ptr<transport::WorkerSession>>& worker
   for (auto& w : workers) w->Detach();
 }
 
-// A worker lost (vanished, unreachable) or silent past --peer-timeout: a failure another attempt
-// may get past (docs/design.md §7.5). Errors of the program, the input or the protocol are not.
-bool Recoverable(const absl::Status& st) {
-  return absl::IsUnavailable(st) || absl::IsDeadlineExceeded(st);
+// The newest complete checkpoint of a job, among its attempts' directories
+// (CHECKPOINT_DIR/<job id>/attempt-N): its directory and superstep; none: an empty directory.
+std::pair<std::string, uint64_t> NewestCheckpoint(const std::string& job_dir) {
+  std::pair<std::string, uint64_t> newest{"", 0};
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(job_dir, ec)) {
+    const std::vector<uint64_t> complete = bsp::ListCheckpoints(entry.path().string());
+    if (!complete.empty() && complete.front() > newest.second) {
+      newest = {bsp::CheckpointStepDir(entry.path().string(), complete.front()), complete.front()};
+    }
+  }
+  return newest;
 }
 
 // One attempt of a job: what it is given, and what it says of itself when it ends.
@@ -157,17 +166,16 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     spdlog::error("{}aborted: {}", log_prefix, std::string(reason.message()));
     return reason;
   };
-  if (spec.checkpoint_every > 0) {
-    checkpoints = {absl::StrCat(spec.checkpoint_dir, "/", job_id), spec.checkpoint_every,
-                   spec.checkpoint_keep, details.app, job_id};
+  const std::string checkpoint_root =
+      spec.checkpoint_every > 0 ? absl::StrCat(spec.checkpoint_dir, "/", job_id) : "";
+  if (!checkpoint_root.empty()) {
     std::error_code ec;
-    std::filesystem::create_directories(checkpoints.dir, ec);
+    std::filesystem::create_directories(checkpoint_root, ec);
     if (ec) {
       return end_job(absl::FailedPreconditionError(
-          absl::StrCat("--checkpoint-dir: cannot make ", checkpoints.dir, ": ", ec.message())));
+          absl::StrCat("--checkpoint-dir: cannot make ", checkpoint_root, ": ", ec.message())));
     }
-    remove_checkpoints.dir = checkpoints.dir;
-    details.checkpoint_dir = checkpoints.dir;
+    remove_checkpoints.dir = checkpoint_root;
   }
 
   JobResult result;
@@ -181,6 +189,13 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     details.attempt = attempt;
     details.restore_from.clear();
     details.resume_superstep = 0;
+    if (!checkpoint_root.empty()) {
+      // Each attempt writes its checkpoints apart: a worker of a failed attempt that still writes
+      // cannot put a file where a later attempt's checkpoint is.
+      checkpoints = {absl::StrCat(checkpoint_root, "/attempt-", attempt + 1), spec.checkpoint_every,
+                     spec.checkpoint_keep, details.app, job_id};
+      details.checkpoint_dir = checkpoints.dir;
+    }
     PoolOptions pool = spec.pool;
     if (attempt > 0) {
       // Spares and the survivors first, up to the cap (or the last attempt's size), then up to
@@ -188,12 +203,9 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
       pool.min_workers = 1;
       pool.max_workers = spec.pool.max_workers > 0 ? spec.pool.max_workers : workers_before;
       pool.last_call = spec.recovery_timeout;
-      if (!checkpoints.dir.empty()) {
-        const std::vector<uint64_t> complete = bsp::ListCheckpoints(checkpoints.dir);
-        if (!complete.empty()) {
-          details.resume_superstep = complete.front();
-          details.restore_from = bsp::CheckpointStepDir(checkpoints.dir, complete.front());
-        }
+      if (!checkpoint_root.empty()) {
+        std::tie(details.restore_from, details.resume_superstep) =
+            NewestCheckpoint(checkpoint_root);
       }
     }
     const bool last_attempt = attempt >= spec.max_restarts;
@@ -224,18 +236,23 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     }
     failed_at = run.failed_at;
     workers_before = run.workers;
-    job::ClearStaging(*output);
-    const std::vector<uint64_t> complete =
-        checkpoints.dir.empty() ? std::vector<uint64_t>{} : bsp::ListCheckpoints(checkpoints.dir);
-    const uint64_t from = complete.empty() ? 0 : complete.front();
+    // A fresh staging directory: a worker of the failed attempt still writing its part cannot
+    // put it among the next attempt's.
+    job::DiscardOutput(*output);
+    lease->Release();
+    output.reset();
+    prepared = job::PrepareOutput(details.output, absl::StrCat(job_id, "-", attempt + 2), lease);
+    if (!prepared.ok()) return end_job(prepared.status());
+    output = *prepared;
+    const uint64_t from = checkpoint_root.empty() ? 0 : NewestCheckpoint(checkpoint_root).second;
     attempts.push_back({{"attempt", attempt + 2},
                         {"after", std::string(st.message())},
                         {"workers_before", run.workers},
                         {"restored_superstep", from}});
     spdlog::warn("{}attempt {} failed: {}; recovering {} (attempt {} of at most {})", log_prefix,
                  attempt + 1, std::string(st.message()),
-                 complete.empty() ? std::string("from the start")
-                                  : absl::StrCat("from the checkpoint at superstep ", from),
+                 from == 0 ? std::string("from the start")
+                           : absl::StrCat("from the checkpoint at superstep ", from),
                  attempt + 2, spec.max_restarts + 1);
     result.restarts_json = attempts.dump();
   }
@@ -269,7 +286,7 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
   job::MasterJob job(streams, names, spec.peer_timeout);
   // A worker lost (vanished, unreachable, silent) ends only this attempt when another may follow.
   const bool may_retry = !run.last_attempt;
-  job.SetRetrying([may_retry](const absl::Status& st) { return may_retry && Recoverable(st); });
+  job.SetRetryAllowed(may_retry);
   if (details.attempt == 0) {
     spdlog::info("{}{} on {} worker{}", log_prefix, details.app, n, n == 1 ? "" : "s");
   } else {
@@ -284,7 +301,7 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
   auto fail = [&](absl::Status reason) -> absl::Status {
     job.Abort(reason);
     const absl::Status final = job.status();
-    run.retrying = may_retry && Recoverable(final);
+    run.retrying = may_retry && job.lost_worker();
     run.failed_at = Clock::now();
     // Workers that did not enter a barrier in time are not writing anything: no grace for them.
     for (uint32_t w : job.late()) workers[w]->ForceClose();

@@ -67,21 +67,35 @@ void MasterJob::FlushAll() {
   for (transport::WorkerStream* s : streams_) s->Flush();
 }
 
-void MasterJob::AbortLocked(absl::Status reason) {
+void MasterJob::AbortLocked(absl::Status reason, bool lost) {
   if (!status_.ok()) return;
   status_ = reason.ok() ? absl::AbortedError("job was aborted") : std::move(reason);
+  lost_worker_ = lost;
   protocol_.Abort();
   v1::MasterPayload abort;
   abort.mutable_abort()->set_reason(std::string(status_.message()));
-  abort.mutable_abort()->set_retrying(retrying_ && retrying_(status_));
+  abort.mutable_abort()->set_retrying(retry_allowed_ && lost_worker_);
   for (transport::WorkerStream* s : streams_) s->Enqueue(abort, /*urgent=*/true);
   changed_.notify_all();
+}
+
+bool MasterJob::lost_worker() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lost_worker_;
 }
 
 void MasterJob::Abort(absl::Status reason) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     AbortLocked(std::move(reason));
+  }
+  FlushAll();
+}
+
+void MasterJob::AbortLost(absl::Status reason) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    AbortLocked(std::move(reason), /*lost=*/true);
   }
   FlushAll();
 }
@@ -145,13 +159,13 @@ void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
       if (peer > 0 && peer <= num_workers() && peer - 1 != worker) {
         // A worker could not reach a peer: the peer is the one that is gone, as if its own stream
         // had broken (which the master may learn only later, from keepalive).
-        return Abort(absl::UnavailableError(absl::StrCat(
+        return AbortLost(absl::UnavailableError(absl::StrCat(
             names_[peer - 1], " disconnected: ", names_[worker], " could not reach it: ",
             bsp::SanitizeForLog(payload.failure().reason(), kReasonBytes))));
       }
       if (payload.failure().leaving()) {
         // A worker going away is lost, as if its stream had broken: a job may recover from it.
-        return Abort(absl::UnavailableError(absl::StrCat(
+        return AbortLost(absl::UnavailableError(absl::StrCat(
             names_[worker],
             " is leaving: ", bsp::SanitizeForLog(payload.failure().reason(), kReasonBytes))));
       }
@@ -168,7 +182,8 @@ void MasterJob::OnHangUp(uint32_t worker, std::string_view why) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!status_.ok() || !protocol_.HangUpIsFailure()) return;
-    AbortLocked(absl::UnavailableError(absl::StrCat(names_[worker], " ", std::string(why))));
+    AbortLocked(absl::UnavailableError(absl::StrCat(names_[worker], " ", std::string(why))),
+                /*lost=*/true);
   }
   FlushAll();
 }
@@ -223,9 +238,11 @@ absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
       if (late.empty()) {
         for (uint32_t w : late_) late.push_back(names_[w]);
       }
-      AbortLocked(absl::DeadlineExceededError(absl::StrCat(
-          absl::StrJoin(late, ", "), late.size() == 1 ? " has" : " have", " not entered ",
-          protocol::Describe(at), " within ", ShowDuration(peer_timeout_), " (--peer-timeout)")));
+      AbortLocked(absl::DeadlineExceededError(
+                      absl::StrCat(absl::StrJoin(late, ", "), late.size() == 1 ? " has" : " have",
+                                   " not entered ", protocol::Describe(at), " within ",
+                                   ShowDuration(peer_timeout_), " (--peer-timeout)")),
+                  /*lost=*/true);
       lock.unlock();
       FlushAll();
       return status();

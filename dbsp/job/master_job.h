@@ -50,11 +50,13 @@ class MasterJob final : public transport::WorkerStreamHandler {
   // In direct mode (the default) workers send supersteps' messages to each other, and a batch sent
   // to the master is a protocol violation. Set before Assign.
   void SetRelayDirect(bool direct) { relay_direct_ = direct; }
-  // Whether a failure ends only this attempt (docs/design.md §7.5): the abort then tells the
-  // workers the job goes on (they return to the pool without counting it). Set before Assign.
-  void SetRetrying(std::function<bool(const absl::Status&)> retrying) {
-    retrying_ = std::move(retrying);
-  }
+  // Whether another attempt may follow this one (docs/design.md §7.5): a worker lost (its stream
+  // broke, a peer could not reach it, it is leaving on SIGTERM, it was silent past the peer
+  // timeout) then ends only the attempt, and the abort tells the workers the job goes on (they
+  // return to the pool without counting it). Set before Assign.
+  void SetRetryAllowed(bool allowed) { retry_allowed_ = allowed; }
+  // Whether the job's first failure was a lost worker.
+  bool lost_worker() const;
 
   // --- the transport's threads
   void OnPayload(uint32_t worker, v1::WorkerPayload& payload) override;
@@ -97,9 +99,12 @@ class MasterJob final : public transport::WorkerStreamHandler {
   const PhaseTime& forwarding() const { return forwarding_; }
 
  private:
+  // Aborts for a worker lost (under no lock).
+  void AbortLost(absl::Status reason);
   // Aborts naming worker `worker` (under no lock).
   void Violation(uint32_t worker, const std::string& what);
-  void AbortLocked(absl::Status reason);
+  // `lost`: the reason is a worker lost, which another attempt may get past.
+  void AbortLocked(absl::Status reason, bool lost = false);
   void FlushAll();
   // The job thread's: writes the manifest of the checkpoint taken once `entries` say every file
   // of it is durable, and prunes the older ones.
@@ -117,7 +122,8 @@ class MasterJob final : public transport::WorkerStreamHandler {
   // Per worker: it said it waits for other workers in an exchange, since its last entry.
   std::vector<bool> waiting_;
   bool relay_direct_ = true;
-  std::function<bool(const absl::Status&)> retrying_;
+  bool retry_allowed_ = false;
+  bool lost_worker_ = false;  // under mu_
   uint64_t relayed_batches_ = 0;
   uint64_t relayed_bytes_ = 0;
   bool waited_ = false;  // the job thread's: whether a barrier was waited for yet
@@ -133,8 +139,8 @@ class MasterJob final : public transport::WorkerStreamHandler {
 // The master runs the program on an empty graph with this factory: per superstep s it waits for
 // every worker at PRE(s), POST(s) and POST_KEEP_RUNNING(s), merges the aggregator deltas at POST,
 // decides at POST_KEEP_RUNNING with the program's rule over the global counts, and releases; when
-// the job goes on and a checkpoint is due, it waits for every worker's file at CHECKPOINT(s + 1),
-// writes the manifest, prunes the older checkpoints and releases.
+// the job goes on and a checkpoint is due, it waits for every worker to encode its file at
+// CHECKPOINT(s + 1) and releases (the manifest follows once the files are durable).
 bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
                                            std::function<void(const MasterProgress&)> progress,
                                            bsp::ExecutorOptions options,

@@ -241,14 +241,6 @@ absl::Status PublishOutput(const JobOutput& out, const std::string& success_json
   return absl::OkStatus();
 }
 
-void ClearStaging(const JobOutput& output) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(output.staging, ec)) {
-    std::error_code ignored;
-    fs::remove_all(entry.path(), ignored);
-  }
-}
-
 void DiscardOutput(const JobOutput& out) {
   std::error_code ec;
   fs::remove_all(out.staging, ec);

@@ -71,8 +71,6 @@ absl::Status VerifyPart(const std::string& path, const bsp::OutputSummary& repor
 absl::Status PublishOutput(const JobOutput& output, const std::string& success_json);
 // Removes the staging directory and everything in it.
 void DiscardOutput(const JobOutput& output);
-// Empties the staging directory (the parts of an attempt that failed), keeping it and the lease.
-void ClearStaging(const JobOutput& output);
 
 // "part-00003": the file of worker 3.
 std::string PartName(uint32_t worker_index);
