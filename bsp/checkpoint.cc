@@ -165,7 +165,7 @@ absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::str
     rest.remove_prefix(kRecordHead + length);
   }
   if (!rest.empty()) return bad("has bytes after its last record");
-  file.records_ = records;
+  file.records_at_ = static_cast<size_t>(records.data() - file.bytes_.data());
   if (expect != nullptr) {
     if (h.app != expect->app) {
       return bad(absl::StrCat("is of app '", h.app, "', not '", expect->app, "'"));

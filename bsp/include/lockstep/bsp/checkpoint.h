@@ -104,7 +104,8 @@ class CheckpointFile {
   // returns ends the walk.
   template <class F>
   absl::Status ForEach(F&& f) const {
-    std::string_view rest = records_;
+    std::string_view rest =
+        std::string_view(bytes_).substr(records_at_, bytes_.size() - 4 - records_at_);
     for (uint64_t i = 0; i < num_records_; ++i) {
       const auto kind = static_cast<CheckpointRecord>(rest[0]);
       VertexId id;
@@ -122,7 +123,7 @@ class CheckpointFile {
   std::string name_;
   std::vector<std::pair<std::string, std::string>> aggregators_;
   std::string bytes_;
-  std::string_view records_;
+  size_t records_at_ = 0;  // where the records begin in bytes_ (an offset: the file may move)
   uint64_t num_records_ = 0;
 };
 
