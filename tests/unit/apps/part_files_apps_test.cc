@@ -17,6 +17,7 @@
 #include "lockstep/apps/wcc/wcc.h"
 #include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/partitioned_load.h"
+#include "util/cluster_output.h"
 #include "util/engine_cluster.h"
 #include "util/temp_dir.h"
 #include "util/thread_exchange.h"
@@ -24,14 +25,7 @@
 namespace lockstep::apps {
 namespace {
 
-class InputNames final : public bsp::VertexNames {
- public:
-  explicit InputNames(const bsp::GraphInput& input) : input_(input) {}
-  void Append(uint32_t g, std::string& out) const override { out += input_.external_ids[g]; }
-
- private:
-  const bsp::GraphInput& input_;
-};
+using test::InputNames;
 
 // Every vertex's formatted value by external ID after running App on `parts` engines. With
 // `by_partition`, the engines' graphs come from LoadPartition on `source` (one thread per

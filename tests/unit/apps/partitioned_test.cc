@@ -24,6 +24,7 @@
 #include "lockstep/apps/pagerank/pagerank.h"
 #include "lockstep/apps/sssp/sssp.h"
 #include "lockstep/apps/wcc/wcc.h"
+#include "util/cluster_output.h"
 #include "util/engine_cluster.h"
 #include "util/temp_dir.h"
 #include "util/thread_exchange.h"
@@ -48,14 +49,7 @@ std::string WriteGraph(const std::filesystem::path& dir) {
 }
 
 // Every vertex's name by global index, from the whole input the test holds.
-class AllNames final : public bsp::VertexNames {
- public:
-  explicit AllNames(const bsp::GraphInput& input) : input_(input) {}
-  void Append(uint32_t g, std::string& out) const override { out += input_.external_ids[g]; }
-
- private:
-  const bsp::GraphInput& input_;
-};
+using AllNames = test::InputNames;
 
 struct PartsRun {
   std::map<std::string, std::string> output;  // external ID -> formatted value
