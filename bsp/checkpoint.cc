@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
@@ -243,6 +244,30 @@ int HexDigit(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return -1;
 }
+// The whole file at `path`, or an error saying `what` it is.
+absl::StatusOr<std::string> ReadWhole(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot read ", what, " ", path, ": ", std::strerror(errno)));
+  }
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read ", what, " ", path));
+  return std::move(bytes).str();
+}
+
+// The superstep of a checkpoint's directory name (CheckpointStepDir's), if it is one.
+std::optional<uint64_t> StepOf(const std::string& name) {
+  uint64_t superstep = 0;
+  if (name.rfind(kStepPrefix, 0) != 0 ||
+      !absl::SimpleAtoi(name.substr(sizeof(kStepPrefix) - 1), &superstep) ||
+      name != std::filesystem::path(CheckpointStepDir("", superstep)).filename().string()) {
+    return std::nullopt;
+  }
+  return superstep;
+}
+
 bool Unhex(std::string_view hex, std::string& out) {
   if (hex == "-") {
     out.clear();
@@ -279,14 +304,9 @@ absl::Status WriteCheckpointManifest(const std::string& step_dir,
 
 absl::StatusOr<CheckpointManifest> ReadCheckpointManifest(const std::string& step_dir) {
   const std::string path = step_dir + "/" + kManifestName;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot read checkpoint manifest ", path, ": ", std::strerror(errno)));
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = std::move(buffer).str();
+  auto read = ReadWhole(path, "checkpoint manifest");
+  if (!read.ok()) return read.status();
+  const std::string text = *std::move(read);
   auto bad = [&](const std::string& what) {
     return absl::DataLossError(absl::StrCat("checkpoint manifest ", path, " ", what));
   };
@@ -341,15 +361,10 @@ std::vector<uint64_t> ListCheckpoints(const std::string& job_dir) {
   std::vector<uint64_t> found;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(job_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    uint64_t superstep = 0;
-    if (name.rfind(kStepPrefix, 0) != 0 ||
-        !absl::SimpleAtoi(name.substr(sizeof(kStepPrefix) - 1), &superstep) ||
-        name != std::filesystem::path(CheckpointStepDir("", superstep)).filename().string()) {
-      continue;
-    }
+    const std::optional<uint64_t> superstep = StepOf(entry.path().filename().string());
+    if (!superstep) continue;
     auto m = ReadCheckpointManifest(entry.path().string());
-    if (m.ok() && m->header.superstep == superstep) found.push_back(superstep);
+    if (m.ok() && m->header.superstep == *superstep) found.push_back(*superstep);
   }
   std::sort(found.rbegin(), found.rend());
   return found;
@@ -363,14 +378,10 @@ absl::Status PruneCheckpoints(const std::string& job_dir, uint32_t keep) {
   std::error_code ec;
   std::vector<std::filesystem::path> doomed;
   for (const auto& entry : std::filesystem::directory_iterator(job_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    uint64_t superstep = 0;
-    if (name.rfind(kStepPrefix, 0) != 0 ||
-        !absl::SimpleAtoi(name.substr(sizeof(kStepPrefix) - 1), &superstep)) {
-      continue;
-    }
-    const bool listed = std::find(kept.begin(), kept.end(), superstep) != kept.end();
-    if (!listed && superstep <= complete.front()) doomed.push_back(entry.path());
+    const std::optional<uint64_t> superstep = StepOf(entry.path().filename().string());
+    if (!superstep) continue;
+    const bool listed = std::find(kept.begin(), kept.end(), *superstep) != kept.end();
+    if (!listed && *superstep <= complete.front()) doomed.push_back(entry.path());
   }
   if (ec) {
     return absl::UnavailableError(
@@ -418,17 +429,9 @@ absl::Status WriteCheckpointFile(const std::string& path, std::string_view bytes
 
 absl::StatusOr<CheckpointFile> ReadCheckpointFile(const std::string& path,
                                                   const CheckpointHeader* expect) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot read checkpoint file ", path, ": ", std::strerror(errno)));
-  }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) {
-    return absl::DataLossError(absl::StrCat("cannot read checkpoint file ", path));
-  }
-  return CheckpointFile::Parse(std::move(bytes).str(), path, expect);
+  auto bytes = ReadWhole(path, "checkpoint file");
+  if (!bytes.ok()) return bytes.status();
+  return CheckpointFile::Parse(*std::move(bytes), path, expect);
 }
 
 }  // namespace lockstep::bsp

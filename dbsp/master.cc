@@ -94,6 +94,8 @@ struct Attempt {
   bool last_attempt = false;
   Clock::time_point job_started;
   Clock::time_point recovery_from;  // when the attempt before failed
+  // Each restart so far (_SUCCESS); the last one led to this attempt.
+  nlohmann::json& restarts;
   // Out:
   uint32_t workers = 0;
   bool published = false;
@@ -104,6 +106,17 @@ struct Attempt {
 
 absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const PoolOptions& pool,
                         JobResult& result);
+
+// What is known of the restart that led to `run` once it has ended or published: its workers and
+// the time from the failure to its first superstep.
+void NoteRestart(const Attempt& run) {
+  if (run.restarts.empty()) return;  // the first attempt
+  run.restarts.back()["workers"] = run.workers;
+  if (run.first_step_at) {
+    run.restarts.back()["recovery_seconds"] =
+        std::chrono::duration<double>(*run.first_step_at - run.recovery_from).count();
+  }
+}
 
 }  // namespace
 
@@ -185,6 +198,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   std::vector<std::string> reasons;
   Clock::time_point failed_at;
   uint32_t workers_before = 0;
+  std::pair<std::string, uint64_t> resume;  // the checkpoint the next attempt starts from
   for (uint32_t attempt = 0;; ++attempt) {
     details.attempt = attempt;
     details.restore_from.clear();
@@ -203,22 +217,12 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
       pool.min_workers = 1;
       pool.max_workers = spec.pool.max_workers > 0 ? spec.pool.max_workers : workers_before;
       pool.last_call = spec.recovery_timeout;
-      if (!checkpoint_root.empty()) {
-        std::tie(details.restore_from, details.resume_superstep) =
-            NewestCheckpoint(checkpoint_root);
-      }
+      std::tie(details.restore_from, details.resume_superstep) = resume;
     }
     const bool last_attempt = attempt >= spec.max_restarts;
-    Attempt run{spec,       cancel,       details, output,   checkpoints,
-                log_prefix, last_attempt, started, failed_at};
+    Attempt run{spec,       cancel,       details, output,    checkpoints,
+                log_prefix, last_attempt, started, failed_at, attempts};
     const absl::Status st = RunAttempt(*server_, run, pool, result);
-    if (attempt > 0) {
-      attempts.back()["workers"] = run.workers;
-      if (run.first_step_at) {
-        attempts.back()["recovery_seconds"] =
-            std::chrono::duration<double>(*run.first_step_at - failed_at).count();
-      }
-    }
     if (st.ok() && run.published) {
       output.reset();
       lease->Release();
@@ -229,6 +233,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
                    details.output);
       return result;
     }
+    NoteRestart(run);
     reasons.push_back(absl::StrCat("attempt ", attempt + 1, ": ", st.message()));
     if (!run.retrying || last_attempt || cancel.load()) {
       return end_job(reasons.size() == 1 ? st
@@ -244,7 +249,9 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     prepared = job::PrepareOutput(details.output, absl::StrCat(job_id, "-", attempt + 2), lease);
     if (!prepared.ok()) return end_job(prepared.status());
     output = *prepared;
-    const uint64_t from = checkpoint_root.empty() ? 0 : NewestCheckpoint(checkpoint_root).second;
+    // The next attempt resumes from here (the failed attempt's manifest writer has ended).
+    if (!checkpoint_root.empty()) resume = NewestCheckpoint(checkpoint_root);
+    const uint64_t from = resume.second;
     attempts.push_back({{"attempt", attempt + 2},
                         {"after", std::string(st.message())},
                         {"workers_before", run.workers},
@@ -254,7 +261,6 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
                  from == 0 ? std::string("from the start")
                            : absl::StrCat("from the checkpoint at superstep ", from),
                  attempt + 2, spec.max_restarts + 1);
-    result.restarts_json = attempts.dump();
   }
 }
 
@@ -486,14 +492,8 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
               {"compute", compute_s},
               {"persist", persist_s}}},
         };
-        if (!result.restarts_json.empty()) {
-          success["restarts"] = nlohmann::json::parse(result.restarts_json);
-          if (run.first_step_at) {
-            success["restarts"].back()["workers"] = n;
-            success["restarts"].back()["recovery_seconds"] =
-                std::chrono::duration<double>(*run.first_step_at - run.recovery_from).count();
-          }
-        }
+        NoteRestart(run);
+        if (!run.restarts.empty()) success["restarts"] = run.restarts;
         nlohmann::json listed = nlohmann::json::array();
         for (uint32_t i = 0; i < n; ++i) {
           listed.push_back({{"name", job::PartName(i)},

@@ -154,7 +154,6 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
     }
     backoff = std::chrono::milliseconds(100);
     warned = false;
-    ++jobs;
     auto assignment = transport::FromWire(first->job_details());
     const std::string tag = assignment.ok()
                                 ? absl::StrCat("job ", assignment->details.job_id, " worker ",
@@ -250,10 +249,10 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
     } else if (retried) {
       // The master goes on with the job in a new attempt: back to the pool, and not a job served.
       spdlog::info("{}attempt ended; the master goes on with the job", tag);
-      --jobs;
     } else {
       result = st;
     }
+    if (!retried) ++jobs;
   }
   if (options.max_jobs == 0) result = absl::OkStatus();
   return absl::Status(result);  // a copy: the watcher may read `result` until the cleanup is over

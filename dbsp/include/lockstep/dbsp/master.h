@@ -69,7 +69,6 @@ struct JobResult {
   double seconds = 0;
   std::string output;  // the published job directory
   uint32_t attempts = 1;
-  std::string restarts_json;  // each restart's attempt, reason, workers and superstep (JSON)
 };
 
 // The master: a gRPC server whose connected workers wait in a pool, and the coordinator of one job
