@@ -44,6 +44,7 @@ COMPUTE_RE = re.compile(r"time split: compute ([0-9.]+) s = workers' start ([0-9
 CHECKPOINT_RE = re.compile(
     r"checkpoint before superstep (\d+) taken: (\d+) bytes in \d+ files, ([0-9.]+) ms")
 VERTICES_RE = re.compile(r"completed: (\d+) vertices")
+INDEX_RE = re.compile(r"the attempt's index: (\d+) bytes")
 
 
 def log(msg=""):
@@ -157,7 +158,7 @@ def main():
         f"{args.iterations} iterations on {args.workers} workers (--threads 1)")
 
     # --- overhead
-    without, with_, ratios, per_vertex, ckpt_ms = [], [], [], [], []
+    without, with_, ratios, per_vertex, ckpt_ms, index_per_vertex = [], [], [], [], [], []
     for trial in range(args.trials):
         row = {}
         for mode in ("without", "with"):
@@ -176,15 +177,18 @@ def main():
                 for s, b, ms in CHECKPOINT_RE.findall(text):
                     per_vertex.append(int(b) / vertices)
                     ckpt_ms.append(float(ms))
+                index_per_vertex += [int(b) / vertices for b in INDEX_RE.findall(text)[:1]]
         without.append(row["without"])
         with_.append(row["with"])
         ratios.append(row["with"] / row["without"])
         log(f"  round {trial + 1}: supersteps without checkpoints {row['without']:.3f} s, with "
             f"--checkpoint-every {args.every} {row['with']:.3f} s: x{ratios[-1]:.3f}")
     log(f"failure-free supersteps (min/median/max): without {summary(without, ' s')}, "
-        f"with {summary(with_, ' s')}; ratio {summary(ratios)} (bound 1.10)")
-    log(f"checkpoint: {summary(per_vertex, ' bytes/vertex', '{:.1f}')}, master's time "
-        f"{summary(ckpt_ms, ' ms', '{:.1f}')}")
+        f"with {summary(with_, ' s')}; ratio {summary(ratios)} (bound 1.10); ratio of the "
+        f"fastest runs {min(with_) / min(without):.3f}")
+    log(f"checkpoint: {summary(per_vertex, ' bytes/vertex', '{:.1f}')} per checkpoint, and an "
+        f"index of {summary(index_per_vertex, ' bytes/vertex', '{:.1f}')} once per attempt; "
+        f"master's time {summary(ckpt_ms, ' ms', '{:.1f}')}")
 
     # --- recovery time with a spare
     reference = None

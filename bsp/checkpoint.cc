@@ -17,9 +17,9 @@
 namespace lockstep::bsp {
 namespace {
 
-constexpr char kMagic[8] = {'L', 'S', 'C', 'K', 'P', 'T', 0, 1};
-// A record: kind, UUID, payload length.
-constexpr size_t kRecordHead = 1 + 16 + 4;
+constexpr char kMagic[8] = {'L', 'S', 'C', 'K', 'P', 'T', 0, 2};
+constexpr char kIndexMagic[8] = {'L', 'S', 'C', 'K', 'I', 'X', 0, 1};
+constexpr size_t kSections = 4;
 
 template <class T>
 void Put(std::string& out, T x) {
@@ -28,6 +28,11 @@ void Put(std::string& out, T x) {
 void PutBytes(std::string& out, std::string_view bytes) {
   Put(out, static_cast<uint32_t>(bytes.size()));
   out.append(bytes);
+}
+uint32_t TrailingCrc(const std::string& bytes) {
+  uint32_t crc = 0;
+  std::memcpy(&crc, bytes.data() + bytes.size() - 4, 4);
+  return crc;
 }
 
 // Reads the front of a checked file; false if it ends first.
@@ -48,85 +53,121 @@ class Reader {
     in_.remove_prefix(n);
     return true;
   }
+  bool Skip(uint64_t n) {
+    if (in_.size() < n) return false;
+    in_.remove_prefix(n);
+    return true;
+  }
   std::string_view rest() const { return in_; }
-  void Skip(size_t n) { in_.remove_prefix(n); }
 
  private:
   std::string_view in_;
 };
 
+// Checks a file's magic (its first six bytes; the last two are the version's, checked after the
+// CRC so that a newer file is named as such) and CRC.
+absl::Status CheckWhole(const std::string& bytes, const char (&magic)[8], const std::string& what,
+                        const std::string& name) {
+  if (bytes.size() < sizeof(magic) + 4 || std::memcmp(bytes.data(), magic, 6) != 0) {
+    return absl::DataLossError(absl::StrCat(what, " ", name, " is not a lockstep ", what));
+  }
+  if (FastCrc32c(bytes.data(), bytes.size() - 4) != TrailingCrc(bytes)) {
+    return absl::DataLossError(
+        absl::StrCat(what, " ", name, " is corrupt or truncated (its CRC-32C does not match)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+std::string EncodeCheckpointIndex(const CheckpointHeader& header, std::span<const VertexId> ids,
+                                  std::span<const uint32_t> out_degrees) {
+  std::string out(kIndexMagic, sizeof(kIndexMagic));
+  out.reserve(64 + header.job.size() + ids.size() * 20);
+  Put(out, kCheckpointVersion);
+  Put(out, header.part);
+  Put(out, header.parts);
+  PutBytes(out, header.job);
+  Put(out, static_cast<uint64_t>(ids.size()));
+  out.append(reinterpret_cast<const char*>(ids.data()), ids.size() * sizeof(VertexId));
+  out.append(reinterpret_cast<const char*>(out_degrees.data()), out_degrees.size() * 4);
+  Put(out, FastCrc32c(out.data(), out.size()));
+  return out;
+}
 
 void CheckpointWriter::Aggregator(std::string_view name, std::string_view value) {
   aggregators_.emplace_back(std::string(name), std::string(value));
 }
 
-void CheckpointWriter::EndRecord() {
-  if (!open_) return;
-  // The payload was appended in place: its length goes before it.
-  const uint32_t length = static_cast<uint32_t>(records_.size() - open_at_ - 4);
-  std::memcpy(records_.data() + open_at_, &length, 4);
-  ++count_;
-  open_ = false;
+void CheckpointWriter::EndSection() {
+  if (section_ < 0) return;
+  const uint64_t length = bytes_.size() - length_at_ - 8;
+  std::memcpy(bytes_.data() + length_at_, &length, 8);
 }
 
-std::string& CheckpointWriter::Record(CheckpointRecord kind, const VertexId& id) {
-  EndRecord();
-  BeginRecords();
-  open_ = true;
-  char head[1 + 16 + 4] = {static_cast<char>(kind)};
-  std::memcpy(head + 1, id.data, 16);
-  records_.append(head, sizeof(head));
-  open_at_ = records_.size() - 4;
-  return records_;
-}
-
-void CheckpointWriter::BeginRecords() {
-  if (begun_) return;
-  begun_ = true;
-  // The file is built in place: the header, then the records, whose count is filled in last.
-  std::string head(kMagic, sizeof(kMagic));
-  Put(head, kCheckpointVersion);
-  Put(head, header_.superstep);
-  Put(head, header_.part);
-  Put(head, header_.parts);
-  PutBytes(head, header_.app);
-  PutBytes(head, header_.job);
-  Put(head, static_cast<uint32_t>(aggregators_.size()));
-  for (const auto& [name, value] : aggregators_) {
-    PutBytes(head, name);
-    PutBytes(head, value);
+std::string& CheckpointWriter::Begin(CheckpointSection s) {
+  const int next = static_cast<int>(s);
+  while (section_ < next) {
+    if (section_ < 0) {
+      // The file is built in place: the header, then the sections, each length filled in last.
+      bytes_.append(kMagic, sizeof(kMagic));
+      Put(bytes_, kCheckpointVersion);
+      Put(bytes_, header_.superstep);
+      Put(bytes_, header_.part);
+      Put(bytes_, header_.parts);
+      PutBytes(bytes_, header_.app);
+      PutBytes(bytes_, header_.job);
+      Put(bytes_, index_crc_);
+      Put(bytes_, static_cast<uint32_t>(aggregators_.size()));
+      for (const auto& [name, value] : aggregators_) {
+        PutBytes(bytes_, name);
+        PutBytes(bytes_, value);
+      }
+      Put(bytes_, vertices_);
+      held_at_ = bytes_.size();
+      Put(bytes_, uint64_t{0});
+    }
+    EndSection();
+    ++section_;
+    length_at_ = bytes_.size();
+    Put(bytes_, uint64_t{0});
   }
-  count_at_ = head.size();
-  Put(head, uint64_t{0});
-  records_.insert(0, head);
+  return bytes_;
+}
+
+std::string& CheckpointWriter::Held(const VertexId& id) {
+  Begin(CheckpointSection::kHeld);
+  ++held_;
+  bytes_.append(reinterpret_cast<const char*>(id.data), 16);
+  return bytes_;
 }
 
 std::string CheckpointWriter::Finish() {
-  EndRecord();
-  BeginRecords();
-  std::memcpy(records_.data() + count_at_, &count_, sizeof(count_));
-  crc32c_ = FastCrc32c(records_.data(), records_.size());
-  Put(records_, crc32c_);
-  return std::move(records_);
+  Begin(CheckpointSection::kHeld);
+  EndSection();
+  std::memcpy(bytes_.data() + held_at_, &held_, sizeof(held_));
+  crc32c_ = FastCrc32c(bytes_.data(), bytes_.size());
+  Put(bytes_, crc32c_);
+  return std::move(bytes_);
 }
 
 absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::string name,
+                                                     std::string index, std::string index_name,
                                                      const CheckpointHeader* expect) {
   auto bad = [&](const std::string& what) {
     return absl::DataLossError(absl::StrCat("checkpoint file ", name, " ", what));
   };
-  if (bytes.size() < sizeof(kMagic) + 4 || std::memcmp(bytes.data(), kMagic, 6) != 0) {
-    return bad("is not a lockstep checkpoint");
-  }
-  uint32_t crc = 0;
-  std::memcpy(&crc, bytes.data() + bytes.size() - 4, 4);
-  if (FastCrc32c(bytes.data(), bytes.size() - 4) != crc) {
-    return bad("is corrupt or truncated (its CRC-32C does not match)");
+  auto bad_index = [&](const std::string& what) {
+    return absl::DataLossError(absl::StrCat("checkpoint index ", index_name, " ", what));
+  };
+  if (auto st = CheckWhole(bytes, kMagic, "checkpoint file", name); !st.ok()) return st;
+  if (auto st = CheckWhole(index, kIndexMagic, "checkpoint index", index_name); !st.ok()) {
+    return st;
   }
   CheckpointFile file;
   file.name_ = std::move(name);
   file.bytes_ = std::move(bytes);
+  file.index_ = std::move(index);
   Reader in(std::string_view(file.bytes_).substr(0, file.bytes_.size() - 4));
   in.Skip(sizeof(kMagic));
   uint32_t version = 0;
@@ -136,9 +177,9 @@ absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::str
     return bad(
         absl::StrCat("has version ", version, "; this build reads version ", kCheckpointVersion));
   }
-  uint32_t num_aggregators = 0;
+  uint32_t num_aggregators = 0, index_crc = 0;
   if (!in.Get(h.superstep) || !in.Get(h.part) || !in.Get(h.parts) || !in.GetBytes(h.app) ||
-      !in.GetBytes(h.job) || !in.Get(num_aggregators)) {
+      !in.GetBytes(h.job) || !in.Get(index_crc) || !in.Get(num_aggregators)) {
     return bad("has a truncated header");
   }
   if (h.parts == 0 || h.part >= h.parts) {
@@ -149,24 +190,44 @@ absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::str
     if (!in.GetBytes(agg_name) || !in.GetBytes(value)) return bad("has a truncated aggregator");
     file.aggregators_.emplace_back(std::move(agg_name), std::move(value));
   }
-  if (!in.Get(file.num_records_)) return bad("has no record count");
-  // Every record's bounds, once, so that ForEach needs no checks.
-  const std::string_view records = in.rest();
-  std::string_view rest = records;
-  for (uint64_t i = 0; i < file.num_records_; ++i) {
-    if (rest.size() < kRecordHead) return bad(absl::StrCat("ends inside record ", i));
-    const char kind = rest[0];
-    if (kind != static_cast<char>(CheckpointRecord::kVertex) &&
-        kind != static_cast<char>(CheckpointRecord::kHeld)) {
-      return bad(absl::StrCat("has record ", i, " of unknown kind ", static_cast<int>(kind)));
-    }
-    uint32_t length = 0;
-    std::memcpy(&length, rest.data() + 17, 4);
-    if (rest.size() - kRecordHead < length) return bad(absl::StrCat("ends inside record ", i));
-    rest.remove_prefix(kRecordHead + length);
+  if (!in.Get(file.vertices_) || !in.Get(file.held_)) return bad("has no vertex count");
+  for (size_t s = 0; s < kSections; ++s) {
+    uint64_t length = 0;
+    if (!in.Get(length)) return bad(absl::StrCat("ends before section ", s));
+    const size_t at = static_cast<size_t>(in.rest().data() - file.bytes_.data());
+    if (!in.Skip(length)) return bad(absl::StrCat("ends inside section ", s));
+    file.sections_[s] = {at, static_cast<size_t>(length)};
   }
-  if (!rest.empty()) return bad("has bytes after its last record");
-  file.records_at_ = static_cast<size_t>(records.data() - file.bytes_.data());
+  if (!in.rest().empty()) return bad("has bytes after its last section");
+  if (file.section(CheckpointSection::kFlags).size() != file.vertices_) {
+    return bad("has a flags section whose length is not its vertex count");
+  }
+  if (file.held_ > file.section(CheckpointSection::kHeld).size() / 16) {
+    return bad("has fewer bytes of held values than it says it holds");
+  }
+
+  // The index: of this job and part, the one this state was written with.
+  Reader ix(std::string_view(file.index_).substr(0, file.index_.size() - 4));
+  ix.Skip(sizeof(kIndexMagic));
+  uint32_t ix_version = 0, ix_part = 0, ix_parts = 0;
+  std::string ix_job;
+  uint64_t ix_vertices = 0;
+  if (!ix.Get(ix_version)) return bad_index("is truncated");
+  if (ix_version != kCheckpointVersion) {
+    return bad_index(absl::StrCat("has version ", ix_version, "; this build reads version ",
+                                  kCheckpointVersion));
+  }
+  if (!ix.Get(ix_part) || !ix.Get(ix_parts) || !ix.GetBytes(ix_job) || !ix.Get(ix_vertices)) {
+    return bad_index("has a truncated header");
+  }
+  file.ids_at_ = static_cast<size_t>(ix.rest().data() - file.index_.data());
+  if (ix.rest().size() / 20 != ix_vertices || ix.rest().size() % 20 != 0) {
+    return bad_index(absl::StrCat("does not hold the ", ix_vertices, " vertices it says it does"));
+  }
+  if (TrailingCrc(file.index_) != index_crc || ix_part != h.part || ix_parts != h.parts ||
+      ix_job != h.job || ix_vertices != file.vertices_) {
+    return bad(absl::StrCat("was not written with index ", index_name));
+  }
   if (expect != nullptr) {
     if (h.app != expect->app) {
       return bad(absl::StrCat("is of app '", h.app, "', not '", expect->app, "'"));
@@ -181,11 +242,7 @@ absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::str
   return file;
 }
 
-uint32_t CheckpointFile::crc32c() const {
-  uint32_t crc = 0;
-  std::memcpy(&crc, bytes_.data() + bytes_.size() - 4, 4);
-  return crc;
-}
+uint32_t CheckpointFile::crc32c() const { return TrailingCrc(bytes_); }
 
 absl::Status CheckCheckpointSet(std::span<const CheckpointFile> files) {
   if (files.empty()) return absl::NotFoundError("a checkpoint needs at least one file");
@@ -404,7 +461,9 @@ absl::StatusOr<std::vector<CheckpointFile>> ReadCheckpoint(const std::string& st
   std::vector<CheckpointFile> files;
   for (uint32_t p = 0; p < manifest->files.size(); ++p) {
     const std::string path = CheckpointFileName(step_dir, p);
-    auto file = ReadCheckpointFile(path, expect != nullptr ? expect : &manifest->header);
+    const std::string index =
+        CheckpointIndexName(std::filesystem::path(step_dir).parent_path().string(), p);
+    auto file = ReadCheckpointFile(path, index, expect != nullptr ? expect : &manifest->header);
     if (!file.ok()) return file.status();
     const CheckpointPart& listed = manifest->files[p];
     if (file->num_records() != listed.records || file->size() != listed.bytes ||
@@ -427,11 +486,18 @@ absl::Status WriteCheckpointFile(const std::string& path, std::string_view bytes
   return WriteFileAtomically(path, bytes);
 }
 
+std::string CheckpointIndexName(const std::string& dir, uint32_t part) {
+  return absl::StrFormat("%s/part-%05u.index", dir, part);
+}
+
 absl::StatusOr<CheckpointFile> ReadCheckpointFile(const std::string& path,
+                                                  const std::string& index_path,
                                                   const CheckpointHeader* expect) {
   auto bytes = ReadWhole(path, "checkpoint file");
   if (!bytes.ok()) return bytes.status();
-  return CheckpointFile::Parse(*std::move(bytes), path, expect);
+  auto index = ReadWhole(index_path, "checkpoint index");
+  if (!index.ok()) return index.status();
+  return CheckpointFile::Parse(*std::move(bytes), path, *std::move(index), index_path, expect);
 }
 
 }  // namespace lockstep::bsp

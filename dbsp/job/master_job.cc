@@ -21,15 +21,22 @@ namespace {
 constexpr size_t kReasonBytes = 1024;
 
 // Lists a checkpoint whose files are durable: checks that each is there with the size its worker
-// reported (its CRC is checked when read), writes the manifest and prunes the older checkpoints.
+// reported (its CRC is checked when read), and its index too, writes the manifest and prunes the
+// older checkpoints.
 absl::Status WriteManifest(const CheckpointPlan& plan, const bsp::CheckpointManifest& manifest) {
   const uint64_t superstep = manifest.header.superstep;
   const std::string dir = bsp::CheckpointStepDir(plan.dir, superstep);
-  uint64_t bytes = 0, records = 0;
+  uint64_t bytes = 0, records = 0, index_bytes = 0;
   for (uint32_t w = 0; w < manifest.files.size(); ++w) {
     const bsp::CheckpointPart& f = manifest.files[w];
     const std::string path = bsp::CheckpointFileName(dir, w);
     std::error_code ec;
+    const std::string index = bsp::CheckpointIndexName(plan.dir, w);
+    index_bytes += std::filesystem::file_size(index, ec);
+    if (ec) {
+      return absl::DataLossError(absl::StrCat("worker ", w, "'s checkpoint index ", index,
+                                              " cannot be read: ", ec.message()));
+    }
     const uint64_t size = std::filesystem::file_size(path, ec);
     if (ec || size != f.bytes) {
       return absl::DataLossError(absl::StrCat("worker ", w, " wrote checkpoint file ", path, " of ",
@@ -42,8 +49,10 @@ absl::Status WriteManifest(const CheckpointPlan& plan, const bsp::CheckpointMani
   }
   if (auto st = bsp::WriteCheckpointManifest(dir, manifest); !st.ok()) return st;
   if (auto st = bsp::PruneCheckpoints(plan.dir, plan.keep); !st.ok()) return st;
-  spdlog::info("job {}: checkpoint before superstep {} is complete: {} bytes, {} records",
-               plan.job_id, superstep, bytes, records);
+  spdlog::info(
+      "job {}: checkpoint before superstep {} is complete: {} bytes, {} records (the attempt's "
+      "index: {} bytes)",
+      plan.job_id, superstep, bytes, records, index_bytes);
   return absl::OkStatus();
 }
 

@@ -1,5 +1,6 @@
 #include "job/worker_job.h"
 
+#include <cstring>
 #include <filesystem>
 #include <tuple>
 
@@ -335,19 +336,23 @@ absl::Status CheckpointFiles::status() const {
 }
 
 absl::Status CheckpointFiles::Submit(uint64_t superstep, std::string dir, std::string path,
-                                     std::string bytes, std::string log_tag) {
+                                     std::string bytes, std::string index_path, std::string index,
+                                     std::string log_tag) {
   if (auto st = Wait(); !st.ok()) return st;
   thread_ = std::thread([this, superstep, dir = std::move(dir), path = std::move(path),
-                         bytes = std::move(bytes), log_tag = std::move(log_tag)] {
+                         bytes = std::move(bytes), index_path = std::move(index_path),
+                         index = std::move(index), log_tag = std::move(log_tag)] {
     const auto start = PhaseTime::Clock::now();
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     absl::Status st = ec ? absl::UnavailableError(absl::StrCat("cannot make checkpoint directory ",
                                                                dir, ": ", ec.message()))
-                         : bsp::WriteCheckpointFile(path, bytes);
+                         : absl::OkStatus();
+    if (st.ok() && !index.empty()) st = bsp::WriteCheckpointFile(index_path, index);
+    if (st.ok()) st = bsp::WriteCheckpointFile(path, bytes);
     spdlog::debug(
         "{}checkpoint before superstep {}: wrote {} bytes in {:.1f} ms", log_tag, superstep,
-        bytes.size(),
+        bytes.size() + index.size(),
         std::chrono::duration<double, std::milli>(PhaseTime::Clock::now() - start).count());
     std::lock_guard<std::mutex> lock(mu_);
     if (st.ok()) {
@@ -366,18 +371,28 @@ absl::StatusOr<bsp::OutputSummary> WorkerJob::WriteCheckpoint(bsp::StepEngine& e
         "the master asked for a checkpoint, but the job has no checkpoint directory");
   }
   const auto start = PhaseTime::Clock::now();
-  bsp::CheckpointWriter writer({app_, job_id_, next, index_, count_});
+  const bsp::CheckpointHeader header{app_, job_id_, next, index_, count_};
+  // The index (the vertices' UUIDs and out-degrees) goes once, with the attempt's first checkpoint.
+  std::string index;
+  if (!checkpoint_index_made_) {
+    index = engine.CheckpointIndex(header);
+    if (index.size() < 4) return absl::UnimplementedError("this engine does not checkpoint");
+    std::memcpy(&checkpoint_index_crc_, index.data() + index.size() - 4, 4);
+    checkpoint_index_made_ = true;
+  }
+  bsp::CheckpointWriter writer(header, checkpoint_index_crc_, engine.num_local_vertices());
   if (auto st = engine.WriteCheckpoint(next, writer); !st.ok()) return st;
   std::string bytes = writer.Finish();
   const bsp::OutputSummary summary{writer.records(), bytes.size(), writer.crc32c()};
   spdlog::debug("{}checkpoint before superstep {}: {} records, {} bytes encoded in {:.1f} ms",
-                log_tag_, next, summary.vertices, summary.bytes,
+                log_tag_, next, summary.vertices, summary.bytes + index.size(),
                 std::chrono::duration<double, std::milli>(PhaseTime::Clock::now() - start).count());
   // Written in the background while the job goes on: the master lists the checkpoint once every
   // worker has said its file is durable (checkpoint_written in a later entry).
   const std::string dir = bsp::CheckpointStepDir(checkpoint_dir_, next);
-  if (auto st = checkpoint_files_.Submit(next, dir, bsp::CheckpointFileName(dir, index_),
-                                         std::move(bytes), log_tag_);
+  if (auto st = checkpoint_files_.Submit(
+          next, dir, bsp::CheckpointFileName(dir, index_), std::move(bytes),
+          bsp::CheckpointIndexName(checkpoint_dir_, index_), std::move(index), log_tag_);
       !st.ok()) {
     return st;
   }

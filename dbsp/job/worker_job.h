@@ -38,10 +38,10 @@ class CheckpointFiles {
   CheckpointFiles& operator=(const CheckpointFiles&) = delete;
   ~CheckpointFiles();  // waits for the write under way
 
-  // Waits for the write under way (its error, if it failed), then writes `bytes` to `path` in
-  // `dir` (made if missing) on a thread of its own.
+  // Waits for the write under way (its error, if it failed), then, on a thread of its own, writes
+  // `index` to `index_path` unless it is empty, and `bytes` to `path` in `dir` (made if missing).
   absl::Status Submit(uint64_t superstep, std::string dir, std::string path, std::string bytes,
-                      std::string log_tag);
+                      std::string index_path, std::string index, std::string log_tag);
   // Waits for the write under way; the first write's error, if one failed.
   absl::Status Wait();
   absl::Status status() const;
@@ -166,6 +166,8 @@ class WorkerJob final : public transport::MasterStreamHandler,
   double steps_seconds_ = 0, engine_encode_seconds_ = 0, engine_decode_seconds_ = 0;
   double run_seconds_ = 0, run_barrier_seconds_ = 0;
   uint64_t run_barrier_count_ = 0;
+  uint32_t checkpoint_index_crc_ = 0;  // of the index, written with the first checkpoint
+  bool checkpoint_index_made_ = false;
   CheckpointFiles checkpoint_files_;  // last: its write ends before the rest goes
 };
 

@@ -27,20 +27,41 @@ VertexId Id(uint8_t b) {
   return id;
 }
 
+// Two vertices' index: UUIDs 1 and 2, out-degrees 5 and 0.
+std::string Index(const CheckpointHeader& h) {
+  const std::vector<VertexId> ids = {Id(1), Id(2)};
+  const std::vector<uint32_t> degrees = {5, 0};
+  return EncodeCheckpointIndex(h, ids, degrees);
+}
+
+uint32_t CrcOf(const std::string& file) {
+  uint32_t crc = 0;
+  std::memcpy(&crc, file.data() + file.size() - 4, 4);
+  return crc;
+}
+
+// The state of Index(h)'s two vertices, and a value held back for a third.
 std::string Write(const CheckpointHeader& h, const std::string& agg_value = "\x01\x02") {
-  CheckpointWriter w(h);
+  CheckpointWriter w(h, CrcOf(Index(h)), 2);
   w.Aggregator("a.sum", agg_value);
   w.Aggregator("b.min", "");
-  w.Record(CheckpointRecord::kVertex, Id(1)).append("\x01value-1");
-  w.Record(CheckpointRecord::kVertex, Id(2));  // an empty payload
-  w.Record(CheckpointRecord::kHeld, Id(3)).append(std::string(300, 'x'));
+  w.Begin(CheckpointSection::kFlags).append("\x01\x02");
+  w.Begin(CheckpointSection::kValues).append("value-1value-2");
+  // No extra section: an empty one is written.
+  w.Held(Id(3)).append(std::string(300, 'x'));
   return w.Finish();
 }
 
 const CheckpointHeader kHeader{"pagerank", "job-7", 12, 1, 3};
 
+absl::StatusOr<CheckpointFile> Parse(const std::string& bytes,
+                                     const CheckpointHeader* expect = nullptr,
+                                     const CheckpointHeader& index_of = kHeader) {
+  return CheckpointFile::Parse(bytes, "p1", Index(index_of), "i1", expect);
+}
+
 TEST(CheckpointTest, ReadsBackWhatWasWritten) {
-  auto f = CheckpointFile::Parse(Write(kHeader), "p1", &kHeader);
+  auto f = Parse(Write(kHeader), &kHeader);
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->header().app, "pagerank");
   EXPECT_EQ(f->header().job, "job-7");
@@ -51,38 +72,45 @@ TEST(CheckpointTest, ReadsBackWhatWasWritten) {
   EXPECT_EQ(f->aggregators()[0].first, "a.sum");
   EXPECT_EQ(f->aggregators()[0].second, "\x01\x02");
   EXPECT_EQ(f->aggregators()[1].second, "");
-  std::vector<std::string> seen;
-  ASSERT_TRUE(f->ForEach([&](CheckpointRecord kind, const VertexId& id, std::string_view payload) {
-                 seen.push_back(std::string(1, static_cast<char>(kind)) +
-                                std::to_string(id.data[0]) + ":" + std::string(payload));
-                 return absl::OkStatus();
-               }).ok());
-  ASSERT_EQ(seen.size(), 3u);
-  EXPECT_EQ(seen[0], "V1:\x01value-1");
-  EXPECT_EQ(seen[1], "V2:");
-  EXPECT_EQ(seen[2], "H3:" + std::string(300, 'x'));
-  // A walk stops at the first error it is given.
-  int calls = 0;
-  const absl::Status st = f->ForEach([&](CheckpointRecord, const VertexId&, std::string_view) {
-    ++calls;
-    return absl::DataLossError("stop");
-  });
-  EXPECT_EQ(st.message(), "stop");
-  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(f->num_vertices(), 2u);
+  EXPECT_EQ(f->num_held(), 1u);
+  EXPECT_EQ(f->num_records(), 3u);
+  EXPECT_EQ(f->id(0), Id(1));
+  EXPECT_EQ(f->id(1), Id(2));
+  EXPECT_EQ(f->out_degree(0), 5u);
+  EXPECT_EQ(f->out_degree(1), 0u);
+  EXPECT_EQ(f->section(CheckpointSection::kFlags), "\x01\x02");
+  EXPECT_EQ(f->section(CheckpointSection::kValues), "value-1value-2");
+  EXPECT_EQ(f->section(CheckpointSection::kExtra), "");
+  EXPECT_EQ(f->section(CheckpointSection::kHeld),
+            std::string(reinterpret_cast<const char*>(Id(3).data), 16) + std::string(300, 'x'));
+  EXPECT_EQ(f->crc32c(), CrcOf(f->bytes()));
 }
 
 TEST(CheckpointTest, RefusesEveryTruncationAndEveryFlippedByte) {
-  const std::string bytes = Write(kHeader);
+  const std::string bytes = Write(kHeader), index = Index(kHeader);
   for (size_t size = 0; size < bytes.size(); ++size) {
-    auto f = CheckpointFile::Parse(bytes.substr(0, size), "p1");
+    auto f = CheckpointFile::Parse(bytes.substr(0, size), "p1", index, "i1");
     ASSERT_FALSE(f.ok()) << "a file cut at " << size << " bytes was taken";
     EXPECT_THAT(std::string(f.status().message()), HasSubstr("checkpoint file p1"));
+  }
+  for (size_t size = 0; size < index.size(); ++size) {
+    auto f = CheckpointFile::Parse(bytes, "p1", index.substr(0, size), "i1");
+    ASSERT_FALSE(f.ok()) << "an index cut at " << size << " bytes was taken";
+    EXPECT_THAT(std::string(f.status().message()), HasSubstr("checkpoint index i1"));
   }
   for (size_t i = 0; i < bytes.size(); ++i) {
     std::string bad = bytes;
     bad[i] = static_cast<char>(bad[i] ^ 0x10);
-    auto f = CheckpointFile::Parse(bad, "p1");
+    auto f = CheckpointFile::Parse(bad, "p1", index, "i1");
     ASSERT_FALSE(f.ok()) << "a file with byte " << i << " flipped was taken";
+    EXPECT_EQ(f.status().code(), absl::StatusCode::kDataLoss);
+  }
+  for (size_t i = 0; i < index.size(); ++i) {
+    std::string bad = index;
+    bad[i] = static_cast<char>(bad[i] ^ 0x10);
+    auto f = CheckpointFile::Parse(bytes, "p1", bad, "i1");
+    ASSERT_FALSE(f.ok()) << "an index with byte " << i << " flipped was taken";
     EXPECT_EQ(f.status().code(), absl::StatusCode::kDataLoss);
   }
 }
@@ -95,47 +123,53 @@ std::string Recrc(std::string bytes) {
   return bytes;
 }
 
-TEST(CheckpointTest, RefusesANewerVersionAndBadRecords) {
+TEST(CheckpointTest, RefusesANewerVersionBadSectionsAndAnotherIndex) {
   std::string newer = Write(kHeader);
-  newer[8] = 2;  // the version, after the 8-byte magic
-  auto f = CheckpointFile::Parse(Recrc(newer), "p1");
+  newer[8] = 3;  // the version, after the 8-byte magic
+  auto f = Parse(Recrc(newer));
   ASSERT_FALSE(f.ok());
-  EXPECT_THAT(std::string(f.status().message()), HasSubstr("has version 2"));
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("has version 3"));
 
-  std::string kind = Write(kHeader);
-  // The first record's kind: after the header, the aggregators and the record count.
-  const size_t at = kind.find(std::string("\x01value-1")) - 4 - 16 - 1;
-  ASSERT_EQ(kind[at], 'V');
-  kind[at] = 'Z';
-  f = CheckpointFile::Parse(Recrc(kind), "p1");
-  ASSERT_FALSE(f.ok());
-  EXPECT_THAT(std::string(f.status().message()), HasSubstr("unknown kind"));
-
+  // The values section's length, before its bytes.
   std::string length = Write(kHeader);
-  length[at + 17] = 100;  // a payload longer than the file
-  f = CheckpointFile::Parse(Recrc(length), "p1");
+  const size_t at = length.find("value-1") - 8;
+  ASSERT_EQ(length[at], 14);
+  length[at] = 100;  // a section longer than the file
+  f = Parse(Recrc(length));
   ASSERT_FALSE(f.ok());
-  EXPECT_THAT(std::string(f.status().message()), HasSubstr("record"));
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("section"));
+
+  // A state file read with an index it was not written with: another part's, another job's.
+  CheckpointHeader other = kHeader;
+  other.part = 2;
+  f = Parse(Write(kHeader), nullptr, other);
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("was not written with index i1"));
+  other = kHeader;
+  other.job = "job-8";
+  f = Parse(Write(kHeader), nullptr, other);
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("was not written with index i1"));
 }
 
 TEST(CheckpointTest, RefusesAnotherJobsAppsOrSuperstepsFile) {
   const std::string bytes = Write(kHeader);
   CheckpointHeader other = kHeader;
   other.job = "job-8";
-  auto f = CheckpointFile::Parse(bytes, "p1", &other);
+  auto f = Parse(bytes, &other);
   ASSERT_FALSE(f.ok());
   EXPECT_THAT(std::string(f.status().message()), HasSubstr("is of job 'job-7', not 'job-8'"));
   other = kHeader;
   other.app = "sssp";
-  f = CheckpointFile::Parse(bytes, "p1", &other);
+  f = Parse(bytes, &other);
   ASSERT_FALSE(f.ok());
   EXPECT_THAT(std::string(f.status().message()), HasSubstr("is of app 'pagerank', not 'sssp'"));
   other = kHeader;
   other.superstep = 11;
-  f = CheckpointFile::Parse(bytes, "p1", &other);
+  f = Parse(bytes, &other);
   ASSERT_FALSE(f.ok());
   EXPECT_THAT(std::string(f.status().message()), HasSubstr("at superstep 12, not 11"));
-  f = CheckpointFile::Parse("not a checkpoint at all, but long enough", "p1");
+  f = Parse("not a checkpoint at all, but long enough");
   ASSERT_FALSE(f.ok());
   EXPECT_THAT(std::string(f.status().message()), HasSubstr("is not a lockstep checkpoint"));
 }
@@ -146,7 +180,7 @@ std::vector<CheckpointFile> Set(std::vector<CheckpointHeader> headers,
   for (size_t i = 0; i < headers.size(); ++i) {
     auto f = CheckpointFile::Parse(
         Write(headers[i], i < agg_values.size() ? agg_values[i] : std::string("\x01\x02")),
-        "f" + std::to_string(i));
+        "f" + std::to_string(i), Index(headers[i]), "i" + std::to_string(i));
     EXPECT_TRUE(f.ok()) << f.status();
     files.push_back(*std::move(f));
   }
@@ -177,15 +211,21 @@ TEST(CheckpointTest, ASetIsOneWholeCheckpoint) {
 TEST(CheckpointTest, FilesGoThroughTheDisk) {
   test::TempDir dir("lockstep-checkpoint");
   const std::string path = CheckpointFileName(dir.path().string(), 1);
+  const std::string index = CheckpointIndexName(dir.path().string(), 1);
   EXPECT_EQ(path, dir.path().string() + "/part-00001.ckpt");
+  EXPECT_EQ(index, dir.path().string() + "/part-00001.index");
   ASSERT_TRUE(WriteCheckpointFile(path, Write(kHeader)).ok());
-  auto f = ReadCheckpointFile(path, &kHeader);
+  ASSERT_TRUE(WriteCheckpointFile(index, Index(kHeader)).ok());
+  auto f = ReadCheckpointFile(path, index, &kHeader);
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->num_records(), 3u);
   EXPECT_EQ(f->name(), path);
-  auto missing = ReadCheckpointFile(CheckpointFileName(dir.path().string(), 2));
+  auto missing = ReadCheckpointFile(CheckpointFileName(dir.path().string(), 2), index);
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr("part-00002.ckpt"));
+  missing = ReadCheckpointFile(path, CheckpointIndexName(dir.path().string(), 2));
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("part-00002.index"));
 }
 
 TEST(CheckpointTest, AManifestReadsBackAndIsChecked) {

@@ -2,19 +2,32 @@
 
 // Checkpoints of a job's state between supersteps (docs/design.md §7.6): each partition writes its
 // own vertices' state, keyed by UUID, so that any number of partitions, split any way, can read it
-// back. One file per partition:
+// back. Two files per partition:
 //
-//   magic "LSCKPT" 0x00 0x01 | version u32 | superstep u64 | part u32 | parts u32
-//   | app (u32 length, bytes) | job (u32 length, bytes)
-//   | aggregators: count u32, then (name, value) as (u32 length, bytes) pairs
-//   | records: count u64, then kind u8 | UUID 16 bytes | payload (u32 length, bytes)
-//   | CRC-32C of everything before it, u32
+// - its index, once per attempt (the partition's vertices do not change within one): the UUIDs
+//   and out-degrees of its vertices, in its local order,
 //
-// Integers are little-endian. A record is a vertex's state ('V': flags, value, its published
-// value or pending messages; Engine::WriteCheckpoint) or a value held back for a remote vertex
-// ('H'). The whole file is checked (its length, CRC, magic, version and header against what the
-// reader expects) before any record is used: a truncated, corrupt or foreign file is refused with
-// an error naming it.
+//     magic "LSCKIX" 0x00 0x01 | version u32 | part u32 | parts u32 | job (u32 length, bytes)
+//     | vertices u64 | UUIDs, 16 bytes each | out-degrees, u32 each | CRC-32C u32
+//
+// - its state, at every checkpoint, in the index's order, by column:
+//
+//     magic "LSCKPT" 0x00 0x02 | version u32 | superstep u64 | part u32 | parts u32
+//     | app (u32 length, bytes) | job (u32 length, bytes) | the index's CRC-32C u32
+//     | aggregators: count u32, then (name, value) as (u32 length, bytes) pairs
+//     | vertices u64 | held u64
+//     | flags, values, extra, held: each a section (u64 length, bytes)
+//     | CRC-32C of everything before it, u32
+//
+//   flags: one byte per vertex (halted; a published value; pending messages). values: every
+//   vertex's value (raw if of fixed size, else its codec's encodings one after another). extra:
+//   per vertex with the flag, in order, its published value (unless the program regenerates it
+//   from the value and out-degree) or a u32 count and its messages. held: per value held back for
+//   a remote vertex (kAnyOrder), its UUID and the value.
+//
+// Integers are little-endian. Both files are checked whole (length, CRC, magic, version, header
+// against what the reader expects, the state's index CRC against the index's) before anything is
+// used: a truncated, corrupt or foreign file is refused with an error naming it.
 
 #include <cstdint>
 #include <cstring>
@@ -30,7 +43,7 @@
 
 namespace lockstep::bsp {
 
-inline constexpr uint32_t kCheckpointVersion = 1;
+inline constexpr uint32_t kCheckpointVersion = 2;
 
 struct CheckpointHeader {
   std::string app;         // the program, as the job names it
@@ -40,54 +53,62 @@ struct CheckpointHeader {
   uint32_t parts = 1;
 };
 
-enum class CheckpointRecord : uint8_t { kVertex = 'V', kHeld = 'H' };
-
-// A vertex record's flags, its first payload byte.
+// A vertex's flags, its byte of the flags column.
 inline constexpr uint8_t kCheckpointHalted = 1;
-inline constexpr uint8_t kCheckpointPublished = 2;  // its published value follows the value
-inline constexpr uint8_t kCheckpointMessages = 4;   // a u32 count and its messages follow
+inline constexpr uint8_t kCheckpointPublished = 2;  // it has a published value
+inline constexpr uint8_t kCheckpointMessages = 4;   // it has pending messages (in extra)
+
+// A partition's index file (part and parts from `header`; its superstep and app are not used).
+std::string EncodeCheckpointIndex(const CheckpointHeader& header, std::span<const VertexId> ids,
+                                  std::span<const uint32_t> out_degrees);
+
+// The sections of a state file, in the order they are written.
+enum class CheckpointSection : uint8_t { kFlags, kValues, kExtra, kHeld };
 
 class CheckpointWriter {
  public:
-  explicit CheckpointWriter(CheckpointHeader header) : header_(std::move(header)) {}
+  // `index_crc`: the CRC-32C of the partition's index file (its last four bytes), of `vertices`.
+  CheckpointWriter(CheckpointHeader header, uint32_t index_crc, uint64_t vertices)
+      : header_(std::move(header)), index_crc_(index_crc), vertices_(vertices) {}
 
-  // Aggregators go before the records (the first Record call).
+  // Aggregators go before the sections (the first Begin call).
   void Aggregator(std::string_view name, std::string_view value);
-  // Starts a record; the caller appends its payload (only) to the string returned, until the next
-  // call.
-  std::string& Record(CheckpointRecord kind, const VertexId& id);
-  // Room for about this many bytes of records.
-  void Reserve(size_t bytes) { records_.reserve(bytes); }
+  // Starts section `s` (after the ones before it, each once); the caller appends its bytes to the
+  // string returned, until the next call.
+  std::string& Begin(CheckpointSection s);
+  // In the held section: a held-back value's UUID, then (the caller appends) the value.
+  std::string& Held(const VertexId& id);
   // The file's bytes. The writer is spent.
   std::string Finish();
-  // The records written (after Finish, all of them), and (after Finish) the file's CRC-32C, its
-  // last four bytes.
-  uint64_t records() const { return count_; }
+  // The vertices and held values written, and (after Finish) the file's CRC-32C, its last four
+  // bytes.
+  uint64_t records() const { return vertices_ + held_; }
   uint32_t crc32c() const { return crc32c_; }
 
   const CheckpointHeader& header() const { return header_; }
 
  private:
-  void EndRecord();
-  void BeginRecords();
+  void EndSection();
 
   CheckpointHeader header_;
+  uint32_t index_crc_;
+  uint64_t vertices_;
+  uint64_t held_ = 0;
   std::vector<std::pair<std::string, std::string>> aggregators_;
-  std::string records_;
-  uint64_t count_ = 0;
+  std::string bytes_;
   uint32_t crc32c_ = 0;
-  bool begun_ = false;   // the header is in records_
-  size_t count_at_ = 0;  // where the record count goes
-  bool open_ = false;    // a record whose payload is still being appended
-  size_t open_at_ = 0;   // where its length goes
+  int section_ = -1;      // the open section, or -1 before the first
+  size_t held_at_ = 0;    // where the held count goes
+  size_t length_at_ = 0;  // where the open section's length goes
 };
 
-// One partition's checkpoint file, checked whole.
+// One partition's checkpoint (its state and its index), checked whole.
 class CheckpointFile {
  public:
-  // Checks `bytes` (named `name` in errors) and, if `expect` is given, that it is a checkpoint of
-  // that app and job at that superstep.
+  // Checks `bytes` (named `name` in errors) and `index` (named `index_name`), and, if `expect` is
+  // given, that they are a checkpoint of that app and job at that superstep.
   static absl::StatusOr<CheckpointFile> Parse(std::string bytes, std::string name,
+                                              std::string index, std::string index_name,
                                               const CheckpointHeader* expect = nullptr);
 
   const CheckpointHeader& header() const { return header_; }
@@ -95,27 +116,31 @@ class CheckpointFile {
   const std::vector<std::pair<std::string, std::string>>& aggregators() const {
     return aggregators_;
   }
-  uint64_t num_records() const { return num_records_; }
-  // The whole file's size, and its CRC-32C (of everything before it, its last four bytes).
+  uint64_t num_vertices() const { return vertices_; }
+  uint64_t num_held() const { return held_; }
+  uint64_t num_records() const { return vertices_ + held_; }
+  // The state file's size, and its CRC-32C (of everything before it, its last four bytes).
   uint64_t size() const { return bytes_.size(); }
   uint32_t crc32c() const;
+  // Both files' bytes, as read.
+  const std::string& bytes() const { return bytes_; }
+  const std::string& index_bytes() const { return index_; }
 
-  // Calls f(kind, id, payload) for every record, in the order written; the first error it
-  // returns ends the walk.
-  template <class F>
-  absl::Status ForEach(F&& f) const {
-    std::string_view rest =
-        std::string_view(bytes_).substr(records_at_, bytes_.size() - 4 - records_at_);
-    for (uint64_t i = 0; i < num_records_; ++i) {
-      const auto kind = static_cast<CheckpointRecord>(rest[0]);
-      VertexId id;
-      std::memcpy(id.data, rest.data() + 1, 16);
-      uint32_t length = 0;
-      std::memcpy(&length, rest.data() + 17, 4);
-      if (absl::Status st = f(kind, id, rest.substr(21, length)); !st.ok()) return st;
-      rest.remove_prefix(21 + size_t{length});
-    }
-    return absl::OkStatus();
+  // Vertex i's UUID and out-degree, in the index's order (i < num_vertices()).
+  VertexId id(uint64_t i) const {
+    VertexId id;
+    std::memcpy(id.data, index_.data() + ids_at_ + 16 * i, 16);
+    return id;
+  }
+  uint32_t out_degree(uint64_t i) const {
+    uint32_t d = 0;
+    std::memcpy(&d, index_.data() + ids_at_ + 16 * vertices_ + 4 * i, 4);
+    return d;
+  }
+  // The sections (their bytes only, checked against the file's bounds, not decoded).
+  std::string_view section(CheckpointSection s) const {
+    const auto [at, length] = sections_[static_cast<size_t>(s)];
+    return std::string_view(bytes_).substr(at, length);
   }
 
  private:
@@ -123,21 +148,26 @@ class CheckpointFile {
   std::string name_;
   std::vector<std::pair<std::string, std::string>> aggregators_;
   std::string bytes_;
-  size_t records_at_ = 0;  // where the records begin in bytes_ (an offset: the file may move)
-  uint64_t num_records_ = 0;
+  std::string index_;
+  uint64_t vertices_ = 0;
+  uint64_t held_ = 0;
+  size_t ids_at_ = 0;  // offsets, not pointers: the file may move
+  std::pair<size_t, size_t> sections_[4] = {};
 };
 
 // Checks that `files` are one whole checkpoint: the same app, job, superstep and part count, every
 // part once, with the same aggregator values.
 absl::Status CheckCheckpointSet(std::span<const CheckpointFile> files);
 
-// A job's checkpoints: in its checkpoint directory, one directory per checkpoint,
-// JOB_DIR/superstep-SSSSSSSSSS (the superstep it resumes at), holding every part's file,
-// part-PPPPP.ckpt, and, written last by the master, MANIFEST: a checkpoint without one was never
-// complete and is not used.
+// An attempt's checkpoints: in its checkpoint directory, every part's index, part-PPPPP.index,
+// and one directory per checkpoint, DIR/superstep-SSSSSSSSSS (the superstep it resumes at),
+// holding every part's state, part-PPPPP.ckpt, and, written last by the master, MANIFEST: a
+// checkpoint without one was never complete and is not used.
 std::string CheckpointStepDir(const std::string& job_dir, uint64_t superstep);
-// The file of part `part` in checkpoint directory `dir`: DIR/part-PPPPP.ckpt.
+// The state of part `part` in checkpoint directory `dir`: DIR/part-PPPPP.ckpt.
 std::string CheckpointFileName(const std::string& dir, uint32_t part);
+// The index of part `part` beside the checkpoint directories in `dir`: DIR/part-PPPPP.index.
+std::string CheckpointIndexName(const std::string& dir, uint32_t part);
 
 struct CheckpointPart {
   uint64_t records = 0;
@@ -163,13 +193,16 @@ std::vector<uint64_t> ListCheckpoints(const std::string& job_dir);
 // Keeps the newest `keep` complete checkpoints of a job and removes the others, and any incomplete
 // one older than the newest complete one (a checkpoint under way is newer).
 absl::Status PruneCheckpoints(const std::string& job_dir, uint32_t keep);
-// Every file of the complete checkpoint in `step_dir`, each checked whole and against its
-// manifest (size and CRC-32C), as a set (CheckCheckpointSet); `expect` as for Parse.
+// Every file of the complete checkpoint in `step_dir`, each checked whole with its index (in
+// step_dir/..) and against its manifest (size and CRC-32C), as a set (CheckCheckpointSet);
+// `expect` as for Parse.
 absl::StatusOr<std::vector<CheckpointFile>> ReadCheckpoint(const std::string& step_dir,
                                                            const CheckpointHeader* expect);
 // Writes `bytes` to `path` atomically (a temporary file, fsync, rename).
 absl::Status WriteCheckpointFile(const std::string& path, std::string_view bytes);
+// The state at `path` with its index at `index_path`.
 absl::StatusOr<CheckpointFile> ReadCheckpointFile(const std::string& path,
+                                                  const std::string& index_path,
                                                   const CheckpointHeader* expect = nullptr);
 
 }  // namespace lockstep::bsp

@@ -558,13 +558,21 @@ class Engine final : public StepEngine {
     return stats;
   }
 
-  // A checkpoint (docs/design.md §7.6) holds, per local vertex in a 'V' record: flags (halted;
-  // published; pending messages), the value, then a broadcast's published value (its messages
-  // by source: every part reads its remote in-neighbours' from their owners' records), or the
-  // messages delivered to it (by destination: a program that sends along edges or to IDs). Those
-  // are delivered here, ahead of superstep `next`, which then delivers nothing more. A program
-  // taking messages in any order also writes an 'H' record for each remote vertex's value it still
-  // holds back (DeliverMin), which the value's owner may have delivered already.
+  std::string CheckpointIndex(const CheckpointHeader& header) const override {
+    const Topology& topo = topology();
+    std::vector<uint32_t> degrees(topo.num_local());
+    for (uint32_t v = 0; v < topo.num_local(); ++v) degrees[v] = topo.out_degree(v);
+    return EncodeCheckpointIndex(header, topo.ids(), degrees);
+  }
+
+  // A checkpoint (docs/design.md §7.6) holds, per local vertex in the index's order: flags
+  // (halted; published; pending messages), the value, then a broadcast's published value unless
+  // the program regenerates it (its messages by source: every part reads its remote
+  // in-neighbours' from their owners' files), or the messages delivered to it (by destination: a
+  // program that sends along edges or to IDs). Those are delivered here, ahead of superstep
+  // `next`, which then delivers nothing more. A program taking messages in any order also writes
+  // each remote vertex's value it still holds back (DeliverMin), which the value's owner may have
+  // delivered already.
   absl::Status WriteCheckpoint(uint64_t next, CheckpointWriter& out) override {
     const Topology& topo = topology();
     const uint32_t n = topo.num_local();
@@ -579,40 +587,50 @@ class Engine final : public StepEngine {
         delivered_ahead_ = next;
       }
     }
-    out.Reserve(uint64_t{n} * (22 + 2 * sizeof(Message)));
+    std::string& flags = out.Begin(CheckpointSection::kFlags);
+    const size_t flags_at = flags.size();
+    flags.resize(flags_at + n);
     for (uint32_t v = 0; v < n; ++v) {
-      std::string& payload = out.Record(CheckpointRecord::kVertex, topo.id(v));
-      const size_t flags_at = payload.size();
-      payload.push_back(0);
-      uint8_t flags = halted_[v] ? kCheckpointHalted : 0;
-      Codec<VertexValue>::Encode(values_[v], payload);
+      uint8_t f = halted_[v] ? kCheckpointHalted : 0;
       if constexpr (IsBroadcast<P>()) {
-        if (has_published_[v] != 0) {
-          flags |= kCheckpointPublished;
-          Codec<Message>::Encode(published_[v], payload);
-        }
+        if (has_published_[v] != 0) f |= kCheckpointPublished;
       } else {
-        const std::span<const Message> messages = MessagesOf(blocks_.back(), v);
-        if (!messages.empty()) {
-          flags |= kCheckpointMessages;
-          Codec<uint32_t>::Encode(static_cast<uint32_t>(messages.size()), payload);
-          for (const Message& m : messages) Codec<Message>::Encode(m, payload);
+        if (!MessagesOf(blocks_.back(), v).empty()) f |= kCheckpointMessages;
+      }
+      flags[flags_at + v] = static_cast<char>(f);
+    }
+    std::string& values = out.Begin(CheckpointSection::kValues);
+    if constexpr (kRawCheckpointValues) {
+      values.append(reinterpret_cast<const char*>(values_.data()), n * sizeof(VertexValue));
+    } else {
+      for (uint32_t v = 0; v < n; ++v) Codec<VertexValue>::Encode(values_[v], values);
+    }
+    std::string& extra = out.Begin(CheckpointSection::kExtra);
+    if constexpr (IsBroadcast<P>()) {
+      if constexpr (!RegeneratesPublished<P>()) {
+        for (uint32_t v = 0; v < n; ++v) {
+          if (has_published_[v] != 0) Codec<Message>::Encode(published_[v], extra);
         }
       }
-      payload[flags_at] = static_cast<char>(flags);
+    } else {
+      for (uint32_t v = 0; v < n; ++v) {
+        const std::span<const Message> messages = MessagesOf(blocks_.back(), v);
+        if (messages.empty()) continue;
+        Codec<uint32_t>::Encode(static_cast<uint32_t>(messages.size()), extra);
+        for (const Message& m : messages) Codec<Message>::Encode(m, extra);
+      }
     }
     if constexpr (IsAnyOrder<P>()) {
       for (uint32_t r = 0; r < topo.num_remote(); ++r) {
         if (has_published_[uint64_t{n} + r] == kHeldBack) {
-          Codec<Message>::Encode(published_[uint64_t{n} + r],
-                                 out.Record(CheckpointRecord::kHeld, topo.remote_id(r)));
+          Codec<Message>::Encode(published_[uint64_t{n} + r], out.Held(topo.remote_id(r)));
         }
       }
     }
     return absl::OkStatus();
   }
 
-  // The other half (StepEngine::RestoreCheckpoint). Every record of every file is read: a
+  // The other half (StepEngine::RestoreCheckpoint). Every vertex of every file is read: a
   // broadcast's remote in-neighbours may be anywhere. A value pending at its owner or held back
   // anywhere is pending for all of its out-neighbours here: re-offering a value that some of them
   // took already changes nothing under a min combiner with Improves.
@@ -640,84 +658,9 @@ class Engine final : public StepEngine {
     std::vector<uint8_t> seen(n, 0);
     uint32_t restored = 0;
     uint64_t vertex_records = 0;
-    BlockBuffers& incoming = blocks_.back();
     for (const CheckpointFile& file : files) {
-      auto take = [&](CheckpointRecord kind, const VertexId& id,
-                      std::string_view payload) -> absl::Status {
-        auto bad = [&](const std::string& what) {
-          return absl::DataLossError(
-              absl::StrCat("checkpoint file ", file.name(), ": vertex ", ToString(id), " ", what));
-        };
-        const uint32_t v = topo.Find(id);
-        if (kind == CheckpointRecord::kHeld) {
-          if constexpr (IsAnyOrder<P>()) {
-            Message m;
-            if (!Codec<Message>::Decode(payload, m) || !payload.empty()) {
-              return bad("has a held-back value that does not decode");
-            }
-            RestorePublished(v, id, std::move(m));
-            return absl::OkStatus();
-          } else {
-            return bad("has a held-back value, which this program never holds");
-          }
-        }
-        ++vertex_records;
-        if (payload.empty()) return bad("has an empty record");
-        const uint8_t flags = static_cast<uint8_t>(payload[0]);
-        payload.remove_prefix(1);
-        if (flags & ~(kCheckpointHalted | kCheckpointPublished | kCheckpointMessages)) {
-          return bad(absl::StrCat("has unknown flags ", static_cast<int>(flags)));
-        }
-        if ((flags & kCheckpointPublished) && !IsBroadcast<P>()) {
-          return bad("has a published value, which this program never publishes");
-        }
-        if ((flags & kCheckpointMessages) && IsBroadcast<P>()) {
-          return bad("has messages, which this program publishes instead");
-        }
-        if (v == kNoVertex) {
-          if constexpr (IsBroadcast<P>()) {
-            if (!(flags & kCheckpointPublished)) return absl::OkStatus();
-            VertexValue value;
-            Message m;
-            if (!Codec<VertexValue>::Decode(payload, value) ||
-                !Codec<Message>::Decode(payload, m)) {
-              return bad("has a value that does not decode");
-            }
-            RestorePublished(v, id, std::move(m));
-          }
-          return absl::OkStatus();
-        }
-        if (seen[v]) return bad("is in the checkpoint twice");
-        seen[v] = 1;
-        ++restored;
-        if (!Codec<VertexValue>::Decode(payload, values_[v])) {
-          return bad("has a value that does not decode");
-        }
-        halted_[v] = (flags & kCheckpointHalted) ? 1 : 0;
-        if constexpr (IsBroadcast<P>()) {
-          if (flags & kCheckpointPublished) {
-            Message m;
-            if (!Codec<Message>::Decode(payload, m)) {
-              return bad("has a published value that does not decode");
-            }
-            RestorePublished(v, id, std::move(m));
-          }
-        } else if (flags & kCheckpointMessages) {
-          uint32_t count = 0;
-          if (!Codec<uint32_t>::Decode(payload, count) || count == 0) {
-            return bad("has a bad message count");
-          }
-          for (uint32_t i = 0; i < count; ++i) {
-            Message m;
-            if (!Codec<Message>::Decode(payload, m))
-              return bad("has a message that does not decode");
-            incoming.bins[v >> bin_shift_].push_back({v, std::move(m)});
-          }
-        }
-        if (!payload.empty()) return bad("has bytes after its state");
-        return absl::OkStatus();
-      };
-      if (auto st = file.ForEach(take); !st.ok()) return st;
+      if (auto st = RestoreFile(file, seen, restored); !st.ok()) return st;
+      vertex_records += file.num_vertices();
     }
     if (vertex_records != topo.num_global()) {
       return absl::DataLossError(absl::StrCat("the checkpoint of job '", first.header().job,
@@ -872,6 +815,105 @@ class Engine final : public StepEngine {
   }
   std::span<const uint32_t> AllPullSlots() const {
     return topology().has_in_edges() ? topology().all_in_slots() : topology().all_out_slots();
+  }
+
+  // Vertex values go into a checkpoint as raw bytes if they are of fixed size.
+  static constexpr bool kRawCheckpointValues =
+      std::is_trivially_copyable_v<VertexValue> && !std::is_same_v<VertexValue, bool>;
+
+  // One part's file of a checkpoint: its local vertices' state, the published values of remote
+  // vertices that publish to this partition, and their held-back values.
+  absl::Status RestoreFile(const CheckpointFile& file, std::vector<uint8_t>& seen,
+                           uint32_t& restored) {
+    const Topology& topo = topology();
+    const uint64_t count = file.num_vertices();
+    const std::string_view flags = file.section(CheckpointSection::kFlags);
+    std::string_view values = file.section(CheckpointSection::kValues);
+    std::string_view extra = file.section(CheckpointSection::kExtra);
+    std::string_view held = file.section(CheckpointSection::kHeld);
+    auto bad = [&](const std::string& what) {
+      return absl::DataLossError(absl::StrCat("checkpoint file ", file.name(), " ", what));
+    };
+    auto bad_vertex = [&](uint64_t i, const std::string& what) {
+      return bad(absl::StrCat("vertex ", ToString(file.id(i)), " ", what));
+    };
+    if constexpr (kRawCheckpointValues) {
+      if (values.size() != count * sizeof(VertexValue)) {
+        return bad("has a values section of the wrong size");
+      }
+    }
+    BlockBuffers& incoming = blocks_.back();
+    constexpr uint8_t kKnown = kCheckpointHalted | kCheckpointPublished | kCheckpointMessages;
+    VertexValue value{};
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint8_t f = static_cast<uint8_t>(flags[i]);
+      if (f & ~kKnown)
+        return bad_vertex(i, absl::StrCat("has unknown flags ", static_cast<int>(f)));
+      if ((f & kCheckpointPublished) && !IsBroadcast<P>()) {
+        return bad_vertex(i, "has a published value, which this program never publishes");
+      }
+      if ((f & kCheckpointMessages) && IsBroadcast<P>()) {
+        return bad_vertex(i, "has messages, which this program publishes instead");
+      }
+      const VertexId id = file.id(i);
+      const uint32_t v = topo.Find(id);
+      VertexValue& into = v == kNoVertex ? value : values_[v];
+      if constexpr (kRawCheckpointValues) {
+        std::memcpy(&into, values.data() + i * sizeof(VertexValue), sizeof(VertexValue));
+      } else if (!Codec<VertexValue>::Decode(values, into)) {
+        return bad_vertex(i, "has a value that does not decode");
+      }
+      if (v != kNoVertex) {
+        if (seen[v]) return bad_vertex(i, "is in the checkpoint twice");
+        seen[v] = 1;
+        ++restored;
+        halted_[v] = (f & kCheckpointHalted) ? 1 : 0;
+      }
+      if constexpr (IsBroadcast<P>()) {
+        if (!(f & kCheckpointPublished)) continue;
+        Message m;
+        if constexpr (RegeneratesPublished<P>()) {
+          m = program_.Regenerate(into, file.out_degree(i));
+        } else if (!Codec<Message>::Decode(extra, m)) {
+          return bad_vertex(i, "has a published value that does not decode");
+        }
+        RestorePublished(v, id, std::move(m));
+      } else if (f & kCheckpointMessages) {
+        uint32_t messages = 0;
+        if (!Codec<uint32_t>::Decode(extra, messages) || messages == 0) {
+          return bad_vertex(i, "has a bad message count");
+        }
+        for (uint32_t k = 0; k < messages; ++k) {
+          Message m;
+          if (!Codec<Message>::Decode(extra, m)) {
+            return bad_vertex(i, "has a message that does not decode");
+          }
+          if (v != kNoVertex) incoming.bins[v >> bin_shift_].push_back({v, std::move(m)});
+        }
+      }
+    }
+    if constexpr (!kRawCheckpointValues) {
+      if (!values.empty()) return bad("has bytes after its last value");
+    }
+    if (!extra.empty()) return bad("has bytes after its last published value or message");
+    for (uint64_t i = 0; i < file.num_held(); ++i) {
+      if constexpr (IsAnyOrder<P>()) {
+        VertexId id;
+        Message m;
+        if (held.size() < 16) return bad("ends inside its held values");
+        std::memcpy(id.data, held.data(), 16);
+        held.remove_prefix(16);
+        if (!Codec<Message>::Decode(held, m)) {
+          return bad(absl::StrCat("vertex ", ToString(id), " has a held-back value that does not ",
+                                  "decode"));
+        }
+        RestorePublished(topo.Find(id), id, std::move(m));
+      } else {
+        return bad("has held-back values, which this program never holds");
+      }
+    }
+    if (!held.empty()) return bad("has bytes after its last held value");
+    return absl::OkStatus();
   }
 
   // Restores a published value of local vertex v, or (v is kNoVertex) of remote vertex `id` if it

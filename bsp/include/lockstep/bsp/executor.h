@@ -61,6 +61,12 @@ class StepEngine {
   // Checkpoints (docs/design.md §7.6). At the boundary before superstep `next` (every message of
   // superstep next - 1 held here, the aggregators global): appends this partition's state to
   // `out`. Not collective; the engine goes on as if it had not been asked.
+  // The partition's checkpoint index (its vertices' UUIDs and out-degrees, bsp/checkpoint.h),
+  // whose CRC-32C its state files name. It does not change within a job.
+  virtual std::string CheckpointIndex(const CheckpointHeader& header) const {
+    (void)header;
+    return {};
+  }
   virtual absl::Status WriteCheckpoint(uint64_t next, CheckpointWriter& out) {
     (void)next;
     (void)out;

@@ -66,6 +66,17 @@ constexpr bool IsBroadcast() {
   }
 }
 
+// A broadcast program may declare how its published value follows from its value and out-degree,
+// `Message Regenerate(const VertexValue& value, uint32_t out_degree) const`, returning exactly
+// what Compute published (PageRank: value / out-degree). Its checkpoints then hold values only,
+// and the published values are regenerated on restore (docs/design.md §7.6).
+template <class P>
+constexpr bool RegeneratesPublished() {
+  return requires(const P& p, const typename P::VertexValue& value, uint32_t out_degree) {
+    { p.Regenerate(value, out_degree) } -> std::convertible_to<typename P::Message>;
+  };
+}
+
 // A broadcast program without a combiner is a gather (label propagation: CDLP): Compute receives
 // the values its in-neighbours published in the superstep before, in in-edge order, read from
 // where they were published (docs/design.md §3.4): no message buffers. With kBothDirections its

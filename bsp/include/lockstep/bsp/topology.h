@@ -140,6 +140,7 @@ class Topology {
   uint32_t num_remote() const { return static_cast<uint32_t>(remote_ids_.size()); }
 
   const VertexId& id(uint32_t v) const { return ids_[v]; }
+  std::span<const VertexId> ids() const { return ids_; }
   // The vertex's index in the whole input (the same in every process): the rank of its external
   // ID in ExternalIdLess order. Apps that order vertices by ID ("smallest label") compare these.
   uint32_t global_index(uint32_t v) const { return global_[v]; }

@@ -30,6 +30,8 @@ struct Program {
   bsp::SumAggregator<double>* change = nullptr;
 
   static void Combine(double& into, const double& m) { into += m; }
+  // What Compute publishes (when it does): checkpoints hold ranks only.
+  double Regenerate(const double& rank, uint32_t out_degree) const { return rank / out_degree; }
 
   void Register(bsp::AggregatorRegistry& aggregators) {
     dangling[0] = aggregators.Register<double>("pagerank.dangling.0");
