@@ -57,6 +57,8 @@ std::string Message(const absl::Status& status) { return std::string(status.mess
 // command line or its configuration is wrong and nothing was started.
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
+// A master refused to drive a job that another live master drives (docs/design.md §7.7).
+constexpr int kExitDriven = 3;
 
 int Fail(const absl::Status& status, int code = kExitFailed) {
   spdlog::error("{}", Message(status));
@@ -357,7 +359,11 @@ struct MasterFlags {
   std::string recovery_timeout = "10s";
 };
 
-int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags flags) {
+// The job on a master's command line (--app and its flags), or the exit code of its error.
+std::variant<int, dbsp::JobSpec> MasterSpec(const catalogue::AppRegistry& apps,
+                                            const MasterFlags& m, JobFlags flags) {
+  if (flags.graph.empty()) return UsageError(absl::InvalidArgumentError("--graph is required"));
+  if (flags.out.empty()) return UsageError(absl::InvalidArgumentError("--out is required"));
   const catalogue::AppInfo* app = apps.Find(m.app);
   if (app == nullptr) {
     return UsageError(
@@ -411,6 +417,7 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
     if (!e.ok()) return UsageError(e.status());
     every = *e;
   }
+  spec.every = every.value_or(std::chrono::milliseconds(0));
   spec.pool.acquire_timeout = *acquire;
   spec.pool.last_call = *last_call;
   auto peer_timeout = ParseDuration(m.peer_timeout, "--peer-timeout");
@@ -435,6 +442,57 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   auto recovery_timeout = ParseDuration(m.recovery_timeout, "--recovery-timeout");
   if (!recovery_timeout.ok()) return UsageError(recovery_timeout.status());
   spec.recovery_timeout = *recovery_timeout;
+  return spec;
+}
+
+// A refusal to drive a job: another master drives it (kExitDriven), or the directory holds another
+// job or none (a configuration error).
+int RefuseJob(const absl::Status& status) {
+  if (status.code() == absl::StatusCode::kAlreadyExists) return Fail(status, kExitDriven);
+  if (status.code() == absl::StatusCode::kInvalidArgument ||
+      status.code() == absl::StatusCode::kNotFound) {
+    return UsageError(status);
+  }
+  return Fail(status);
+}
+
+int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags flags,
+              const std::vector<std::string>& given) {
+  dbsp::JobSpec spec;
+  if (m.app.empty()) {
+    // Resume: the unfinished job in --checkpoint-dir, as its record says (docs/design.md §7.7).
+    if (m.checkpoint_dir.empty()) {
+      return UsageError(absl::InvalidArgumentError(
+          "--app is required (or --checkpoint-dir alone, to resume the unfinished job there)"));
+    }
+    for (const std::string& name : given) {
+      if (name != "--listen" && name != "--port-file" && name != "--checkpoint-dir" &&
+          name != "--config") {
+        return UsageError(absl::InvalidArgumentError(absl::StrCat(
+            name,
+            " without --app: --checkpoint-dir alone resumes the unfinished job there with "
+            "its recorded settings (only --listen and --port-file go with it); give --app and "
+            "the job's flags to name the job")));
+      }
+    }
+    std::error_code ec;
+    auto found = dbsp::FindUnfinishedJob(std::filesystem::absolute(m.checkpoint_dir, ec).string(),
+                                         apps, nullptr);
+    if (!found.ok()) return RefuseJob(found.status());
+    spec = **found;
+  } else {
+    auto made = MasterSpec(apps, m, std::move(flags));
+    if (const int* code = std::get_if<int>(&made)) return *code;
+    spec = std::get<dbsp::JobSpec>(std::move(made));
+    if (!spec.checkpoint_dir.empty()) {
+      auto found = dbsp::FindUnfinishedJob(spec.checkpoint_dir, apps, &spec);
+      if (!found.ok()) return RefuseJob(found.status());
+      if (*found) spec = **found;
+    }
+  }
+  const catalogue::AppInfo* app = spec.app;
+  std::optional<std::chrono::milliseconds> every;
+  if (spec.every.count() > 0) every = spec.every;
   spec.progress = [](const dbsp::MasterProgress& p) {
     spdlog::info(
         "superstep {} | active {} | messages {} | relayed {} batches, {} bytes | {:.1f} ms",
@@ -454,6 +512,11 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   int exit_code = 0;
   while (true) {
     auto result = (*master)->RunJob(spec, g_stop);
+    spec.resume_job.clear();  // a service's later jobs are new ones
+    if (!result.ok() && result.status().code() == absl::StatusCode::kAlreadyExists) {
+      exit_code = RefuseJob(result.status());
+      break;
+    }
     if (!every) {
       exit_code = result.ok() ? 0 : Fail(AsFlagError(*app, result.status()));
       break;
@@ -529,12 +592,14 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   JobFlags master_job;
   master->add_option("--listen", master_flags.listen, "HOST:PORT to serve workers on (port 0: any)")
       ->required();
-  master->add_option("--app", master_flags.app, "the app to run")->required();
+  // --app, --graph and --out are required unless --checkpoint-dir alone names a job to resume.
+  master->add_option("--app", master_flags.app,
+                     "the app to run (without it, --checkpoint-dir resumes the unfinished job "
+                     "there as recorded)");
   AddGraphOptions(master, master_job);
-  master
-      ->add_option("--out", master_job.out,
-                   "the result directory: part-NNNNN files and _SUCCESS, replaced atomically")
-      ->required();
+  master->get_option("--graph")->required(false);
+  master->add_option("--out", master_job.out,
+                     "the result directory: part-NNNNN files and _SUCCESS, replaced atomically");
   master
       ->add_option("--min-workers", master_flags.min_workers,
                    "workers to wait for (0: every connected worker, at least one)")
@@ -734,7 +799,11 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
     if (run->parsed() && chosen != nullptr) return RunLocal(*chosen, run_flags, top);
     if (master->parsed()) {
       master_app_options.Collect(master_job.params);
-      return RunMaster(apps, master_flags, master_job);
+      std::vector<std::string> given;
+      for (const CLI::Option* o : master->get_options()) {
+        if (o->count() > 0) given.push_back(o->get_name());
+      }
+      return RunMaster(apps, master_flags, master_job, given);
     }
     if (worker->parsed()) {
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)

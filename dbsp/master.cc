@@ -1,8 +1,10 @@
 #include "lockstep/dbsp/master.h"
 
+#include <algorithm>
 #include <boost/uuid/random_generator.hpp>
 #include <boost/uuid/uuid_io.hpp>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -11,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "job/job_record.h"
 #include "job/master_job.h"
 #include "job/output_dir.h"
 #include "lockstep/bsp/checkpoint.h"
@@ -96,6 +99,7 @@ struct Attempt {
   Clock::time_point recovery_from;  // when the attempt before failed
   // Each restart so far (_SUCCESS); the last one led to this attempt.
   nlohmann::json& restarts;
+  job::JobRecordFile* record = nullptr;  // the job's record, if it checkpoints (§7.7)
   // Out:
   uint32_t workers = 0;
   bool published = false;
@@ -116,6 +120,113 @@ void NoteRestart(const Attempt& run) {
     run.restarts.back()["recovery_seconds"] =
         std::chrono::duration<double>(*run.first_step_at - run.recovery_from).count();
   }
+}
+
+// A job as its record keeps it (§7.7): what decides its answer and where it goes, compared with a
+// command line's, and how it is run, which a master resuming it without one goes on with.
+nlohmann::json JobOfSpec(const JobSpec& spec) {
+  const bsp::JobDetails& d = spec.details;
+  std::error_code ec;
+  return {
+      {"app", d.app},
+      {"params", d.params},
+      {"graph",
+       {{"path", d.graph.path}, {"format", d.graph.format}, {"undirected", d.graph.undirected}}},
+      {"output", std::filesystem::absolute(d.output, ec).string()},
+      {"save_parts", d.save_parts},
+      {"max_supersteps", d.max_supersteps}};
+}
+nlohmann::json RunOfSpec(const JobSpec& spec) {
+  return {{"min_workers", spec.pool.min_workers},
+          {"max_workers", spec.pool.max_workers},
+          {"acquire_timeout_ms", spec.pool.acquire_timeout.count()},
+          {"last_call_ms", spec.pool.last_call.count()},
+          {"peer_timeout_ms", spec.peer_timeout.count()},
+          {"relay_direct", spec.relay_direct},
+          {"max_batch_bytes", spec.max_batch_bytes},
+          {"checkpoint_every", spec.checkpoint_every},
+          {"checkpoint_keep", spec.checkpoint_keep},
+          {"max_restarts", spec.max_restarts},
+          {"recovery_timeout_ms", spec.recovery_timeout.count()},
+          {"every_ms", spec.every.count()}};
+}
+// The spec a record holds, for a master given only the checkpoint directory.
+absl::StatusOr<JobSpec> SpecOfRecord(const job::JobRecord& r, const std::string& checkpoint_dir,
+                                     const catalogue::AppRegistry& apps) {
+  JobSpec spec;
+  try {
+    const nlohmann::json& j = r.job;
+    const nlohmann::json& run = r.run;
+    bsp::JobDetails& d = spec.details;
+    d.app = j.at("app").get<std::string>();
+    d.params = j.at("params").get<std::map<std::string, std::string>>();
+    d.graph.path = j.at("graph").at("path").get<std::string>();
+    d.graph.format = j.at("graph").at("format").get<std::string>();
+    d.graph.undirected = j.at("graph").at("undirected").get<bool>();
+    d.output = j.at("output").get<std::string>();
+    d.save_parts = j.at("save_parts").get<std::string>();
+    d.max_supersteps = j.at("max_supersteps").get<uint64_t>();
+    using ms = std::chrono::milliseconds;
+    spec.pool.min_workers = run.at("min_workers").get<uint32_t>();
+    spec.pool.max_workers = run.at("max_workers").get<uint32_t>();
+    spec.pool.acquire_timeout = ms(run.at("acquire_timeout_ms").get<int64_t>());
+    spec.pool.last_call = ms(run.at("last_call_ms").get<int64_t>());
+    spec.peer_timeout = ms(run.at("peer_timeout_ms").get<int64_t>());
+    spec.relay_direct = run.at("relay_direct").get<bool>();
+    spec.max_batch_bytes = run.at("max_batch_bytes").get<uint64_t>();
+    spec.checkpoint_every = run.at("checkpoint_every").get<uint64_t>();
+    spec.checkpoint_keep = run.at("checkpoint_keep").get<uint32_t>();
+    spec.max_restarts = run.at("max_restarts").get<uint32_t>();
+    spec.recovery_timeout = ms(run.at("recovery_timeout_ms").get<int64_t>());
+    spec.every = ms(run.at("every_ms").get<int64_t>());
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(
+        absl::StrCat("job record ", job::JobRecordPath(checkpoint_dir + "/" + r.job_id),
+                     " lacks a field or has one of the wrong type: ", e.what()));
+  }
+  spec.app = apps.Find(spec.details.app);
+  if (spec.app == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("job ", r.job_id, " in ", checkpoint_dir,
+                                                      " is of app '", spec.details.app,
+                                                      "', which this build lacks"));
+  }
+  if (spec.checkpoint_every == 0) {
+    return absl::DataLossError(absl::StrCat("job record of job ", r.job_id, " in ", checkpoint_dir,
+                                            " has no checkpoint interval"));
+  }
+  spec.checkpoint_dir = checkpoint_dir;
+  spec.resume_job = r.job_id;
+  return spec;
+}
+
+// How two jobs' records differ: "params.damping: recorded 0.85, given 0.5; ...".
+std::string JobDifferences(const nlohmann::json& recorded, const nlohmann::json& given,
+                           const std::string& prefix = "") {
+  std::vector<std::string> out;
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : recorded.items()) keys.push_back(k);
+  for (const auto& [k, v] : given.items()) {
+    if (!recorded.contains(k)) keys.push_back(k);
+  }
+  for (const std::string& k : keys) {
+    const nlohmann::json a = recorded.value(k, nlohmann::json()),
+                         b = given.value(k, nlohmann::json());
+    if (a == b) continue;
+    if (a.is_object() && b.is_object()) {
+      out.push_back(JobDifferences(a, b, prefix + k + "."));
+    } else {
+      out.push_back(absl::StrCat(prefix, k, ": recorded ", a.dump(), ", given ", b.dump()));
+    }
+  }
+  return absl::StrJoin(out, "; ");
+}
+
+// "pagerank on GRAPH to OUT", for errors naming a job.
+std::string DescribeJob(const nlohmann::json& job) {
+  return absl::StrCat(
+      job.value("app", std::string("?")), " on ",
+      job.contains("graph") ? job["graph"].value("path", std::string("?")) : std::string("?"),
+      " to ", job.value("output", std::string("?")));
 }
 
 }  // namespace
@@ -143,7 +254,8 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   // Bad input fails at once, not after the workers have been waited for: the output location,
   // and the app's parameters (the master's own empty-graph start checks them).
   if (auto st = job::CheckOutput(spec.details.output); !st.ok()) return st;
-  const std::string job_id = NewJobId();
+  const bool resuming = !spec.resume_job.empty();
+  const std::string job_id = resuming ? spec.resume_job : NewJobId();
   {
     bsp::JobDetails probe = spec.details;
     probe.job_id = job_id;
@@ -156,13 +268,10 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   details.job_id = job_id;
   details.created_at_unix_ms = NowUnixMs();
 
-  // The job's output, its lease and its checkpoints outlive its attempts.
-  std::unique_ptr<job::Lease> lease;
-  auto prepared = job::PrepareOutput(details.output, job_id, lease);
-  if (!prepared.ok()) return prepared.status();
-  std::optional<job::JobOutput> output = *prepared;
-  // The job's checkpoints, removed when it ends, whichever way.
-  job::CheckpointPlan checkpoints;
+  // The job's checkpoints, its record and the lease of the master that drives it (§7.7), removed
+  // when the job ends, whichever way.
+  const std::string checkpoint_root =
+      spec.checkpoint_every > 0 ? absl::StrCat(spec.checkpoint_dir, "/", job_id) : "";
   struct RemoveCheckpoints {
     std::string dir;
     ~RemoveCheckpoints() {
@@ -172,43 +281,110 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
       if (ec) spdlog::warn("cannot remove checkpoint directory {}: {}", dir, ec.message());
     }
   } remove_checkpoints;
-  auto end_job = [&](absl::Status reason) -> absl::Status {
-    if (output) job::DiscardOutput(*output);
-    if (lease) lease->Release();
-    // Logged once the job's staging directory is gone.
-    spdlog::error("{}aborted: {}", log_prefix, std::string(reason.message()));
-    return reason;
-  };
-  const std::string checkpoint_root =
-      spec.checkpoint_every > 0 ? absl::StrCat(spec.checkpoint_dir, "/", job_id) : "";
+  std::unique_ptr<job::Lease> master_lease;  // released before the directory goes
+  std::optional<job::JobRecordFile> record;
+  uint32_t first_attempt = 0;
+  nlohmann::json attempts = nlohmann::json::array();  // what each attempt after a failure resumed
+  uint32_t workers_before = 0;
   if (!checkpoint_root.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(checkpoint_root, ec);
     if (ec) {
-      return end_job(absl::FailedPreconditionError(
-          absl::StrCat("--checkpoint-dir: cannot make ", checkpoint_root, ": ", ec.message())));
+      return absl::FailedPreconditionError(
+          absl::StrCat("--checkpoint-dir: cannot make ", checkpoint_root, ": ", ec.message()));
     }
+    auto lease = job::Lease::TryAcquire(job::JobLeasePath(checkpoint_root));
+    if (!lease.ok()) {
+      return absl::AlreadyExistsError(absl::StrCat("job ", job_id, " in --checkpoint-dir ",
+                                                   spec.checkpoint_dir, ": ",
+                                                   lease.status().message()));
+    }
+    master_lease = *std::move(lease);
+    job::JobRecord r;
+    if (resuming) {
+      auto read = job::ReadJobRecord(checkpoint_root);
+      if (!read.ok()) return read.status();
+      r = *std::move(read);
+      details.created_at_unix_ms = r.created_at_unix_ms;
+      first_attempt = r.attempt + 1;
+      workers_before = r.workers;
+      attempts = r.restarts;
+    } else {
+      r.job_id = job_id;
+      r.created_at_unix_ms = details.created_at_unix_ms;
+    }
+    // What a later master compares a command line with, and goes on with (§7.7).
+    r.job = JobOfSpec(spec);
+    r.run = RunOfSpec(spec);
+    record.emplace(checkpoint_root, std::move(r));
+    if (auto st = record->Update([](job::JobRecord&) {}); !st.ok()) return st;
     remove_checkpoints.dir = checkpoint_root;
   }
 
+  // The job's output and its lease outlive its attempts; each attempt after the first takes a
+  // fresh staging directory.
+  auto staging_name = [&](uint32_t attempt) {
+    return attempt == 0 ? job_id : absl::StrCat(job_id, "-", attempt + 1);
+  };
+  std::unique_ptr<job::Lease> lease;
+  auto prepared = job::PrepareOutput(details.output, staging_name(first_attempt), lease);
+  if (!prepared.ok()) return prepared.status();
+  std::optional<job::JobOutput> output = *prepared;
+  job::CheckpointPlan checkpoints;
+  auto end_job = [&](absl::Status reason) -> absl::Status {
+    if (output) job::DiscardOutput(*output);
+    if (lease) lease->Release();
+    if (record && cancel.load()) {
+      // A master stopped (SIGTERM: a pod evicted, a node drained) leaves its job, record and
+      // checkpoints to the next master on the same checkpoint directory (§7.7).
+      remove_checkpoints.dir.clear();
+      spdlog::warn("{}left unfinished in {}: a master started with --checkpoint-dir {} resumes it",
+                   log_prefix, checkpoint_root, spec.checkpoint_dir);
+    }
+    // Logged once the job's staging directory is gone.
+    spdlog::error("{}aborted: {}", log_prefix, std::string(reason.message()));
+    return reason;
+  };
+
   JobResult result;
   result.job_id = job_id;
-  // What each attempt after a failure resumed from, for the log and _SUCCESS.
-  nlohmann::json attempts = nlohmann::json::array();
   std::vector<std::string> reasons;
-  Clock::time_point failed_at;
-  uint32_t workers_before = 0;
+  Clock::time_point failed_at = started;
   std::pair<std::string, uint64_t> resume;  // the checkpoint the next attempt starts from
-  for (uint32_t attempt = 0;; ++attempt) {
+  if (resuming) {
+    resume = NewestCheckpoint(checkpoint_root);
+    attempts.push_back({{"attempt", first_attempt + 1},
+                        {"after", "the master restarted"},
+                        {"workers_before", workers_before},
+                        {"restored_superstep", resume.second}});
+    spdlog::info("resuming job {} from {}", job_id,
+                 resume.second == 0 ? std::string("the start")
+                                    : absl::StrCat("checkpoint at superstep ", resume.second));
+  }
+  for (uint32_t attempt = first_attempt;; ++attempt) {
     details.attempt = attempt;
     details.restore_from.clear();
     details.resume_superstep = 0;
     if (!checkpoint_root.empty()) {
       // Each attempt writes its checkpoints apart: a worker of a failed attempt that still writes
       // cannot put a file where a later attempt's checkpoint is.
-      checkpoints = {absl::StrCat(checkpoint_root, "/attempt-", attempt + 1), spec.checkpoint_every,
-                     spec.checkpoint_keep, details.app, job_id};
+      checkpoints = {
+          absl::StrCat(checkpoint_root, "/attempt-", attempt + 1),
+          spec.checkpoint_every,
+          spec.checkpoint_keep,
+          details.app,
+          job_id,
+          [&record](uint64_t superstep) {
+            auto st = record->Update([superstep](job::JobRecord& r) { r.checkpoint = superstep; });
+            if (!st.ok()) spdlog::warn("{}", std::string(st.message()));
+          }};
       details.checkpoint_dir = checkpoints.dir;
+      auto st = record->Update([&](job::JobRecord& r) {
+        r.attempt = attempt;
+        r.checkpoint = resume.second;
+        r.restarts = attempts;
+      });
+      if (!st.ok()) return end_job(st);
     }
     PoolOptions pool = spec.pool;
     if (attempt > 0) {
@@ -222,6 +398,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     const bool last_attempt = attempt >= spec.max_restarts;
     Attempt run{spec,       cancel,       details, output,    checkpoints,
                 log_prefix, last_attempt, started, failed_at, attempts};
+    run.record = record ? &*record : nullptr;
     const absl::Status st = RunAttempt(*server_, run, pool, result);
     if (st.ok() && run.published) {
       output.reset();
@@ -246,7 +423,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     job::DiscardOutput(*output);
     lease->Release();
     output.reset();
-    prepared = job::PrepareOutput(details.output, absl::StrCat(job_id, "-", attempt + 2), lease);
+    prepared = job::PrepareOutput(details.output, staging_name(attempt + 1), lease);
     if (!prepared.ok()) return end_job(prepared.status());
     output = *prepared;
     // The next attempt resumes from here (the failed attempt's manifest writer has ended).
@@ -264,6 +441,51 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   }
 }
 
+absl::StatusOr<std::optional<JobSpec>> FindUnfinishedJob(const std::string& checkpoint_dir,
+                                                         const catalogue::AppRegistry& apps,
+                                                         const JobSpec* given) {
+  std::vector<job::JobRecord> live, dead;
+  for (const std::string& dir : job::UnfinishedJobDirs(checkpoint_dir)) {
+    auto r = job::ReadJobRecord(dir);
+    if (!r.ok()) return r.status();
+    (job::Lease::IsDead(job::JobLeasePath(dir)) ? dead : live).push_back(*std::move(r));
+  }
+  std::sort(dead.begin(), dead.end(), [](const job::JobRecord& a, const job::JobRecord& b) {
+    return a.created_at_unix_ms < b.created_at_unix_ms;
+  });
+  auto driven = [&](const job::JobRecord& r) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("job ", r.job_id, " (", DescribeJob(r.job), ") in --checkpoint-dir ",
+                     checkpoint_dir, " is driven by a live master (its lease ",
+                     job::JobLeasePath(checkpoint_dir + "/" + r.job_id),
+                     " is renewed); a second master does not drive it"));
+  };
+  if (given == nullptr) {
+    if (!dead.empty()) return SpecOfRecord(dead.front(), checkpoint_dir, apps);
+    if (!live.empty()) return driven(live.front());
+    return absl::NotFoundError(absl::StrCat(
+        "--checkpoint-dir ", checkpoint_dir,
+        " holds no unfinished job to resume; give --app and the job's flags to start one"));
+  }
+  const nlohmann::json mine = JobOfSpec(*given);
+  for (const job::JobRecord& r : live) {
+    if (r.job == mine) return driven(r);
+  }
+  for (const job::JobRecord& r : dead) {
+    if (r.job != mine) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--checkpoint-dir ", checkpoint_dir, " holds unfinished job ", r.job_id, " (",
+          DescribeJob(r.job), "), which is not the job on this command line (",
+          JobDifferences(r.job, mine), "): resume it with `lockstep master --checkpoint-dir ",
+          checkpoint_dir, "` alone, or remove ", checkpoint_dir, "/", r.job_id, " to drop it"));
+    }
+  }
+  if (dead.empty()) return std::nullopt;
+  JobSpec spec = *given;
+  spec.resume_job = dead.front().job_id;
+  return spec;
+}
+
 namespace {
 
 absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const PoolOptions& pool,
@@ -279,6 +501,11 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
   const uint32_t n = static_cast<uint32_t>(workers.size());
   run.workers = n;
   result.workers = n;
+  if (run.record != nullptr) {
+    if (auto st = run.record->Update([n](job::JobRecord& r) { r.workers = n; }); !st.ok()) {
+      return st;
+    }
+  }
   bsp::JobDetails details = run.details;
   details.worker_count = n;
 

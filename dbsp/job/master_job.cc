@@ -49,6 +49,7 @@ absl::Status WriteManifest(const CheckpointPlan& plan, const bsp::CheckpointMani
   }
   if (auto st = bsp::WriteCheckpointManifest(dir, manifest); !st.ok()) return st;
   if (auto st = bsp::PruneCheckpoints(plan.dir, plan.keep); !st.ok()) return st;
+  if (plan.on_complete) plan.on_complete(superstep);
   spdlog::info(
       "job {}: checkpoint before superstep {} is complete: {} bytes, {} records (the attempt's "
       "index: {} bytes)",

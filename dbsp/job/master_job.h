@@ -34,6 +34,8 @@ struct CheckpointPlan {
   uint32_t keep = 2;
   std::string app;
   std::string job_id;
+  // Told each checkpoint's superstep once it is complete (on the manifest writer's thread).
+  std::function<void(uint64_t)> on_complete;
 };
 
 class MasterJob final : public transport::WorkerStreamHandler {

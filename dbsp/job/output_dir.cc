@@ -47,15 +47,62 @@ absl::StatusOr<std::unique_ptr<Lease>> Lease::Acquire(const std::string& path) {
   std::unique_ptr<Lease> lease(new Lease(path));
   const std::string holder = absl::StrCat(ProcessSpace(), "\n", ::getpid(), "\n");
   if (auto st = bsp::WriteFileAtomically(path, holder); !st.ok()) return st;
-  Lease* l = lease.get();
-  lease->renewer_ = std::thread([l] {
-    std::unique_lock<std::mutex> lock(l->mu_);
-    while (!l->stop_.wait_for(lock, kRenewEvery, [l] { return l->stopping_; })) {
+  lease->StartRenewing();
+  return lease;
+}
+
+absl::StatusOr<std::unique_ptr<Lease>> Lease::TryAcquire(const std::string& path) {
+  auto held = [&](const std::string& holder) {
+    std::string who = holder;
+    std::replace(who.begin(), who.end(), '\n', ' ');
+    while (!who.empty() && who.back() == ' ') who.pop_back();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "lease ", path, " is held by a live process (", who.substr(0, 200), "; renewed every ",
+        kRenewEvery.count(), " s, dead after ", kDeadAfter.count(), " s without)"));
+  };
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    const std::string judged = ReadSmallFile(path);
+    if (!IsDead(path)) return held(judged);
+    // Moved aside before it goes: if what moved is not the dead lease judged (another process took
+    // it over meanwhile), it is put back and this one refuses.
+    const std::string aside = absl::StrCat(path, ".dead-", ::getpid());
+    if (::rename(path.c_str(), aside.c_str()) != 0) {
+      if (errno != ENOENT) return absl::ErrnoToStatus(errno, "cannot take over lease " + path);
+    } else {
+      const std::string moved = ReadSmallFile(aside);
+      if (moved != judged) {
+        (void)::link(aside.c_str(), path.c_str());
+        fs::remove(aside, ec);
+        return held(moved);
+      }
+      fs::remove(aside, ec);
+    }
+  }
+  const std::string holder = absl::StrCat(ProcessSpace(), "\n", ::getpid(), "\n");
+  const std::string temp = absl::StrCat(path, ".new-", ::getpid());
+  if (auto st = bsp::WriteFileAtomically(temp, holder); !st.ok()) return st;
+  // link() fails if the name exists: only one of two processes that got here makes the lease.
+  const int linked = ::link(temp.c_str(), path.c_str());
+  const int err = errno;
+  fs::remove(temp, ec);
+  if (linked != 0) {
+    if (err == EEXIST) return held(ReadSmallFile(path));
+    return absl::ErrnoToStatus(err, "cannot write lease " + path);
+  }
+  std::unique_ptr<Lease> lease(new Lease(path));
+  lease->StartRenewing();
+  return lease;
+}
+
+void Lease::StartRenewing() {
+  renewer_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_.wait_for(lock, kRenewEvery, [this] { return stopping_; })) {
       std::error_code ec;
-      fs::last_write_time(l->path_, fs::file_time_type::clock::now(), ec);
+      fs::last_write_time(path_, fs::file_time_type::clock::now(), ec);
     }
   });
-  return lease;
 }
 
 Lease::~Lease() { Release(); }

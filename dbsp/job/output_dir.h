@@ -16,8 +16,8 @@ namespace lockstep::dbsp::job {
 // A lease: a file its holder rewrites every `renew_every`, naming the holder (host, boot, PID
 // namespace and PID). Anyone may judge it dead: when it has not been renewed for `dead_after`, or
 // at once when its holder is a process of this very host and PID namespace that no longer exists.
-// Staging directories carry one (docs/design.md §6.3); the master lock of the recovery work will
-// reuse it.
+// Staging directories carry one (docs/design.md §6.3), and so does a job's checkpoint directory:
+// the lock of the master that drives the job (§7.7).
 class Lease {
  public:
   static constexpr std::chrono::seconds kRenewEvery{2};
@@ -25,6 +25,9 @@ class Lease {
 
   // Writes the lease file and keeps renewing it until Release() or destruction.
   static absl::StatusOr<std::unique_ptr<Lease>> Acquire(const std::string& path);
+  // The same as a lock: fails (FailedPrecondition, naming the holder) while another live holder's
+  // lease is at `path`; a dead one is taken over. Of two processes that try at once, one wins.
+  static absl::StatusOr<std::unique_ptr<Lease>> TryAcquire(const std::string& path);
   ~Lease();
   Lease(const Lease&) = delete;
   Lease& operator=(const Lease&) = delete;
@@ -38,6 +41,7 @@ class Lease {
 
  private:
   explicit Lease(std::string path) : path_(std::move(path)) {}
+  void StartRenewing();
   std::string path_;
   std::mutex mu_;
   std::condition_variable stop_;

@@ -1,12 +1,16 @@
 // Recovery with real processes on 127.0.0.1 (docs/design.md §7.5): a worker killed mid-job ends
 // the attempt, not the job; the master goes on from the newest complete checkpoint (or the start)
 // on the workers it has, spares first, and publishes exactly the failure-free answer. Also: a kill
-// before the first checkpoint, two workers killed at once, and --max-restarts exhausted.
+// before the first checkpoint, a kill while a checkpoint is written, two workers killed at once,
+// --max-restarts exhausted, and a master killed mid-job whose job the next master on the same
+// checkpoint directory finishes (§7.7) while a second one refuses.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -77,6 +81,15 @@ class RecoveryTest : public ::testing::Test {
     EXPECT_EQ(success["attempts"], attempts);
     EXPECT_TRUE(fs::is_empty(dir_ / "checkpoints")) << "the job's checkpoints outlived it";
     return success;
+  }
+
+  // The job's ID, from the master's log once it has started.
+  std::string JobId(Process& master) {
+    EXPECT_TRUE(master.WaitForLog(" on 2 workers", 60s)) << master.Log();
+    std::smatch m;
+    const std::string log = master.Log();
+    if (!std::regex_search(log, m, std::regex("job ([0-9a-f-]{36}): pagerank on"))) return "";
+    return m[1];
   }
 
   TempDir dir_{"lockstep-recovery"};
@@ -187,6 +200,89 @@ TEST_F(RecoveryTest, RestartsExhaustedAbortListingEveryAttempt) {
   EXPECT_THAT(log, HasSubstr("; attempt 2: "));
   EXPECT_FALSE(fs::exists(fs::symlink_status(out_))) << "a failed job published";
   EXPECT_TRUE(fs::is_empty(dir_ / "checkpoints"));
+}
+
+// A worker killed while it writes a checkpoint leaves nothing that is used: that checkpoint never
+// gets its manifest, and the job resumes from the one before. The victim's write is held open: its
+// temporary file (`<file>.tmp-<pid>`) is a FIFO that nobody reads, so it blocks in the open.
+TEST_F(RecoveryTest, AWorkerKilledWhileWritingACheckpointLeavesItUnused) {
+  Process& master = StartMaster(
+      2, {"--checkpoint-every", "10", "--max-restarts", "1", "--recovery-timeout", "30s"});
+  ASSERT_NE(cluster_.port(), 0);
+  Process& victim = cluster_.StartWorker({"--max-jobs", "1"});
+  cluster_.StartWorker({"--max-jobs", "1"});
+  const std::string job = JobId(master);
+  ASSERT_FALSE(job.empty()) << master.Log();
+  const fs::path step = dir_ / "checkpoints" / job / "attempt-1" / "superstep-0000000300";
+  fs::create_directories(step);
+  for (const char* part : {"part-00000.ckpt", "part-00001.ckpt"}) {
+    const fs::path fifo = step / (std::string(part) + ".tmp-" + std::to_string(victim.pid()));
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << fifo;
+  }
+  ASSERT_FALSE(master.Log().find("superstep 300 |") != std::string::npos)
+      << "the job passed superstep 300 before the trap was set";
+  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 300 taken", 60s)) << master.Log();
+  // The victim's writer is in the open; the job goes on to the next checkpoint, where the victim
+  // waits for it.
+  ASSERT_TRUE(master.WaitForLog("superstep 305 |", 60s)) << master.Log();
+  EXPECT_FALSE(fs::exists(step / "MANIFEST"));
+  victim.Kill();
+  cluster_.StartWorker({"--max-jobs", "1"});  // the spare
+  const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
+  EXPECT_EQ(success["restarts"][0]["restored_superstep"], 290) << success.dump();
+}
+
+// A master SIGKILLed mid-job: the next master started with only its checkpoint directory (and its
+// port, where the workers redial) finds the job, resumes it from the newest checkpoint and
+// publishes the failure-free answer; another job's command line on that directory is refused, and
+// so is a second master while the first drives the job.
+TEST_F(RecoveryTest, AKilledMastersJobIsFinishedByTheNextMaster) {
+  Process& first = StartMaster(
+      2, {"--checkpoint-every", "10", "--max-restarts", "1", "--recovery-timeout", "30s"});
+  const int port = cluster_.port();
+  ASSERT_NE(port, 0);
+  std::vector<Process*> workers = {&cluster_.StartWorker(), &cluster_.StartWorker()};
+  ASSERT_TRUE(first.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << first.Log();
+  const std::string job = JobId(first);
+  first.Kill();
+  // Held still, so that the job cannot end while the masters below are tried.
+  for (Process* w : workers) w->Signal(SIGSTOP);
+
+  const std::string dir = (dir_ / "checkpoints").string();
+  Process& other = cluster_.StartMaster(
+      {"--app", "pagerank", "--graph", graph_.string(), "--undirected", "--tolerance", "0",
+       "--max-iterations", "400", "--damping", "0.5", "--out", out_.string(), "--checkpoint-dir",
+       dir, "--checkpoint-every", "10"},
+      /*wait_for_port=*/false);
+  const auto other_code = other.Wait(30s);
+  ASSERT_TRUE(other_code.has_value());
+  EXPECT_EQ(*other_code, 2) << other.Log();
+  EXPECT_THAT(other.Log(), HasSubstr("holds unfinished job " + job));
+  EXPECT_THAT(other.Log(), HasSubstr("which is not the job on this command line (params.damping: "
+                                     "recorded \"0.85\", given \"0.5\")"));
+
+  Process& next = cluster_.StartMasterOnPort(port, {"--checkpoint-dir", dir});
+  ASSERT_TRUE(next.WaitForLog("resuming job " + job + " from checkpoint at superstep", 30s))
+      << next.Log();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--checkpoint-dir", dir},
+        std::vector<std::string>{"--app", "pagerank", "--graph", graph_.string(), "--undirected",
+                                 "--tolerance", "0", "--max-iterations", "400", "--out",
+                                 out_.string(), "--checkpoint-dir", dir, "--checkpoint-every",
+                                 "10"}}) {
+    Process& second = cluster_.StartMaster(args, /*wait_for_port=*/false);
+    const auto code = second.Wait(30s);
+    ASSERT_TRUE(code.has_value());
+    EXPECT_EQ(*code, 3) << second.Log();
+    EXPECT_THAT(second.Log(), HasSubstr("is driven by a live master"));
+  }
+  for (Process* w : workers) w->Signal(SIGCONT);
+  const nlohmann::json success = ExpectPublishedAfter(next, 2, 2);
+  EXPECT_EQ(success["job_id"], job);
+  ASSERT_EQ(success["restarts"].size(), 1u) << success.dump();
+  EXPECT_EQ(success["restarts"][0]["after"], "the master restarted");
+  EXPECT_GE(success["restarts"][0]["restored_superstep"].get<int>(), 20);
+  cluster_.Stop();
 }
 
 }  // namespace

@@ -323,5 +323,53 @@ TEST_F(OutputDirTest, ALeaseOfAnotherHostDiesOnlyByItsAge) {
   EXPECT_TRUE(Lease::IsDead(lease.string()));
 }
 
+// The lock of the master that drives a checkpointed job (docs/design.md §7.7): refused while a
+// live holder renews it; a dead one's is taken over; of many processes trying at once, one wins.
+TEST_F(OutputDirTest, ALeaseAsALockHasOneLiveHolder) {
+  const std::string path = (root_ / "LEASE").string();
+  auto first = Lease::TryAcquire(path);
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = Lease::TryAcquire(path);
+  ASSERT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition) << second.status();
+  EXPECT_THAT(std::string(second.status().message()), HasSubstr("is held by a live process"));
+  (*first)->Release();
+  auto third = Lease::TryAcquire(path);
+  ASSERT_TRUE(third.ok()) << third.status();
+  (*third)->Release();
+
+  // A dead holder's lease (another host's, not renewed for 31 s) is taken over.
+  Write(fs::path(path), "some-other-host - -\n1\n");
+  fs::last_write_time(path, fs::file_time_type::clock::now() - std::chrono::seconds(31));
+  auto taken = Lease::TryAcquire(path);
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  EXPECT_FALSE(Lease::IsDead(path));
+  (*taken)->Release();
+
+  // Eight processes at once on a dead lease: exactly one holds it.
+  Write(fs::path(path), "some-other-host - -\n1\n");
+  fs::last_write_time(path, fs::file_time_type::clock::now() - std::chrono::seconds(31));
+  std::vector<pid_t> children;
+  for (int i = 0; i < 8; ++i) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      auto lease = Lease::TryAcquire(path);
+      if (!lease.ok()) ::_exit(1);
+      ::sleep(1);  // holds it while the others try
+      (*lease)->Release();
+      ::_exit(0);
+    }
+    children.push_back(child);
+  }
+  int winners = 0;
+  for (pid_t child : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    winners += WEXITSTATUS(status) == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(winners, 1);
+}
+
 }  // namespace
 }  // namespace lockstep::dbsp::job

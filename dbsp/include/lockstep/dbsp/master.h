@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -59,7 +60,24 @@ struct JobSpec {
   // resumes from the newest complete checkpoint (or the start).
   uint32_t max_restarts = 0;
   std::chrono::milliseconds recovery_timeout{10000};
+  // The service's period (`master --every`; 0: one job), recorded with a checkpointed job so that
+  // a master resuming it goes on with the service.
+  std::chrono::milliseconds every{0};
+  // The ID of an unfinished job in checkpoint_dir to finish (FindUnfinishedJob; docs/design.md
+  // §7.7); empty: a new job.
+  std::string resume_job;
 };
+
+// What a master started on a checkpoint directory finishes (docs/design.md §7.7). With `given` (a
+// job on the command line): the unfinished job in `checkpoint_dir` that is the same job, to be
+// resumed with given's settings, or nullopt (none: a new job); AlreadyExists if a live master
+// drives that job; InvalidArgument if an unfinished job that no live master drives is another job
+// (both named). Without: the oldest unfinished job that no live master drives, as recorded;
+// NotFound if there is none, AlreadyExists if a live master drives each. RunJob also refuses
+// (AlreadyExists) a job whose lease another master took meanwhile.
+absl::StatusOr<std::optional<JobSpec>> FindUnfinishedJob(const std::string& checkpoint_dir,
+                                                         const catalogue::AppRegistry& apps,
+                                                         const JobSpec* given);
 
 struct JobResult {
   std::string job_id;
