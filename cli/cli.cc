@@ -354,6 +354,7 @@ struct MasterFlags {
   std::string save_parts;
   std::string checkpoint_dir;
   uint64_t checkpoint_every = 0;
+  std::string checkpoint_interval = "0";
   uint32_t checkpoint_keep = 2;
   uint32_t max_restarts = 0;
   std::string recovery_timeout = "10s";
@@ -425,13 +426,19 @@ std::variant<int, dbsp::JobSpec> MasterSpec(const catalogue::AppRegistry& apps,
   spec.peer_timeout = *peer_timeout;
   spec.relay_direct = m.relay == "direct";
   spec.max_batch_bytes = m.max_batch_bytes;
-  if (m.checkpoint_every > 0 && m.checkpoint_dir.empty()) {
+  auto interval = ParseDuration(m.checkpoint_interval, "--checkpoint-interval");
+  if (!interval.ok()) return UsageError(interval.status());
+  spec.checkpoint_interval = *interval;
+  const bool checkpoints = m.checkpoint_every > 0 || interval->count() > 0;
+  if (checkpoints && m.checkpoint_dir.empty()) {
     return UsageError(absl::InvalidArgumentError(
-        "--checkpoint-every needs --checkpoint-dir: where every process writes the checkpoints"));
+        absl::StrCat(m.checkpoint_every > 0 ? "--checkpoint-every" : "--checkpoint-interval",
+                     " needs --checkpoint-dir: where every process writes the checkpoints")));
   }
-  if (!m.checkpoint_dir.empty() && m.checkpoint_every == 0) {
+  if (!m.checkpoint_dir.empty() && !checkpoints) {
     return UsageError(absl::InvalidArgumentError(
-        "--checkpoint-dir needs --checkpoint-every: how many supersteps between checkpoints"));
+        "--checkpoint-dir needs --checkpoint-every (how many supersteps between checkpoints) or "
+        "--checkpoint-interval (how long)"));
   }
   if (!m.checkpoint_dir.empty()) {
     spec.checkpoint_dir = std::filesystem::absolute(m.checkpoint_dir, ec).string();
@@ -495,9 +502,9 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   if (spec.every.count() > 0) every = spec.every;
   spec.progress = [](const dbsp::MasterProgress& p) {
     spdlog::info(
-        "superstep {} | active {} | messages {} | relayed {} batches, {} bytes | {:.1f} ms",
+        "superstep {} | active {} | messages {} | relayed {} batches, {} bytes | {:.1f} ms{}",
         p.global.superstep, p.global.active, p.global.messages, p.relayed_batches, p.relayed_bytes,
-        p.seconds * 1e3);
+        p.seconds * 1e3, p.attempt > 1 ? absl::StrCat(" | attempt ", p.attempt) : std::string());
   };
 
   auto master = dbsp::Master::Start(m.listen);
@@ -636,6 +643,11 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   master
       ->add_option("--checkpoint-every", master_flags.checkpoint_every,
                    "take a checkpoint after every this many supersteps (0: none)")
+      ->capture_default_str();
+  master
+      ->add_option("--checkpoint-interval", master_flags.checkpoint_interval,
+                   "also take a checkpoint once this long has passed since the last one (0: by "
+                   "supersteps only)")
       ->capture_default_str();
   master
       ->add_option("--checkpoint-keep", master_flags.checkpoint_keep,

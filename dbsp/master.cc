@@ -145,6 +145,7 @@ nlohmann::json RunOfSpec(const JobSpec& spec) {
           {"relay_direct", spec.relay_direct},
           {"max_batch_bytes", spec.max_batch_bytes},
           {"checkpoint_every", spec.checkpoint_every},
+          {"checkpoint_interval_ms", spec.checkpoint_interval.count()},
           {"checkpoint_keep", spec.checkpoint_keep},
           {"max_restarts", spec.max_restarts},
           {"recovery_timeout_ms", spec.recovery_timeout.count()},
@@ -175,6 +176,7 @@ absl::StatusOr<JobSpec> SpecOfRecord(const job::JobRecord& r, const std::string&
     spec.relay_direct = run.at("relay_direct").get<bool>();
     spec.max_batch_bytes = run.at("max_batch_bytes").get<uint64_t>();
     spec.checkpoint_every = run.at("checkpoint_every").get<uint64_t>();
+    spec.checkpoint_interval = ms(run.at("checkpoint_interval_ms").get<int64_t>());
     spec.checkpoint_keep = run.at("checkpoint_keep").get<uint32_t>();
     spec.max_restarts = run.at("max_restarts").get<uint32_t>();
     spec.recovery_timeout = ms(run.at("recovery_timeout_ms").get<int64_t>());
@@ -190,7 +192,7 @@ absl::StatusOr<JobSpec> SpecOfRecord(const job::JobRecord& r, const std::string&
                                                       " is of app '", spec.details.app,
                                                       "', which this build lacks"));
   }
-  if (spec.checkpoint_every == 0) {
+  if (spec.checkpoint_every == 0 && spec.checkpoint_interval.count() == 0) {
     return absl::DataLossError(absl::StrCat("job record of job ", r.job_id, " in ", checkpoint_dir,
                                             " has no checkpoint interval"));
   }
@@ -271,7 +273,9 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   // The job's checkpoints, its record and the lease of the master that drives it (§7.7), removed
   // when the job ends, whichever way.
   const std::string checkpoint_root =
-      spec.checkpoint_every > 0 ? absl::StrCat(spec.checkpoint_dir, "/", job_id) : "";
+      spec.checkpoint_every > 0 || spec.checkpoint_interval.count() > 0
+          ? absl::StrCat(spec.checkpoint_dir, "/", job_id)
+          : "";
   struct RemoveCheckpoints {
     std::string dir;
     ~RemoveCheckpoints() {
@@ -374,6 +378,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
           spec.checkpoint_keep,
           details.app,
           job_id,
+          spec.checkpoint_interval,
           [&record](uint64_t superstep) {
             auto st = record->Update([superstep](job::JobRecord& r) { r.checkpoint = superstep; });
             if (!st.ok()) spdlog::warn("{}", std::string(st.message()));
@@ -599,7 +604,10 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
   options.max_supersteps = details.max_supersteps;
   auto progress = [&run, &spec](const MasterProgress& p) {
     if (!run.first_step_at) run.first_step_at = Clock::now();
-    if (spec.progress) spec.progress(p);
+    if (!spec.progress) return;
+    MasterProgress line = p;
+    line.attempt = run.details.attempt + 1;
+    spec.progress(line);
   };
   auto executor =
       runner->StartJob(mine, job::MasterExecutorFactory(job, progress, options, run.checkpoints));

@@ -408,6 +408,7 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
       std::chrono::steady_clock::time_point start;
       uint64_t batches = 0;
       uint64_t bytes = 0;
+      std::chrono::steady_clock::time_point checkpointed = std::chrono::steady_clock::now();
     };
     auto clock = std::make_shared<StepClock>();
     bsp::Callbacks wrapped;
@@ -463,8 +464,12 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
       }
       Step release = protocol::StepWithCounts(Barrier::kPostKeepRunning, global);
       release.stop = !keep;
+      const auto now = std::chrono::steady_clock::now();
       release.checkpoint =
-          keep && checkpoints.every > 0 && (own.superstep + 1) % checkpoints.every == 0;
+          keep &&
+          ((checkpoints.every > 0 && (own.superstep + 1) % checkpoints.every == 0) ||
+           (checkpoints.interval.count() > 0 && now - clock->checkpointed >= checkpoints.interval));
+      if (release.checkpoint) clock->checkpointed = now;
       if (auto st = job.ReleaseAll(release); !st.ok()) return st;
       if (progress) {
         MasterProgress p;

@@ -34,6 +34,9 @@ struct CheckpointPlan {
   uint32_t keep = 2;
   std::string app;
   std::string job_id;
+  // Also a checkpoint once this long has passed since the last one (or the attempt's start); 0:
+  // by supersteps only.
+  std::chrono::milliseconds interval{0};
   // Told each checkpoint's superstep once it is complete (on the manifest writer's thread).
   std::function<void(uint64_t)> on_complete;
 };

@@ -117,6 +117,7 @@ TEST_F(RecoveryTest, AKilledWorkerIsReplacedByASpareFromTheNewestCheckpoint) {
   EXPECT_THAT(restart["after"].get<std::string>(), HasSubstr("disconnected"));
   EXPECT_LT(restart["recovery_seconds"].get<double>(), 10.0);
   EXPECT_THAT(master.Log(), HasSubstr("recovering from the checkpoint at superstep"));
+  EXPECT_THAT(master.Log(), HasSubstr("ms | attempt 2\n"));  // the progress lines say so
   // The survivors served the job to its end: the aborted attempt did not count as their one job.
   for (Process* w : {workers[0], workers[2]}) {
     EXPECT_EQ(w->Wait(30s), 0) << w->Log();
@@ -165,6 +166,20 @@ TEST_F(RecoveryTest, AKillBeforeTheFirstCheckpointStartsOver) {
   const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
   EXPECT_EQ(success["restarts"][0]["restored_superstep"], 0);
   EXPECT_THAT(master.Log(), HasSubstr("recovering from the start"));
+}
+
+// --checkpoint-interval: checkpoints by time, not by supersteps.
+TEST_F(RecoveryTest, CheckpointsByTimeAreRecoveredFrom) {
+  Process& master = StartMaster(
+      2, {"--checkpoint-interval", "50ms", "--max-restarts", "1", "--recovery-timeout", "30s"});
+  ASSERT_NE(cluster_.port(), 0);
+  Process& victim = cluster_.StartWorker({"--max-jobs", "1"});
+  cluster_.StartWorker({"--max-jobs", "1"});
+  ASSERT_TRUE(master.WaitForLogCount(" is complete", 2, 60s)) << master.Log();
+  victim.Kill();
+  cluster_.StartWorker({"--max-jobs", "1"});
+  const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
+  EXPECT_GT(success["restarts"][0]["restored_superstep"].get<int>(), 0) << success.dump();
 }
 
 TEST_F(RecoveryTest, TwoWorkersKilledAtOnce) {

@@ -75,10 +75,10 @@ echo "$report" | grep -q 'containerPort must be integer' || fail "unexpected rep
 # --- 3. the dev overlay's commands, run here as processes
 dev=$work/dev-${version}.yaml
 args() { node "$validator/args.mjs" "$dev" "$@"; }
-# The pods' paths (/data, /results, /etc/lockstep) become directories of this test.
-mkdir -p "$work/data" "$work/results" "$work/etc"
+# The pods' paths (/data, /results, /checkpoints, /etc/lockstep) become directories of this test.
+mkdir -p "$work/data" "$work/results" "$work/checkpoints" "$work/etc"
 relocate() { sed -e "s#/data/#$work/data/#g" -e "s#/results/#$work/results/#g" \
-  -e "s#/etc/lockstep/#$work/etc/#g"; }
+  -e "s#/checkpoints/#$work/checkpoints/#g" -e "s#/etc/lockstep/#$work/etc/#g"; }
 mapfile -t generate < <(args lockstep-master generate-graph | relocate)
 "$lockstep" "${generate[@]}" >"$work/generate.log" 2>&1 || fail "init container: ${generate[*]}"
 args configmap lockstep-job job.toml | relocate >"$work/etc/job.toml"
@@ -131,6 +131,7 @@ done
 # that only a master has.
 sed -e 's/^\[master\]$/[run.pagerank]/' -e '/^app = /d' -e '/^min-workers = /d' \
   -e '/^max-workers = /d' -e '/^last-call = /d' -e '/^acquire-timeout = /d' \
+  -e '/^checkpoint-/d' -e '/^max-restarts = /d' -e '/^recovery-timeout = /d' \
   -e "s#^out = .*#out = \"$work/local.txt\"#" "$work/etc/job.toml" >"$work/local.toml"
 "$lockstep" --config "$work/local.toml" run pagerank >"$work/local.log" 2>&1 ||
   fail "local mode with the ConfigMap's job"

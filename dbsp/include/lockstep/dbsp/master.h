@@ -29,7 +29,8 @@ struct MasterProgress {
   bsp::StepStats global;
   uint64_t relayed_batches = 0;  // in this superstep
   uint64_t relayed_bytes = 0;
-  double seconds = 0;  // wall time of the superstep on the master, barriers included
+  double seconds = 0;    // wall time of the superstep on the master, barriers included
+  uint32_t attempt = 1;  // the job's attempt (docs/design.md §7.5), from 1
 };
 
 inline constexpr std::chrono::milliseconds kDefaultPeerTimeout{120000};
@@ -53,6 +54,8 @@ struct JobSpec {
   // `checkpoint_keep` stay while the job runs, and the job's directory goes when the job ends.
   std::string checkpoint_dir;
   uint64_t checkpoint_every = 0;
+  // Also a checkpoint once this long has passed since the last one (0: by supersteps only).
+  std::chrono::milliseconds checkpoint_interval{0};
   uint32_t checkpoint_keep = 2;
   // Recovery (docs/design.md §7.5): a worker lost or silent ends the attempt, not the job, up to
   // this many times; the next attempt takes the pool's workers (up to pool.max_workers, or as
