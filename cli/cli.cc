@@ -358,6 +358,8 @@ struct MasterFlags {
   uint32_t checkpoint_keep = 2;
   uint32_t max_restarts = 0;
   std::string recovery_timeout = "10s";
+  std::string straggler_timeout = "0";
+  bool replace_stragglers = false;
 };
 
 // The job on a master's command line (--app and its flags), or the exit code of its error.
@@ -449,7 +451,18 @@ std::variant<int, dbsp::JobSpec> MasterSpec(const catalogue::AppRegistry& apps,
   auto recovery_timeout = ParseDuration(m.recovery_timeout, "--recovery-timeout");
   if (!recovery_timeout.ok()) return UsageError(recovery_timeout.status());
   spec.recovery_timeout = *recovery_timeout;
+  auto straggler_timeout = ParseDuration(m.straggler_timeout, "--straggler-timeout");
+  if (!straggler_timeout.ok()) return UsageError(straggler_timeout.status());
+  spec.straggler_timeout = *straggler_timeout;
+  spec.replace_stragglers = m.replace_stragglers;
   return spec;
+}
+
+// " | stragglers: A, B" for a progress line, or nothing.
+std::string Stragglers(const std::vector<std::string>& stragglers) {
+  std::string out;
+  for (const std::string& s : stragglers) out += (out.empty() ? " | stragglers: " : ", ") + s;
+  return out;
 }
 
 // A refusal to drive a job: another master drives it (kExitDriven), or the directory holds another
@@ -502,9 +515,10 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   if (spec.every.count() > 0) every = spec.every;
   spec.progress = [](const dbsp::MasterProgress& p) {
     spdlog::info(
-        "superstep {} | active {} | messages {} | relayed {} batches, {} bytes | {:.1f} ms{}",
+        "superstep {} | active {} | messages {} | relayed {} batches, {} bytes | {:.1f} ms{}{}",
         p.global.superstep, p.global.active, p.global.messages, p.relayed_batches, p.relayed_bytes,
-        p.seconds * 1e3, p.attempt > 1 ? absl::StrCat(" | attempt ", p.attempt) : std::string());
+        p.seconds * 1e3, p.attempt > 1 ? absl::StrCat(" | attempt ", p.attempt) : std::string(),
+        Stragglers(p.stragglers));
   };
 
   auto master = dbsp::Master::Start(m.listen);
@@ -664,6 +678,14 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
                    "on recovery, wait this long for workers beyond those in the pool (up to "
                    "--max-workers, or as many as before), then go on with at least one")
       ->capture_default_str();
+  master
+      ->add_option("--straggler-timeout", master_flags.straggler_timeout,
+                   "report a worker that enters a barrier this long after the others (0: three "
+                   "times the median of their times, at least 1 s)")
+      ->capture_default_str();
+  master->add_flag("--replace-stragglers", master_flags.replace_stragglers,
+                   "a straggler is lost, not only reported: the attempt ends and the job goes on "
+                   "from its newest checkpoint without it (needs --max-restarts)");
   master->add_option("--every", master_flags.every,
                      "run a job every DURATION until SIGTERM (the periodic refresh)");
   master->add_option("--port-file", master_flags.port_file,

@@ -149,6 +149,8 @@ nlohmann::json RunOfSpec(const JobSpec& spec) {
           {"checkpoint_keep", spec.checkpoint_keep},
           {"max_restarts", spec.max_restarts},
           {"recovery_timeout_ms", spec.recovery_timeout.count()},
+          {"straggler_timeout_ms", spec.straggler_timeout.count()},
+          {"replace_stragglers", spec.replace_stragglers},
           {"every_ms", spec.every.count()}};
 }
 // The spec a record holds, for a master given only the checkpoint directory.
@@ -180,6 +182,8 @@ absl::StatusOr<JobSpec> SpecOfRecord(const job::JobRecord& r, const std::string&
     spec.checkpoint_keep = run.at("checkpoint_keep").get<uint32_t>();
     spec.max_restarts = run.at("max_restarts").get<uint32_t>();
     spec.recovery_timeout = ms(run.at("recovery_timeout_ms").get<int64_t>());
+    spec.straggler_timeout = ms(run.at("straggler_timeout_ms").get<int64_t>());
+    spec.replace_stragglers = run.at("replace_stragglers").get<bool>();
     spec.every = ms(run.at("every_ms").get<int64_t>());
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(
@@ -525,6 +529,7 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
   // A worker lost (vanished, unreachable, silent) ends only this attempt when another may follow.
   const bool may_retry = !run.last_attempt;
   job.SetRetryAllowed(may_retry);
+  job.SetStragglers(spec.straggler_timeout, spec.replace_stragglers);
   if (details.attempt == 0) {
     spdlog::info("{}{} on {} worker{}", log_prefix, details.app, n, n == 1 ? "" : "s");
   } else {

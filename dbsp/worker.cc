@@ -184,11 +184,15 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
       if (assignment.ok()) {
         job.AttachPeers(&*links, &*collective, assignment->relay_direct);
         links->SetFailureListener([&job](const absl::Status& why) { job.Fail(why); });
-        collective->SetWaitingListener([&link](const std::vector<uint32_t>& peers) {
+        // Held up by other workers (in the load's exchanges, or waiting for their answers to
+        // a superstep's batches): the master is told whom, to tell a straggler from its victims.
+        auto tell_waiting = [&link](const std::vector<uint32_t>& peers) {
           v1::WorkerPayload waiting;
           for (uint32_t p : peers) waiting.mutable_waiting()->add_peers(p);
           (void)link.Send(std::move(waiting));
-        });
+        };
+        collective->SetWaitingListener(tell_waiting);
+        links->SetWaitingListener(tell_waiting);
         peer_server->Register(assignment->job_key, &job);
       }
       // No peer's batch reaches the job's handler once the job is over here.

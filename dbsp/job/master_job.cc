@@ -1,8 +1,11 @@
 #include "job/master_job.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "lockstep/bsp/checkpoint.h"
 #include "lockstep/bsp/text.h"
@@ -71,6 +74,8 @@ MasterJob::MasterJob(std::vector<transport::WorkerStream*> streams, std::vector<
       peer_timeout_(peer_timeout),
       protocol_(static_cast<uint32_t>(streams_.size())),
       opened_at_(Clock::now()),
+      entered_at_(streams_.size()),
+      waited_at_(streams_.size()),
       waiting_(streams_.size(), false) {}
 
 void MasterJob::FlushAll() {
@@ -125,7 +130,9 @@ void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
         if (!status_.ok()) return;
         refused = protocol_.Enter(worker, std::move(*step));
         waiting_[worker] = false;
-        if (refused.ok() && protocol_.complete()) changed_.notify_all();
+        entered_at_[worker] = Clock::now();
+        // Every entry wakes the job thread: the last one to come may be a straggler.
+        if (refused.ok()) changed_.notify_all();
       }
       if (!refused.ok()) Violation(worker, std::string(refused.message()));
       return;
@@ -162,6 +169,8 @@ void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
     case v1::WorkerPayload::kWaiting: {
       std::lock_guard<std::mutex> lock(mu_);
       waiting_[worker] = true;
+      waited_at_[worker] = Clock::now();
+      changed_.notify_all();  // the workers it waits for may be stragglers
       return;
     }
     case v1::WorkerPayload::kFailure: {
@@ -236,8 +245,61 @@ absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
                                             protocol::Describe(protocol_.position())));
   }
   auto ready = [&] { return !status_.ok() || protocol_.complete(); };
-  if (peer_timeout_.count() > 0) {
-    if (!changed_.wait_until(lock, opened_at_ + peer_timeout_, ready)) {
+  const auto never = Clock::time_point::max();
+  const Clock::time_point peer_deadline =
+      peer_timeout_.count() > 0 ? opened_at_ + peer_timeout_ : never;
+  bool straggled = first;  // the first barrier waits for the load, which varies: no stragglers
+  std::vector<uint32_t> straggling;  // reported stragglers, and when the others were all in
+  Clock::time_point straggling_since;
+  while (!ready()) {
+    Clock::time_point deadline = peer_deadline;
+    // Stragglers: workers not in the barrier that are not held up by others (a worker waiting
+    // for a straggler's answers is its victim, not one).
+    std::vector<uint32_t> missing;
+    for (uint32_t w : protocol_.missing()) {
+      if (!waiting_[w]) missing.push_back(w);
+    }
+    if (!straggled && !missing.empty() && missing.size() < streams_.size()) {
+      if (const std::optional<Clock::duration> bound = StragglerBound(missing)) {
+        Clock::time_point others_in = opened_at_;
+        for (uint32_t w = 0; w < streams_.size(); ++w) {
+          if (std::find(missing.begin(), missing.end(), w) == missing.end()) {
+            others_in = std::max(others_in, waiting_[w] ? waited_at_[w] : entered_at_[w]);
+          }
+        }
+        const Clock::time_point due = others_in + *bound;
+        if (Clock::now() >= due) {
+          straggled = true;
+          straggling = missing;
+          straggling_since = others_in;
+          std::vector<std::string> named;
+          for (uint32_t w : missing) named.push_back(names_[w]);
+          const std::string what = absl::StrCat(
+              absl::StrJoin(named, ", "), missing.size() == 1 ? " has" : " have", " not entered ",
+              protocol::Describe(at), " ",
+              ShowDuration(std::chrono::duration_cast<std::chrono::milliseconds>(*bound)),
+              " after the other workers",
+              straggler_timeout_.count() > 0 ? " (--straggler-timeout)"
+                                             : " (3 x the median of their times)");
+          if (replace_stragglers_) {
+            late_ = missing;  // cut off at once: a straggler is writing nothing
+            AbortLocked(
+                absl::UnavailableError(absl::StrCat(what, ": replaced (--replace-stragglers)")),
+                /*lost=*/true);
+            lock.unlock();
+            FlushAll();
+            return status();
+          }
+          spdlog::warn("straggler: {}", what);
+          continue;
+        }
+        deadline = std::min(deadline, due);
+      }
+    }
+    if (deadline == never) {
+      changed_.wait(lock);
+    } else if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
+               deadline == peer_deadline && !ready()) {
       std::vector<std::string> late;
       late_ = protocol_.missing();
       // A late worker that waits for others in an exchange is held up, not the cause: name the
@@ -257,10 +319,13 @@ absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
       FlushAll();
       return status();
     }
-  } else {
-    changed_.wait(lock, ready);
   }
   if (!status_.ok()) return status_;
+  for (uint32_t w : straggling) {
+    const double late = std::chrono::duration<double>(entered_at_[w] - straggling_since).count();
+    stragglers_.push_back(absl::StrCat(names_[w], " +", absl::StrFormat("%.1f", late), " s at ",
+                                       protocol::Describe(at)));
+  }
   std::vector<Step> entries = protocol_.entries();
   lock.unlock();
   if (auto st = CompleteCheckpoint(entries); !st.ok()) {
@@ -305,6 +370,26 @@ absl::Status MasterJob::WaitForManifest() {
 }
 
 MasterJob::~MasterJob() { (void)WaitForManifest(); }
+
+std::optional<MasterJob::Clock::duration> MasterJob::StragglerBound(
+    const std::vector<uint32_t>& missing) const {
+  if (straggler_timeout_.count() > 0) return straggler_timeout_;
+  // Three times the median of the others' times from the barrier's opening, at least 1 s.
+  std::vector<Clock::duration> times;
+  for (uint32_t w = 0; w < streams_.size(); ++w) {
+    if (std::find(missing.begin(), missing.end(), w) == missing.end()) {
+      times.push_back((waiting_[w] ? waited_at_[w] : entered_at_[w]) - opened_at_);
+    }
+  }
+  if (times.empty()) return std::nullopt;
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return std::max<Clock::duration>(std::chrono::seconds(1), 3 * times[times.size() / 2]);
+}
+
+std::vector<std::string> MasterJob::TakeStragglers() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(stragglers_, {});
+}
 
 absl::Status MasterJob::ReleaseAll(const Step& release) {
   {
@@ -478,6 +563,7 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
         p.relayed_bytes = job.relayed_bytes() - clock->bytes;
         p.seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - clock->start).count();
+        p.stragglers = job.TakeStragglers();
         progress(p);
       }
       if (release.checkpoint) {

@@ -62,6 +62,17 @@ class MasterJob final : public transport::WorkerStreamHandler {
   void SetRetryAllowed(bool allowed) { retry_allowed_ = allowed; }
   // Whether the job's first failure was a lost worker.
   bool lost_worker() const;
+  // Stragglers (docs/design.md §7.5): a worker that has not entered a barrier (after the first)
+  // `timeout` after the other workers all have (zero: three times the median of the others' times
+  // from the barrier's opening, at least 1 s) straggles. It is reported (TakeStragglers, the log);
+  // with `replace`, it is also lost: the attempt ends and the next one goes on without it. Set
+  // before Assign.
+  void SetStragglers(std::chrono::milliseconds timeout, bool replace) {
+    straggler_timeout_ = timeout;
+    replace_stragglers_ = replace;
+  }
+  // The stragglers reported since the last call ("worker 1 (ipv4:...) +2.1 s at POST(5)").
+  std::vector<std::string> TakeStragglers();
 
   // --- the transport's threads
   void OnPayload(uint32_t worker, v1::WorkerPayload& payload) override;
@@ -124,6 +135,16 @@ class MasterJob final : public transport::WorkerStreamHandler {
   absl::Status status_;
   Clock::time_point opened_at_;  // when the open barrier opened
   std::vector<uint32_t> late_;
+  // Per worker: when it entered the open barrier (the last barrier it entered), and when it last
+  // said it waits for other workers.
+  std::vector<Clock::time_point> entered_at_;
+  std::vector<Clock::time_point> waited_at_;
+  std::chrono::milliseconds straggler_timeout_{0};
+  bool replace_stragglers_ = false;
+  std::vector<std::string> stragglers_;  // under mu_: reported, not yet taken
+  // The job thread's, under mu_: the straggler bound past the others' entry, for the open barrier
+  // (the first barrier has none).
+  std::optional<Clock::duration> StragglerBound(const std::vector<uint32_t>& missing) const;
   // Per worker: it said it waits for other workers in an exchange, since its last entry.
   std::vector<bool> waiting_;
   bool relay_direct_ = true;

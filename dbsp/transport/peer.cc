@@ -183,7 +183,7 @@ absl::Status PeerLinks::Send(uint32_t to, v1::PeerBatch batch) {
   {
     std::unique_lock<std::mutex> lock(mu_);
     // Back-pressure by bytes; one batch always goes, however large.
-    changed_.wait(lock, [&] {
+    WaitReporting(lock, [&] {
       return !status_.ok() || inflight_bytes_ == 0 ||
              inflight_bytes_ + call->bytes <= inflight_limit_;
     });
@@ -296,8 +296,25 @@ void PeerLinks::RetryLoop() {
 
 absl::Status PeerLinks::Drain() {
   std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [&] { return !status_.ok() || inflight_calls_ == 0; });
+  WaitReporting(lock, [&] { return !status_.ok() || inflight_calls_ == 0; });
   return status_;
+}
+
+template <class Pred>
+void PeerLinks::WaitReporting(std::unique_lock<std::mutex>& lock, Pred done) {
+  if (changed_.wait_for(lock, kWaitingAfter, done) || !on_waiting_) {
+    changed_.wait(lock, done);
+    return;
+  }
+  std::vector<uint32_t> peers;
+  for (const Call* call : calls_) peers.push_back(call->to);
+  for (const Call* call : retries_) peers.push_back(call->to);
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  lock.unlock();
+  on_waiting_(peers);
+  lock.lock();
+  changed_.wait(lock, done);
 }
 
 std::vector<std::shared_ptr<grpc::ClientContext>> PeerLinks::InFlightLocked() const {

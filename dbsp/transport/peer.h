@@ -101,6 +101,13 @@ class PeerLinks {
   // job fails with it at once, whatever its thread is waiting for. The listener may call Cancel.
   // Setting another (or none) waits for a running call of the old one to end.
   void SetFailureListener(std::function<void(const absl::Status&)> listener);
+  // Called (on the sending thread, under no lock) when a Send or Drain has waited `kWaitingAfter`
+  // for answers, with the peers it waits for: the master then knows who holds this worker up
+  // (a straggler, docs/design.md §7.5). Set before the first Send.
+  static constexpr std::chrono::milliseconds kWaitingAfter{200};
+  void SetWaitingListener(std::function<void(const std::vector<uint32_t>&)> listener) {
+    on_waiting_ = std::move(listener);
+  }
 
   uint32_t self() const { return self_; }
   uint32_t size() const { return static_cast<uint32_t>(addresses_.size()); }
@@ -130,6 +137,9 @@ class PeerLinks {
   std::vector<std::shared_ptr<grpc::ClientContext>> InFlightLocked() const;
   void RetryLoop();
   std::string Name(uint32_t worker) const;
+  // Waits under `lock` until `done`; past kWaitingAfter, tells the waiting listener once whom.
+  template <class Pred>
+  void WaitReporting(std::unique_lock<std::mutex>& lock, Pred done);
 
   const std::vector<std::string> addresses_;
   const uint32_t self_;
@@ -150,6 +160,7 @@ class PeerLinks {
   std::thread retry_thread_;
   std::mutex listener_mu_;  // held while the listener runs
   std::function<void(const absl::Status&)> on_failure_;
+  std::function<void(const std::vector<uint32_t>&)> on_waiting_;
   bool stopping_ = false;
 };
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cluster.h"
@@ -180,6 +181,39 @@ TEST_F(RecoveryTest, CheckpointsByTimeAreRecoveredFrom) {
   cluster_.StartWorker({"--max-jobs", "1"});
   const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
   EXPECT_GT(success["restarts"][0]["restored_superstep"].get<int>(), 0) << success.dump();
+}
+
+// A straggler (here a worker stopped for 1.5 s) is reported in the log and the progress lines, and
+// the job goes on with it.
+TEST_F(RecoveryTest, AStragglerIsReported) {
+  Process& master = StartMaster(2, {"--checkpoint-every", "1000", "--straggler-timeout", "300ms"});
+  ASSERT_NE(cluster_.port(), 0);
+  Process& slow = cluster_.StartWorker({"--max-jobs", "1"});
+  cluster_.StartWorker({"--max-jobs", "1"});
+  ASSERT_TRUE(master.WaitForLog("superstep 5 |", 60s)) << master.Log();
+  slow.Signal(SIGSTOP);
+  std::this_thread::sleep_for(1500ms);
+  slow.Signal(SIGCONT);
+  ExpectPublishedAfter(master, 1, 2);
+  EXPECT_THAT(master.Log(), HasSubstr("after the other workers (--straggler-timeout)"));
+  EXPECT_THAT(master.Log(), HasSubstr("| stragglers: worker "));
+}
+
+// With --replace-stragglers a straggler is lost: the job goes on from its checkpoint without it.
+TEST_F(RecoveryTest, AStragglerIsReplacedWhenAskedTo) {
+  Process& master =
+      StartMaster(2, {"--checkpoint-every", "10", "--max-restarts", "1", "--recovery-timeout",
+                      "30s", "--straggler-timeout", "300ms", "--replace-stragglers"});
+  ASSERT_NE(cluster_.port(), 0);
+  Process& slow = cluster_.StartWorker({"--max-jobs", "1"});
+  cluster_.StartWorker({"--max-jobs", "1"});
+  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << master.Log();
+  slow.Signal(SIGSTOP);
+  cluster_.StartWorker({"--max-jobs", "1"});  // the spare
+  const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
+  EXPECT_THAT(success["restarts"][0]["after"].get<std::string>(),
+              HasSubstr("replaced (--replace-stragglers)"));
+  slow.Signal(SIGCONT);
 }
 
 TEST_F(RecoveryTest, TwoWorkersKilledAtOnce) {

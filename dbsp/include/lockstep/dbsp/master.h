@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/executor.h"
@@ -31,6 +32,8 @@ struct MasterProgress {
   uint64_t relayed_bytes = 0;
   double seconds = 0;    // wall time of the superstep on the master, barriers included
   uint32_t attempt = 1;  // the job's attempt (docs/design.md §7.5), from 1
+  // The workers that straggled in this superstep's barriers ("worker 1 (...) +2.1 s at POST(5)").
+  std::vector<std::string> stragglers;
 };
 
 inline constexpr std::chrono::milliseconds kDefaultPeerTimeout{120000};
@@ -63,6 +66,12 @@ struct JobSpec {
   // resumes from the newest complete checkpoint (or the start).
   uint32_t max_restarts = 0;
   std::chrono::milliseconds recovery_timeout{10000};
+  // Stragglers (docs/design.md §7.5): a worker that has not entered a barrier this long after the
+  // others (0: three times the median of their times, at least 1 s) is reported in the progress
+  // lines and the log; with `replace_stragglers` it is also lost (the attempt ends, another may
+  // follow without it).
+  std::chrono::milliseconds straggler_timeout{0};
+  bool replace_stragglers = false;
   // The service's period (`master --every`; 0: one job), recorded with a checkpointed job so that
   // a master resuming it goes on with the service.
   std::chrono::milliseconds every{0};
