@@ -454,24 +454,61 @@ absl::Status PruneCheckpoints(const std::string& job_dir, uint32_t keep) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<CheckpointFile>> ReadCheckpoint(const std::string& step_dir,
-                                                           const CheckpointHeader* expect) {
+absl::StatusOr<CheckpointSource> CheckpointSource::Open(const std::string& step_dir,
+                                                        const CheckpointHeader* expect) {
   auto manifest = ReadCheckpointManifest(step_dir);
   if (!manifest.ok()) return manifest.status();
+  CheckpointSource source;
+  source.header_ = manifest->header;
+  source.aggregators_ = std::move(manifest->aggregators);
+  source.listed_ = std::move(manifest->files);
+  source.name_ = step_dir;
+  source.step_dir_ = step_dir;
+  if (expect != nullptr) source.expected_ = *expect;
+  return source;
+}
+
+absl::StatusOr<CheckpointSource> CheckpointSource::InMemory(std::span<const CheckpointFile> files) {
+  if (auto st = CheckCheckpointSet(files); !st.ok()) return st;
+  CheckpointSource source;
+  source.header_ = files[0].header();
+  source.aggregators_ = files[0].aggregators();
+  source.name_ = absl::StrCat("of ", files.size(), " files in memory");
+  source.by_part_.resize(files.size());
+  for (const CheckpointFile& f : files) source.by_part_[f.header().part] = &f;
+  return source;
+}
+
+absl::StatusOr<CheckpointFile> CheckpointSource::Load(uint32_t part) const {
+  if (step_dir_.empty()) return *by_part_.at(part);
+  const std::string path = CheckpointFileName(step_dir_, part);
+  const std::string index =
+      CheckpointIndexName(std::filesystem::path(step_dir_).parent_path().string(), part);
+  auto file = ReadCheckpointFile(path, index, expected_ ? &*expected_ : &header_);
+  if (!file.ok()) return file.status();
+  const CheckpointPart& listed = listed_.at(part);
+  if (file->num_records() != listed.records || file->size() != listed.bytes ||
+      file->crc32c() != listed.crc32c || file->header().part != part ||
+      file->header().parts != header_.parts || file->header().job != header_.job ||
+      file->header().app != header_.app || file->header().superstep != header_.superstep) {
+    return absl::DataLossError(
+        absl::StrCat("checkpoint file ", path, " is not the one its manifest lists"));
+  }
+  if (file->aggregators() != aggregators_) {
+    return absl::DataLossError(
+        absl::StrCat("checkpoint file ", path, " has other aggregator values than its manifest"));
+  }
+  return file;
+}
+
+absl::StatusOr<std::vector<CheckpointFile>> ReadCheckpoint(const std::string& step_dir,
+                                                           const CheckpointHeader* expect) {
+  auto source = CheckpointSource::Open(step_dir, expect);
+  if (!source.ok()) return source.status();
   std::vector<CheckpointFile> files;
-  for (uint32_t p = 0; p < manifest->files.size(); ++p) {
-    const std::string path = CheckpointFileName(step_dir, p);
-    const std::string index =
-        CheckpointIndexName(std::filesystem::path(step_dir).parent_path().string(), p);
-    auto file = ReadCheckpointFile(path, index, expect != nullptr ? expect : &manifest->header);
+  for (uint32_t p = 0; p < source->parts(); ++p) {
+    auto file = source->Load(p);
     if (!file.ok()) return file.status();
-    const CheckpointPart& listed = manifest->files[p];
-    if (file->num_records() != listed.records || file->size() != listed.bytes ||
-        file->crc32c() != listed.crc32c || file->header().part != p ||
-        file->header().parts != manifest->header.parts) {
-      return absl::DataLossError(
-          absl::StrCat("checkpoint file ", path, " is not the one its manifest lists"));
-    }
     files.push_back(*std::move(file));
   }
   if (auto st = CheckCheckpointSet(files); !st.ok()) return st;

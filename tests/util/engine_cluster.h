@@ -191,7 +191,9 @@ class EngineCluster {
   // Every engine takes its state from `files` (of any split); the next superstep is theirs.
   absl::Status Restore(std::span<const bsp::CheckpointFile> files) {
     for (auto& engine : engines_) {
-      if (auto st = engine->RestoreCheckpoint(files); !st.ok()) return st;
+      auto source = bsp::CheckpointSource::InMemory(files);
+      if (!source.ok()) return source.status();
+      if (auto st = engine->RestoreCheckpoint(*source); !st.ok()) return st;
     }
     superstep_ = files.empty() ? 0 : files[0].header().superstep;
     return absl::OkStatus();

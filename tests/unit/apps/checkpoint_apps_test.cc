@@ -181,6 +181,22 @@ TEST(CheckpointRestoreTest, RefusesAnotherGraphsCheckpoint) {
   st = again.Restore(std::span<const bsp::CheckpointFile>(*files).first(1));
   EXPECT_EQ(st.code(), absl::StatusCode::kNotFound) << st;
   EXPECT_NE(st.message().find("lacks part 1 of 2"), std::string::npos) << st;
+
+  // A program whose messages go by destination reads only the files whose ranges meet its own;
+  // a vertex there that the graph lacks is refused by the partition whose range holds it.
+  const bsp::Params seed = {{"seed", "5"}};
+  auto coloring = coloring::App::Make(seed, bsp::FactsOf<coloring::App>(seed, large));
+  ASSERT_TRUE(coloring.ok()) << coloring.status();
+  test::EngineCluster<coloring::Program> big(*coloring, large, 2, false);
+  ASSERT_TRUE(big.Connect().ok());
+  ASSERT_TRUE(big.Step().ok());
+  auto colours = big.Checkpoint("coloring", "job-2");
+  ASSERT_TRUE(colours.ok()) << colours.status();
+  test::EngineCluster<coloring::Program> smaller(*coloring, small, 3, false);
+  ASSERT_TRUE(smaller.Connect().ok());
+  st = smaller.Restore(*colours);
+  EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss) << st;
+  EXPECT_NE(st.message().find("range, but not a vertex of the graph"), std::string::npos) << st;
 }
 
 }  // namespace

@@ -276,13 +276,14 @@ class ProgramRunner final : public JobRunner {
       return st;
     }
     // An attempt after a failure resumes from a complete checkpoint (docs/design.md §7.6),
-    // which every worker reads whole to take its vertices' state; all fail alike if one cannot.
+    // which every worker reads a file at a time to take its vertices' state (and its remote
+    // in-neighbours' published values); all fail alike if one cannot.
     if (!details.restore_from.empty()) {
       building = "the job's state from checkpoint " + details.restore_from;
       const CheckpointHeader expect{details.app, details.job_id, details.resume_superstep, 0, 0};
-      auto files = ReadCheckpoint(details.restore_from, &expect);
-      absl::Status st = files.ok() ? engine_->RestoreCheckpoint(*files) : files.status();
-      files = std::vector<CheckpointFile>{};
+      auto checkpoint = CheckpointSource::Open(details.restore_from, &expect);
+      absl::Status st =
+          checkpoint.ok() ? engine_->RestoreCheckpoint(*checkpoint) : checkpoint.status();
       if (st = AgreeOnStatus(exchange, st); !st.ok()) {
         engine_.reset();
         return st;

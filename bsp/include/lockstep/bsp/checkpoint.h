@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -198,6 +199,38 @@ absl::Status PruneCheckpoints(const std::string& job_dir, uint32_t keep);
 // `expect` as for Parse.
 absl::StatusOr<std::vector<CheckpointFile>> ReadCheckpoint(const std::string& step_dir,
                                                            const CheckpointHeader* expect);
+// A whole checkpoint whose parts' files are read one at a time (a restore holds one file and its
+// index at once, not the whole checkpoint): from disk, its manifest read and checked first, each
+// file checked whole, against its manifest line and as a part of the set when it is loaded; or
+// (tests) files already in memory, checked as a set.
+class CheckpointSource {
+ public:
+  // The complete checkpoint in `step_dir`; `expect` as for CheckpointFile::Parse.
+  static absl::StatusOr<CheckpointSource> Open(const std::string& step_dir,
+                                               const CheckpointHeader* expect);
+  // `files` (which must outlive the source), checked with CheckCheckpointSet.
+  static absl::StatusOr<CheckpointSource> InMemory(std::span<const CheckpointFile> files);
+
+  // The set's header (part: meaningless; parts: the files' count), its aggregators and name.
+  const CheckpointHeader& header() const { return header_; }
+  uint32_t parts() const { return header_.parts; }
+  const std::vector<std::pair<std::string, std::string>>& aggregators() const {
+    return aggregators_;
+  }
+  const std::string& name() const { return name_; }
+  // Part `part`'s file, checked.
+  absl::StatusOr<CheckpointFile> Load(uint32_t part) const;
+
+ private:
+  CheckpointHeader header_;
+  std::vector<std::pair<std::string, std::string>> aggregators_;
+  std::string name_;
+  std::string step_dir_;                        // on disk
+  std::vector<CheckpointPart> listed_;          // on disk: the manifest's lines
+  std::optional<CheckpointHeader> expected_;    // on disk: what the files must be of
+  std::vector<const CheckpointFile*> by_part_;  // in memory
+};
+
 // Writes `bytes` to `path` atomically (a temporary file, fsync, rename).
 absl::Status WriteCheckpointFile(const std::string& path, std::string_view bytes);
 // The state at `path` with its index at `index_path`.

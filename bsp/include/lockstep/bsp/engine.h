@@ -634,47 +634,57 @@ class Engine final : public StepEngine {
   // broadcast's remote in-neighbours may be anywhere. A value pending at its owner or held back
   // anywhere is pending for all of its out-neighbours here: re-offering a value that some of them
   // took already changes nothing under a min combiner with Improves.
-  absl::Status RestoreCheckpoint(std::span<const CheckpointFile> files) override {
-    if (auto st = CheckCheckpointSet(files); !st.ok()) return st;
+  absl::Status RestoreCheckpoint(const CheckpointSource& source) override {
     const Topology& topo = topology();
     const uint32_t n = topo.num_local();
-    const CheckpointFile& first = files[0];
+    const CheckpointHeader& h = source.header();
     size_t registered = 0;
     aggregators_.ForEach([&](const AggregatorBase&) { ++registered; });
-    if (first.aggregators().size() != registered) {
-      return absl::DataLossError(absl::StrCat("checkpoint file ", first.name(), " holds ",
-                                              first.aggregators().size(), " aggregators; the ",
+    if (source.aggregators().size() != registered) {
+      return absl::DataLossError(absl::StrCat("checkpoint ", source.name(), " holds ",
+                                              source.aggregators().size(), " aggregators; the ",
                                               "program registers ", registered));
     }
-    for (const auto& [name, value] : first.aggregators()) {
+    for (const auto& [name, value] : source.aggregators()) {
       AggregatorBase* agg = aggregators_.Find(name);
       absl::Status st = agg == nullptr ? absl::NotFoundError("the program does not register it")
                                        : agg->SetEncodedValue(value);
       if (!st.ok()) {
-        return absl::DataLossError(absl::StrCat("checkpoint file ", first.name(), ": aggregator '",
+        return absl::DataLossError(absl::StrCat("checkpoint ", source.name(), ": aggregator '",
                                                 name, "': ", st.message()));
       }
     }
+    auto old_split = partition::Range::Whole(h.parts);
+    if (!old_split.ok()) return old_split.status();
+    auto mine = topo.split().Extents(topo.part());
+    if (!mine.ok()) return mine.status();
     std::vector<uint8_t> seen(n, 0);
     uint32_t restored = 0;
     uint64_t vertex_records = 0;
-    for (const CheckpointFile& file : files) {
-      if (auto st = RestoreFile(file, seen, restored); !st.ok()) return st;
-      vertex_records += file.num_vertices();
+    for (uint32_t p = 0; p < h.parts; ++p) {
+      if constexpr (!IsBroadcast<P>()) {
+        // Messages are by destination: only the files of ranges that meet this one matter.
+        auto theirs = old_split->Extents(p);
+        if (!theirs.ok()) return theirs.status();
+        if (theirs->second < mine->first || mine->second < theirs->first) continue;
+      }
+      auto file = source.Load(p);
+      if (!file.ok()) return file.status();
+      if (auto st = RestoreFile(*file, seen, restored); !st.ok()) return st;
+      vertex_records += file->num_vertices();
     }
-    if (vertex_records != topo.num_global()) {
-      return absl::DataLossError(absl::StrCat("the checkpoint of job '", first.header().job,
-                                              "' at superstep ", first.header().superstep,
-                                              " holds ", vertex_records,
+    if (IsBroadcast<P>() && vertex_records != topo.num_global()) {
+      return absl::DataLossError(absl::StrCat("the checkpoint of job '", h.job, "' at superstep ",
+                                              h.superstep, " holds ", vertex_records,
                                               " vertices; the graph has ", topo.num_global()));
     }
     if (restored != n) {
       const uint32_t missing =
           static_cast<uint32_t>(std::find(seen.begin(), seen.end(), uint8_t{0}) - seen.begin());
-      return absl::DataLossError(absl::StrCat(
-          "the checkpoint of job '", first.header().job, "' at superstep ",
-          first.header().superstep, " lacks ", n - restored, " of partition ", topo.part(),
-          "'s vertices, among them '", std::string(topo.external_id(missing)), "'"));
+      return absl::DataLossError(
+          absl::StrCat("the checkpoint of job '", h.job, "' at superstep ", h.superstep, " lacks ",
+                       n - restored, " of partition ", topo.part(), "'s vertices, among them '",
+                       std::string(topo.external_id(missing)), "'"));
     }
     // Awake: what has not halted (messages wake their targets as they are delivered).
     std::fill(awake_.begin(), awake_.end(), 0);
@@ -821,6 +831,12 @@ class Engine final : public StepEngine {
   static constexpr bool kRawCheckpointValues =
       std::is_trivially_copyable_v<VertexValue> && !std::is_same_v<VertexValue, bool>;
 
+  // Whether `id` is in this partition's range of the UUID space.
+  bool InRange(const VertexId& id) const {
+    auto part = topology().split().PartitionFor(id);
+    return part.ok() && *part == topology().part();
+  }
+
   // One part's file of a checkpoint: its local vertices' state, the published values of remote
   // vertices that publish to this partition, and their held-back values.
   absl::Status RestoreFile(const CheckpointFile& file, std::vector<uint8_t>& seen,
@@ -862,6 +878,10 @@ class Engine final : public StepEngine {
         std::memcpy(&into, values.data() + i * sizeof(VertexValue), sizeof(VertexValue));
       } else if (!Codec<VertexValue>::Decode(values, into)) {
         return bad_vertex(i, "has a value that does not decode");
+      }
+      if (v == kNoVertex && InRange(id)) {
+        return bad_vertex(i, absl::StrCat("is in partition ", topo.part(),
+                                          "'s range, but not a vertex of the graph"));
       }
       if (v != kNoVertex) {
         if (seen[v]) return bad_vertex(i, "is in the checkpoint twice");

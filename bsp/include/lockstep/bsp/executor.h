@@ -73,12 +73,13 @@ class StepEngine {
     return absl::UnimplementedError("this engine does not checkpoint");
   }
   // On an engine that has run no superstep (connected, if it will be): takes its vertices' state,
-  // its remote in-neighbours' published values and the aggregators from a whole checkpoint
-  // (every part's file, of any split), to run superstep files[0].header().superstep next. A
-  // checkpoint that does not hold every local vertex, or holds one twice, is refused; the engine
-  // is then unusable.
-  virtual absl::Status RestoreCheckpoint(std::span<const CheckpointFile> files) {
-    (void)files;
+  // its remote in-neighbours' published values and the aggregators from a whole checkpoint of any
+  // split, read a file at a time (a program that reads no published values reads only the files
+  // whose ranges meet its own), to run superstep source.header().superstep next. A checkpoint
+  // that does not hold every local vertex, holds one twice, or holds one of this partition's
+  // range that the graph lacks, is refused; the engine is then unusable.
+  virtual absl::Status RestoreCheckpoint(const CheckpointSource& source) {
+    (void)source;
     return absl::UnimplementedError("this engine does not restore checkpoints");
   }
   // Roughly the bytes this engine needs at its peak (graph, state, a busy superstep's messages),
