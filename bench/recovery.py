@@ -3,7 +3,7 @@
 recovers from a killed worker, and a campaign of random kills.
 
     bench/recovery.py [--workers 2] [--every 5] [--iterations 30] [--trials 3] [--kills 0]
-                      [--data DIR] BUILD_DIR SCALE
+                      [--master-kills 0] [--data DIR] BUILD_DIR SCALE
 
 On the Kronecker graph of bench/kernels.py (`lockstep generate kronecker --scale S --degree 16`,
 read with --undirected), PageRank with --tolerance 0 on a master and --workers workers on
@@ -21,7 +21,10 @@ loopback (`--threads 1 --max-jobs 1`), checkpoints under --data:
   - --kills N: a campaign of N jobs of at least 30 supersteps, each killing a random worker at a
     random moment (a uniform delay within the failure-free job's supersteps' time after superstep
     0), with a spare started right after the kill in every other job; each result is compared with `lockstep run`'s, byte for byte, and the count that
-    completed with it is printed.
+    completed with it is printed;
+  - --master-kills N: a campaign of N such jobs whose master is SIGKILLed at a random moment and a
+    new master started on the same port with only --checkpoint-dir (docs/design.md §7.7), which
+    finishes the job on the workers that redial; each result is compared the same way.
 Timings are compared only as ratios within a round (the machine is shared and noisy).
 Python 3 standard library only.
 """
@@ -63,7 +66,7 @@ class Cluster:
         self.master = None
         self.port = None
 
-    def start(self, graph, iterations, workers, extra):
+    def start(self, graph, iterations, workers, extra, max_jobs=True):
         port_file = os.path.join(self.dir, "port")
         self.master_log = os.path.join(self.dir, "master.log")
         self.out = os.path.join(self.dir, "out")
@@ -82,16 +85,34 @@ class Cluster:
                     break
             time.sleep(0.01)
         for _ in range(workers):
-            self.add_worker()
+            self.add_worker(max_jobs)
 
-    def add_worker(self):
+    def add_worker(self, max_jobs=True):
         i = len(self.workers)
         w = subprocess.Popen([self.binary, "worker", "--master", f"127.0.0.1:{self.port}",
-                              "--threads", "1", "--max-jobs", "1"],
+                              "--threads", "1"] + (["--max-jobs", "1"] if max_jobs else []),
                              stderr=open(os.path.join(self.dir, f"w{i}.log"), "w"),
                              stdout=subprocess.DEVNULL)
         self.workers.append(w)
         return w
+
+    def restart_master(self, checkpoint_dir):
+        """A new master on the same port, given only the checkpoint directory."""
+        self.master_log = os.path.join(self.dir, "master-next.log")
+        self.master = subprocess.Popen(
+            [self.binary, "master", "--listen", f"127.0.0.1:{self.port}", "--checkpoint-dir",
+             checkpoint_dir], stderr=open(self.master_log, "w"), stdout=subprocess.DEVNULL)
+
+    def stop_workers(self):
+        for w in self.workers:
+            if w.poll() is None:
+                w.send_signal(signal.SIGTERM)
+        for w in self.workers:
+            try:
+                w.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                w.kill()
+                w.wait()
 
     def master_text(self):
         return open(self.master_log).read()
@@ -144,6 +165,7 @@ def main():
     ap.add_argument("--iterations", type=int, default=30)
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--kills", type=int, default=0)
+    ap.add_argument("--master-kills", type=int, default=0)
     ap.add_argument("--data", default="bench-data")
     args = ap.parse_args()
     binary = os.path.join(args.build, "lockstep")
@@ -213,13 +235,14 @@ def main():
     else:
         log("recovery: the kill came too late (the job ended first)")
 
-    # --- the campaign
-    if args.kills > 0:
+    # --- the campaigns
+    if args.kills > 0 or args.master_kills > 0:
         local = os.path.join(work, "local.txt")
         subprocess.run([binary, "run", "pagerank", "--graph", graph, "--undirected", "--tolerance",
                         "0", "--max-iterations", str(max(30, args.iterations)), "--out", local,
                         "--threads", "2"], check=True, stderr=subprocess.DEVNULL)
         reference = sorted(open(local, "rb").read().splitlines())
+    if args.kills > 0:
         rng = random.Random(12)
         ok = 0
         span = max(with_) if with_ else 1.0
@@ -242,6 +265,37 @@ def main():
             log(f"  kill {k + 1}: worker {victim}, {'with' if spare else 'without'} a spare: "
                 f"{'the failure-free answer' if same else 'FAILED'} (attempts {attempts})")
         log(f"campaign: {ok}/{args.kills} completed with the failure-free answer")
+    if args.master_kills > 0:
+        rng = random.Random(13)
+        ok = 0
+        span = max(with_) if with_ else 1.0
+        for k in range(args.master_kills):
+            c = Cluster(binary, work, "master-campaign")
+            # Workers serve any number of jobs: the killed master's job aborts on them, and they
+            # redial the next master.
+            c.start(graph, max(30, args.iterations), args.workers,
+                    ["--checkpoint-dir", checkpoints, "--checkpoint-every", str(args.every),
+                     "--max-restarts", "3", "--recovery-timeout", "2s"], max_jobs=False)
+            c.wait_for("superstep 0 |")
+            time.sleep(rng.uniform(0, span))
+            ended = c.master.poll() is not None
+            c.master.kill()
+            c.master.wait()
+            killed_at = c.master_text().count(" | active ")
+            c.restart_master(checkpoints)
+            code = c.master.wait(timeout=600)
+            c.stop_workers()
+            # A kill after the job was published leaves nothing to resume (the next master says so).
+            ended = ended or (code == 2 and "holds no unfinished job" in c.master_text())
+            same = (code == 0 or ended) and c.lines() == reference
+            ok += 1 if same else 0
+            text = c.master_text()
+            resumed = re.search(r"resuming job \S+ from (checkpoint at superstep \d+|the start)",
+                                text)
+            log(f"  master kill {k + 1} after superstep {killed_at - 1}: "
+                f"{resumed.group(0) if resumed else 'not resumed'}; "
+                f"{'the failure-free answer' if same else 'FAILED (exit %s)' % code}")
+        log(f"master campaign: {ok}/{args.master_kills} completed with the failure-free answer")
 
 
 if __name__ == "__main__":
