@@ -235,6 +235,23 @@ def main():
     else:
         log("recovery: the kill came too late (the job ended first)")
 
+    # --- recovery time without a spare: the job waits --recovery-timeout for one, then goes on
+    c = Cluster(binary, work, "recover-alone")
+    c.start(graph, args.iterations, args.workers,
+            ["--checkpoint-dir", checkpoints, "--checkpoint-every", str(args.every),
+             "--max-restarts", "1", "--recovery-timeout", "2s"])
+    if c.wait_for(f"checkpoint before superstep {2 * args.every} is complete"):
+        os.kill(c.workers[0].pid, signal.SIGKILL)
+    if c.finish() != 0:
+        sys.exit(f"the recovering job failed: see {c.master_log}")
+    restarts = c.success().get("restarts", [])
+    load = float(COMPUTE_RE.search(c.master_text()).group(2))
+    if restarts:
+        r = restarts[0]
+        log(f"recovery without a spare (--recovery-timeout 2s): {r['recovery_seconds']:.3f} s "
+            f"({r['workers_before']} -> {r['workers']} workers); bound: load + 5 s + 2 s = "
+            f"{load + 7:.3f} s")
+
     # --- the campaigns
     if args.kills > 0 or args.master_kills > 0:
         local = os.path.join(work, "local.txt")
