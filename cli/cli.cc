@@ -455,6 +455,11 @@ std::variant<int, dbsp::JobSpec> MasterSpec(const catalogue::AppRegistry& apps,
   if (!straggler_timeout.ok()) return UsageError(straggler_timeout.status());
   spec.straggler_timeout = *straggler_timeout;
   spec.replace_stragglers = m.replace_stragglers;
+  if (m.replace_stragglers && m.max_restarts == 0) {
+    return UsageError(absl::InvalidArgumentError(
+        "--replace-stragglers needs --max-restarts: a straggler replaced ends the attempt, and "
+        "another must follow"));
+  }
   return spec;
 }
 
