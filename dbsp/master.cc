@@ -99,7 +99,8 @@ struct Attempt {
   Clock::time_point recovery_from;  // when the attempt before failed
   // Each restart so far (_SUCCESS); the last one led to this attempt.
   nlohmann::json& restarts;
-  job::JobRecordFile* record = nullptr;  // the job's record, if it checkpoints (§7.7)
+  job::JobRecordFile* record = nullptr;      // the job's record, if it checkpoints (§7.7)
+  const job::Lease* master_lease = nullptr;  // the lease on it: lost, the attempt publishes nothing
   // Out:
   uint32_t workers = 0;
   bool published = false;
@@ -122,19 +123,23 @@ void NoteRestart(const Attempt& run) {
   }
 }
 
+// The reason of a restart after the master's (in _SUCCESS and the record).
+constexpr char kMasterRestarted[] = "the master restarted";
+
 // A job as its record keeps it (§7.7): what decides its answer and where it goes, compared with a
 // command line's, and how it is run, which a master resuming it without one goes on with.
 nlohmann::json JobOfSpec(const JobSpec& spec) {
   const bsp::JobDetails& d = spec.details;
   std::error_code ec;
-  return {
-      {"app", d.app},
-      {"params", d.params},
-      {"graph",
-       {{"path", d.graph.path}, {"format", d.graph.format}, {"undirected", d.graph.undirected}}},
-      {"output", std::filesystem::absolute(d.output, ec).string()},
-      {"save_parts", d.save_parts},
-      {"max_supersteps", d.max_supersteps}};
+  return {{"app", d.app},
+          {"params", d.params},
+          {"graph",
+           {{"path", std::filesystem::absolute(d.graph.path, ec).string()},
+            {"format", d.graph.format},
+            {"undirected", d.graph.undirected}}},
+          {"output", std::filesystem::absolute(d.output, ec).string()},
+          {"save_parts", d.save_parts},
+          {"max_supersteps", d.max_supersteps}};
 }
 nlohmann::json RunOfSpec(const JobSpec& spec) {
   return {{"min_workers", spec.pool.min_workers},
@@ -280,16 +285,26 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
       spec.checkpoint_every > 0 || spec.checkpoint_interval.count() > 0
           ? absl::StrCat(spec.checkpoint_dir, "/", job_id)
           : "";
+  // Declared first, destroyed last: the lease is held until the directory is gone.
+  std::unique_ptr<job::Lease> master_lease;
   struct RemoveCheckpoints {
     std::string dir;
+    const std::unique_ptr<job::Lease>& lease;
     ~RemoveCheckpoints() {
       if (dir.empty()) return;
+      if (lease && lease->lost()) {
+        // Another master may drive the job now: its directory is not this one's to remove.
+        spdlog::warn("the lease of checkpoint directory {} was lost: left as it is", dir);
+        return;
+      }
+      // The record first, while the lease is held: no later master takes an ended job for an
+      // unfinished one, however long the rest takes to go.
       std::error_code ec;
+      std::filesystem::remove(job::JobRecordPath(dir), ec);
       std::filesystem::remove_all(dir, ec);
       if (ec) spdlog::warn("cannot remove checkpoint directory {}: {}", dir, ec.message());
     }
-  } remove_checkpoints;
-  std::unique_ptr<job::Lease> master_lease;  // released before the directory goes
+  } remove_checkpoints{"", master_lease};
   std::optional<job::JobRecordFile> record;
   uint32_t first_attempt = 0;
   nlohmann::json attempts = nlohmann::json::array();  // what each attempt after a failure resumed
@@ -301,8 +316,12 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
       return absl::FailedPreconditionError(
           absl::StrCat("--checkpoint-dir: cannot make ", checkpoint_root, ": ", ec.message()));
     }
+    // A new job's directory goes with it from here; a resumed job's only once it runs again (a
+    // set-up error must not throw away the state another master could still resume).
+    if (!resuming) remove_checkpoints.dir = checkpoint_root;
     auto lease = job::Lease::TryAcquire(job::JobLeasePath(checkpoint_root));
     if (!lease.ok()) {
+      if (!resuming) remove_checkpoints.dir.clear();  // another master's directory
       return absl::AlreadyExistsError(absl::StrCat("job ", job_id, " in --checkpoint-dir ",
                                                    spec.checkpoint_dir, ": ",
                                                    lease.status().message()));
@@ -326,7 +345,6 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     r.run = RunOfSpec(spec);
     record.emplace(checkpoint_root, std::move(r));
     if (auto st = record->Update([](job::JobRecord&) {}); !st.ok()) return st;
-    remove_checkpoints.dir = checkpoint_root;
   }
 
   // The job's output and its lease outlive its attempts; each attempt after the first takes a
@@ -338,6 +356,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   auto prepared = job::PrepareOutput(details.output, staging_name(first_attempt), lease);
   if (!prepared.ok()) return prepared.status();
   std::optional<job::JobOutput> output = *prepared;
+  if (record) remove_checkpoints.dir = checkpoint_root;
   job::CheckpointPlan checkpoints;
   auto end_job = [&](absl::Status reason) -> absl::Status {
     if (output) job::DiscardOutput(*output);
@@ -362,12 +381,17 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   if (resuming) {
     resume = NewestCheckpoint(checkpoint_root);
     attempts.push_back({{"attempt", first_attempt + 1},
-                        {"after", "the master restarted"},
+                        {"after", kMasterRestarted},
                         {"workers_before", workers_before},
                         {"restored_superstep", resume.second}});
     spdlog::info("resuming job {} from {}", job_id,
                  resume.second == 0 ? std::string("the start")
                                     : absl::StrCat("checkpoint at superstep ", resume.second));
+  }
+  // --max-restarts counts the restarts after a lost worker, not a master's restarts.
+  uint32_t restarts_used = 0;
+  for (const nlohmann::json& r : attempts) {
+    if (r.value("after", std::string()) != kMasterRestarted) ++restarts_used;
   }
   for (uint32_t attempt = first_attempt;; ++attempt) {
     details.attempt = attempt;
@@ -404,12 +428,18 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
       pool.last_call = spec.recovery_timeout;
       std::tie(details.restore_from, details.resume_superstep) = resume;
     }
-    const bool last_attempt = attempt >= spec.max_restarts;
+    const bool last_attempt = restarts_used >= spec.max_restarts;
     Attempt run{spec,       cancel,       details, output,    checkpoints,
                 log_prefix, last_attempt, started, failed_at, attempts};
     run.record = record ? &*record : nullptr;
+    run.master_lease = master_lease.get();
     const absl::Status st = RunAttempt(*server_, run, pool, result);
     if (st.ok() && run.published) {
+      // Published: the record goes at once, so that no later master resumes the job.
+      if (record) {
+        std::error_code ec;
+        std::filesystem::remove(job::JobRecordPath(checkpoint_root), ec);
+      }
       output.reset();
       lease->Release();
       result.attempts = attempt + 1;
@@ -427,6 +457,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     }
     failed_at = run.failed_at;
     workers_before = run.workers;
+    ++restarts_used;
     // A fresh staging directory: a worker of the failed attempt still writing its part cannot
     // put it among the next attempt's.
     job::DiscardOutput(*output);
@@ -442,11 +473,11 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
                         {"after", std::string(st.message())},
                         {"workers_before", run.workers},
                         {"restored_superstep", from}});
-    spdlog::warn("{}attempt {} failed: {}; recovering {} (attempt {} of at most {})", log_prefix,
-                 attempt + 1, std::string(st.message()),
+    spdlog::warn("{}attempt {} failed: {}; recovering {} (attempt {}; restart {} of at most {})",
+                 log_prefix, attempt + 1, std::string(st.message()),
                  from == 0 ? std::string("from the start")
                            : absl::StrCat("from the checkpoint at superstep ", from),
-                 attempt + 2, spec.max_restarts + 1);
+                 attempt + 2, restarts_used, spec.max_restarts);
   }
 }
 
@@ -456,6 +487,7 @@ absl::StatusOr<std::optional<JobSpec>> FindUnfinishedJob(const std::string& chec
   std::vector<job::JobRecord> live, dead;
   for (const std::string& dir : job::UnfinishedJobDirs(checkpoint_dir)) {
     auto r = job::ReadJobRecord(dir);
+    if (r.status().code() == absl::StatusCode::kNotFound) continue;  // a job that just ended
     if (!r.ok()) return r.status();
     (job::Lease::IsDead(job::JobLeasePath(dir)) ? dead : live).push_back(*std::move(r));
   }
@@ -481,6 +513,13 @@ absl::StatusOr<std::optional<JobSpec>> FindUnfinishedJob(const std::string& chec
     if (r.job == mine) return driven(r);
   }
   for (const job::JobRecord& r : dead) {
+    if (r.job == mine) {
+      JobSpec spec = *given;
+      spec.resume_job = r.job_id;
+      return spec;
+    }
+  }
+  for (const job::JobRecord& r : dead) {
     if (r.job != mine) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--checkpoint-dir ", checkpoint_dir, " holds unfinished job ", r.job_id, " (",
@@ -489,10 +528,7 @@ absl::StatusOr<std::optional<JobSpec>> FindUnfinishedJob(const std::string& chec
           checkpoint_dir, "` alone, or remove ", checkpoint_dir, "/", r.job_id, " to drop it"));
     }
   }
-  if (dead.empty()) return std::nullopt;
-  JobSpec spec = *given;
-  spec.resume_job = dead.front().job_id;
-  return spec;
+  return std::nullopt;
 }
 
 namespace {
@@ -511,8 +547,9 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
   run.workers = n;
   result.workers = n;
   if (run.record != nullptr) {
+    // Not fatal: a later master would only reserve another count of workers.
     if (auto st = run.record->Update([n](job::JobRecord& r) { r.workers = n; }); !st.ok()) {
-      return st;
+      spdlog::warn("{}{}", log_prefix, std::string(st.message()));
     }
   }
   bsp::JobDetails details = run.details;
@@ -715,6 +752,11 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
         break;
       }
       case Barrier::kCompletedJob: {
+        if (run.master_lease != nullptr && run.master_lease->lost()) {
+          return fail(absl::AlreadyExistsError(
+              "the lease on the job's checkpoint directory was lost: another master may drive "
+              "the job, so this one publishes nothing"));
+        }
         result.seconds = SecondsSince(run.job_started);
         nlohmann::json success = {
             {"job_id", result.job_id},

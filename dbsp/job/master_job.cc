@@ -52,6 +52,15 @@ absl::Status WriteManifest(const CheckpointPlan& plan, const bsp::CheckpointMani
   }
   if (auto st = bsp::WriteCheckpointManifest(dir, manifest); !st.ok()) return st;
   if (auto st = bsp::PruneCheckpoints(plan.dir, plan.keep); !st.ok()) return st;
+  // The earlier attempts' checkpoints are older than this one: they go too.
+  std::error_code ec;
+  const std::filesystem::path mine(plan.dir);
+  for (const auto& entry : std::filesystem::directory_iterator(mine.parent_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path() != mine && name.rfind("attempt-", 0) == 0) {
+      std::filesystem::remove_all(entry.path(), ec);
+    }
+  }
   if (plan.on_complete) plan.on_complete(superstep);
   spdlog::info(
       "job {}: checkpoint before superstep {} is complete: {} bytes, {} records (the attempt's "
@@ -281,7 +290,12 @@ absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
               " after the other workers",
               straggler_timeout_.count() > 0 ? " (--straggler-timeout)"
                                              : " (3 x the median of their times)");
-          if (replace_stragglers_) {
+          // Replaced only where another attempt follows and only in the supersteps (the end
+          // phases' writes vary too much to judge).
+          const bool in_supersteps = at.barrier == Barrier::kPre || at.barrier == Barrier::kPost ||
+                                     at.barrier == Barrier::kPostKeepRunning ||
+                                     at.barrier == Barrier::kCheckpoint;
+          if (replace_stragglers_ && retry_allowed_ && in_supersteps) {
             late_ = missing;  // cut off at once: a straggler is writing nothing
             AbortLocked(
                 absl::UnavailableError(absl::StrCat(what, ": replaced (--replace-stragglers)")),

@@ -65,8 +65,8 @@ class MasterJob final : public transport::WorkerStreamHandler {
   // Stragglers (docs/design.md §7.5): a worker that has not entered a barrier (after the first)
   // `timeout` after the other workers all have (zero: three times the median of the others' times
   // from the barrier's opening, at least 1 s) straggles. It is reported (TakeStragglers, the log);
-  // with `replace`, it is also lost: the attempt ends and the next one goes on without it. Set
-  // before Assign.
+  // with `replace`, in a superstep's barrier of an attempt that another may follow, it is also
+  // lost: the attempt ends and the next one goes on without it. Set before Assign.
   void SetStragglers(std::chrono::milliseconds timeout, bool replace) {
     straggler_timeout_ = timeout;
     replace_stragglers_ = replace;

@@ -44,8 +44,8 @@ std::string ProcessSpace() {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Lease>> Lease::Acquire(const std::string& path) {
-  std::unique_ptr<Lease> lease(new Lease(path));
   const std::string holder = absl::StrCat(ProcessSpace(), "\n", ::getpid(), "\n");
+  std::unique_ptr<Lease> lease(new Lease(path, holder));
   if (auto st = bsp::WriteFileAtomically(path, holder); !st.ok()) return st;
   lease->StartRenewing();
   return lease;
@@ -90,19 +90,41 @@ absl::StatusOr<std::unique_ptr<Lease>> Lease::TryAcquire(const std::string& path
     if (err == EEXIST) return held(ReadSmallFile(path));
     return absl::ErrnoToStatus(err, "cannot write lease " + path);
   }
-  std::unique_ptr<Lease> lease(new Lease(path));
+  std::unique_ptr<Lease> lease(new Lease(path, holder));
   lease->StartRenewing();
   return lease;
 }
 
+namespace {
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
 void Lease::StartRenewing() {
+  renewed_ms_.store(SteadyMs());
   renewer_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_.wait_for(lock, kRenewEvery, [this] { return stopping_; })) {
+      // Fencing: a lease taken over by another process is not renewed, and this one is told.
+      if (ReadSmallFile(path_) != holder_) {
+        lost_.store(true);
+        return;
+      }
       std::error_code ec;
       fs::last_write_time(path_, fs::file_time_type::clock::now(), ec);
+      if (!ec) renewed_ms_.store(SteadyMs());
     }
   });
+}
+
+bool Lease::lost() const {
+  // Others judge by the file's time; a margin of two renewals keeps this side the first to know.
+  const int64_t margin_ms = 2 * std::chrono::milliseconds(kRenewEvery).count();
+  return lost_.load() || SteadyMs() - renewed_ms_.load() >
+                             std::chrono::milliseconds(kDeadAfter).count() - margin_ms;
 }
 
 Lease::~Lease() { Release(); }
@@ -115,6 +137,8 @@ void Lease::Release() {
   }
   stop_.notify_all();
   if (renewer_.joinable()) renewer_.join();
+  // Only its own: a lease another process took over stays with it.
+  if (ReadSmallFile(path_) != holder_) return;
   std::error_code ec;
   fs::remove(path_, ec);
 }

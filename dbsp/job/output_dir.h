@@ -26,23 +26,32 @@ class Lease {
   // Writes the lease file and keeps renewing it until Release() or destruction.
   static absl::StatusOr<std::unique_ptr<Lease>> Acquire(const std::string& path);
   // The same as a lock: fails (FailedPrecondition, naming the holder) while another live holder's
-  // lease is at `path`; a dead one is taken over. Of two processes that try at once, one wins.
+  // lease is at `path`; a dead one is taken over. Of two processes that try at once, one wins; a
+  // rare race of three can make two think they do, which lost() then tells the loser.
   static absl::StatusOr<std::unique_ptr<Lease>> TryAcquire(const std::string& path);
   ~Lease();
   Lease(const Lease&) = delete;
   Lease& operator=(const Lease&) = delete;
 
-  // Stops renewing and removes the file.
+  // Stops renewing and removes the file, if it is still this holder's.
   void Release();
+  // Whether the lease may have gone to another process: its file names another holder or is gone,
+  // or it has not been renewed for longer than others wait before they take it over (a process
+  // stalled, a volume hung). A holder that lost its lease must stop and change nothing more.
+  bool lost() const;
   const std::string& path() const { return path_; }
 
   // Whether the lease file at `path` is dead (a missing file is dead).
   static bool IsDead(const std::string& path, std::chrono::seconds dead_after = kDeadAfter);
 
  private:
-  explicit Lease(std::string path) : path_(std::move(path)) {}
+  Lease(std::string path, std::string holder)
+      : path_(std::move(path)), holder_(std::move(holder)) {}
   void StartRenewing();
   std::string path_;
+  std::string holder_;  // the file's content while it is this process's
+  std::atomic<bool> lost_{false};
+  std::atomic<int64_t> renewed_ms_{0};  // steady clock, ms: the last renewal
   std::mutex mu_;
   std::condition_variable stop_;
   bool stopping_ = false;

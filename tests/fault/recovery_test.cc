@@ -262,23 +262,23 @@ TEST_F(RecoveryTest, AWorkerKilledWhileWritingACheckpointLeavesItUnused) {
   cluster_.StartWorker({"--max-jobs", "1"});
   const std::string job = JobId(master);
   ASSERT_FALSE(job.empty()) << master.Log();
-  const fs::path step = dir_ / "checkpoints" / job / "attempt-1" / "superstep-0000000300";
+  const fs::path step = dir_ / "checkpoints" / job / "attempt-1" / "superstep-0000000390";
   fs::create_directories(step);
   for (const char* part : {"part-00000.ckpt", "part-00001.ckpt"}) {
     const fs::path fifo = step / (std::string(part) + ".tmp-" + std::to_string(victim.pid()));
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << fifo;
   }
-  ASSERT_FALSE(master.Log().find("superstep 300 |") != std::string::npos)
+  ASSERT_FALSE(master.Log().find("superstep 390 |") != std::string::npos)
       << "the job passed superstep 300 before the trap was set";
-  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 300 taken", 60s)) << master.Log();
+  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 390 taken", 60s)) << master.Log();
   // The victim's writer is in the open; the job goes on to the next checkpoint, where the victim
   // waits for it.
-  ASSERT_TRUE(master.WaitForLog("superstep 305 |", 60s)) << master.Log();
+  ASSERT_TRUE(master.WaitForLog("superstep 395 |", 60s)) << master.Log();
   EXPECT_FALSE(fs::exists(step / "MANIFEST"));
   victim.Kill();
   cluster_.StartWorker({"--max-jobs", "1"});  // the spare
   const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
-  EXPECT_EQ(success["restarts"][0]["restored_superstep"], 290) << success.dump();
+  EXPECT_EQ(success["restarts"][0]["restored_superstep"], 380) << success.dump();
 }
 
 // A master SIGKILLed mid-job: the next master started with only its checkpoint directory (and its
@@ -293,6 +293,7 @@ TEST_F(RecoveryTest, AKilledMastersJobIsFinishedByTheNextMaster) {
   std::vector<Process*> workers = {&cluster_.StartWorker(), &cluster_.StartWorker()};
   ASSERT_TRUE(first.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << first.Log();
   const std::string job = JobId(first);
+  ASSERT_FALSE(job.empty()) << first.Log();
   first.Kill();
   // Held still, so that the job cannot end while the masters below are tried.
   for (Process* w : workers) w->Signal(SIGSTOP);

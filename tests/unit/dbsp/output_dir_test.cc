@@ -345,30 +345,57 @@ TEST_F(OutputDirTest, ALeaseAsALockHasOneLiveHolder) {
   EXPECT_FALSE(Lease::IsDead(path));
   (*taken)->Release();
 
-  // Eight processes at once on a dead lease: exactly one holds it.
+  // Eight processes at once on a dead lease: exactly one holds it. Each says whether it won on a
+  // pipe, and a winner holds the lease until every process has tried (the parent closes `hold`).
   Write(fs::path(path), "some-other-host - -\n1\n");
   fs::last_write_time(path, fs::file_time_type::clock::now() - std::chrono::seconds(31));
+  int said[2], hold[2];
+  ASSERT_EQ(::pipe(said), 0);
+  ASSERT_EQ(::pipe(hold), 0);
   std::vector<pid_t> children;
   for (int i = 0; i < 8; ++i) {
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
+      ::close(said[0]);
+      ::close(hold[1]);
       auto lease = Lease::TryAcquire(path);
-      if (!lease.ok()) ::_exit(1);
-      ::sleep(1);  // holds it while the others try
-      (*lease)->Release();
+      const char won = lease.ok() ? 'W' : 'L';
+      if (::write(said[1], &won, 1) != 1) ::_exit(2);
+      char c;
+      while (::read(hold[0], &c, 1) > 0) {
+      }
       ::_exit(0);
     }
     children.push_back(child);
   }
+  ::close(said[1]);
+  ::close(hold[0]);
   int winners = 0;
+  for (int i = 0; i < 8; ++i) {
+    char c = 0;
+    ASSERT_EQ(::read(said[0], &c, 1), 1);
+    winners += c == 'W' ? 1 : 0;
+  }
+  ::close(hold[1]);
+  ::close(said[0]);
   for (pid_t child : children) {
     int status = 0;
     ASSERT_EQ(::waitpid(child, &status, 0), child);
-    ASSERT_TRUE(WIFEXITED(status));
-    winners += WEXITSTATUS(status) == 0 ? 1 : 0;
   }
   EXPECT_EQ(winners, 1);
+
+  // A holder whose lease another process took over knows it has lost it, and leaves the file.
+  auto held = Lease::TryAcquire((root_ / "TAKEN").string());
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_FALSE((*held)->lost());
+  Write(root_ / "TAKEN", "another-host - -\n7\n");
+  for (int i = 0; i < 60 && !(*held)->lost(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE((*held)->lost());
+  (*held)->Release();
+  EXPECT_EQ(Read(root_ / "TAKEN"), "another-host - -\n7\n");
 }
 
 }  // namespace

@@ -827,9 +827,11 @@ class Engine final : public StepEngine {
     return topology().has_in_edges() ? topology().all_in_slots() : topology().all_out_slots();
   }
 
-  // Vertex values go into a checkpoint as raw bytes if they are of fixed size.
+  // Vertex values go into a checkpoint as raw bytes if they are numbers (every bit pattern of
+  // which is a value: a hostile file cannot make an invalid one, and there is no padding);
+  // anything else with its codec.
   static constexpr bool kRawCheckpointValues =
-      std::is_trivially_copyable_v<VertexValue> && !std::is_same_v<VertexValue, bool>;
+      std::is_arithmetic_v<VertexValue> && !std::is_same_v<VertexValue, bool>;
 
   // Whether `id` is in this partition's range of the UUID space.
   bool InRange(const VertexId& id) const {
