@@ -108,6 +108,9 @@ class Cluster:
         for w in self.workers:
             if w.poll() is None:
                 w.send_signal(signal.SIGTERM)
+        self.reap_workers()
+
+    def reap_workers(self):
         for w in self.workers:
             try:
                 w.wait(timeout=30)
@@ -130,12 +133,7 @@ class Cluster:
 
     def finish(self, timeout=600):
         code = self.master.wait(timeout=timeout)
-        for w in self.workers:
-            try:
-                w.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                w.kill()
-                w.wait()
+        self.reap_workers()
         return code
 
     def lines(self):
