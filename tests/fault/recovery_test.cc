@@ -216,6 +216,45 @@ TEST_F(RecoveryTest, AStragglerIsReplacedWhenAskedTo) {
   slow.Signal(SIGCONT);
 }
 
+// A checkpoint damaged on disk (here truncated after its manifest was written) is refused with an
+// error naming its file when an attempt would restore it, never half loaded: the job fails and
+// publishes nothing.
+TEST_F(RecoveryTest, ACorruptCheckpointIsRefused) {
+  Process& master = StartMaster(2, {"--checkpoint-every", "10", "--checkpoint-keep", "1",
+                                    "--max-restarts", "1", "--recovery-timeout", "30s"});
+  ASSERT_NE(cluster_.port(), 0);
+  Process& victim = cluster_.StartWorker({"--max-jobs", "1"});
+  Process& other = cluster_.StartWorker({"--max-jobs", "1"});
+  const std::string job = JobId(master);
+  ASSERT_FALSE(job.empty()) << master.Log();
+  ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << master.Log();
+  // Both workers stopped: no checkpoint after 20 can complete while the file is damaged.
+  victim.Signal(SIGSTOP);
+  other.Signal(SIGSTOP);
+  std::this_thread::sleep_for(300ms);  // a manifest the master was writing is written by then
+  const fs::path attempt = dir_ / "checkpoints" / job / "attempt-1";
+  std::string newest;
+  for (const auto& entry : fs::directory_iterator(attempt)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("superstep-", 0) == 0 && fs::exists(entry.path() / "MANIFEST") &&
+        name > newest) {
+      newest = name;
+    }
+  }
+  ASSERT_FALSE(newest.empty());
+  const fs::path file = attempt / newest / "part-00001.ckpt";
+  fs::resize_file(file, fs::file_size(file) / 2);
+  victim.Kill();
+  other.Signal(SIGCONT);
+  cluster_.StartWorker({"--max-jobs", "1"});
+  const auto code = master.Wait(90s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 1) << master.Log();
+  EXPECT_THAT(master.Log(), HasSubstr("checkpoint file " + file.string()));
+  EXPECT_THAT(master.Log(), HasSubstr("is corrupt or truncated"));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(out_))) << "a failed job published";
+}
+
 TEST_F(RecoveryTest, TwoWorkersKilledAtOnce) {
   Process& master = StartMaster(
       4, {"--checkpoint-every", "10", "--max-restarts", "2", "--recovery-timeout", "1s"});
