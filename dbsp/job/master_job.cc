@@ -85,6 +85,7 @@ MasterJob::MasterJob(std::vector<transport::WorkerStream*> streams, std::vector<
       opened_at_(Clock::now()),
       entered_at_(streams_.size()),
       waited_at_(streams_.size()),
+      waiting_for_(streams_.size()),
       waiting_(streams_.size(), false) {}
 
 void MasterJob::FlushAll() {
@@ -179,6 +180,8 @@ void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
       std::lock_guard<std::mutex> lock(mu_);
       waiting_[worker] = true;
       waited_at_[worker] = Clock::now();
+      waiting_for_[worker].assign(payload.waiting().peers().begin(),
+                                  payload.waiting().peers().end());
       changed_.notify_all();  // the workers it waits for may be stragglers
       return;
     }
@@ -264,10 +267,7 @@ absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
     Clock::time_point deadline = peer_deadline;
     // Stragglers: workers not in the barrier that are not held up by others (a worker waiting
     // for a straggler's answers is its victim, not one).
-    std::vector<uint32_t> missing;
-    for (uint32_t w : protocol_.missing()) {
-      if (!waiting_[w]) missing.push_back(w);
-    }
+    const std::vector<uint32_t> missing = StragglersLocked();
     if (!straggled && !missing.empty() && missing.size() < streams_.size()) {
       if (const std::optional<Clock::duration> bound = StragglerBound(missing)) {
         Clock::time_point others_in = opened_at_;
@@ -284,8 +284,8 @@ absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
           std::vector<std::string> named;
           for (uint32_t w : missing) named.push_back(names_[w]);
           const std::string what = absl::StrCat(
-              absl::StrJoin(named, ", "), missing.size() == 1 ? " has" : " have", " not entered ",
-              protocol::Describe(at), " ",
+              absl::StrJoin(named, ", "), missing.size() == 1 ? " straggles" : " straggle", " at ",
+              protocol::Describe(at), ": out of it, or holding up those in it, ",
               ShowDuration(std::chrono::duration_cast<std::chrono::milliseconds>(*bound)),
               " after the other workers",
               straggler_timeout_.count() > 0 ? " (--straggler-timeout)"
@@ -336,7 +336,7 @@ absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
   }
   if (!status_.ok()) return status_;
   for (uint32_t w : straggling) {
-    const double late = std::chrono::duration<double>(entered_at_[w] - straggling_since).count();
+    const double late = std::chrono::duration<double>(Clock::now() - straggling_since).count();
     stragglers_.push_back(absl::StrCat(names_[w], " +", absl::StrFormat("%.1f", late), " s at ",
                                        protocol::Describe(at)));
   }
@@ -384,6 +384,28 @@ absl::Status MasterJob::WaitForManifest() {
 }
 
 MasterJob::~MasterJob() { (void)WaitForManifest(); }
+
+std::vector<uint32_t> MasterJob::StragglersLocked() const {
+  // Out of the barrier and not held up by others, or waited for by a worker held up (in the
+  // barrier itself, but not answering its peers).
+  const std::vector<uint32_t> out = protocol_.missing();
+  std::vector<bool> straggles(streams_.size(), false);
+  for (uint32_t w : out) {
+    if (!waiting_[w]) straggles[w] = true;
+  }
+  for (uint32_t w : out) {
+    if (!waiting_[w]) continue;
+    for (uint32_t p : waiting_for_[w]) {
+      const bool held_up_too = waiting_[p] && std::find(out.begin(), out.end(), p) != out.end();
+      if (p < streams_.size() && p != w && !held_up_too) straggles[p] = true;
+    }
+  }
+  std::vector<uint32_t> stragglers;
+  for (uint32_t w = 0; w < streams_.size(); ++w) {
+    if (straggles[w]) stragglers.push_back(w);
+  }
+  return stragglers;
+}
 
 std::optional<MasterJob::Clock::duration> MasterJob::StragglerBound(
     const std::vector<uint32_t>& missing) const {

@@ -139,12 +139,15 @@ class MasterJob final : public transport::WorkerStreamHandler {
   // said it waits for other workers.
   std::vector<Clock::time_point> entered_at_;
   std::vector<Clock::time_point> waited_at_;
+  std::vector<std::vector<uint32_t>> waiting_for_;  // the peers each said it waits for
   std::chrono::milliseconds straggler_timeout_{0};
   bool replace_stragglers_ = false;
   std::vector<std::string> stragglers_;  // under mu_: reported, not yet taken
   // The job thread's, under mu_: the straggler bound past the others' entry, for the open barrier
   // (the first barrier has none).
   std::optional<Clock::duration> StragglerBound(const std::vector<uint32_t>& missing) const;
+  // Under mu_: the workers that hold the open barrier up (see SetStragglers).
+  std::vector<uint32_t> StragglersLocked() const;
   // Per worker: it said it waits for other workers in an exchange, since its last entry.
   std::vector<bool> waiting_;
   bool relay_direct_ = true;
