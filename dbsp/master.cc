@@ -394,6 +394,12 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     if (r.value("after", std::string()) != kMasterRestarted) ++restarts_used;
   }
   for (uint32_t attempt = first_attempt;; ++attempt) {
+    if (master_lease && master_lease->lost()) {
+      // Another master may drive the job now: no attempt more, no record written, nothing removed.
+      return end_job(
+          absl::AlreadyExistsError("the lease on the job's checkpoint directory was lost: another "
+                                   "master may drive the job"));
+    }
     details.attempt = attempt;
     details.restore_from.clear();
     details.resume_superstep = 0;

@@ -188,7 +188,8 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
         // a superstep's batches): the master is told whom, to tell a straggler from its victims.
         auto tell_waiting = [&link](const std::vector<uint32_t>& peers) {
           v1::WorkerPayload waiting;
-          for (uint32_t p : peers) waiting.mutable_waiting()->add_peers(p);
+          v1::Waiting* w = waiting.mutable_waiting();  // set even when empty: a wait that ended
+          for (uint32_t p : peers) w->add_peers(p);
           (void)link.Send(std::move(waiting));
         };
         collective->SetWaitingListener(tell_waiting);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -52,13 +53,20 @@ absl::Status WriteManifest(const CheckpointPlan& plan, const bsp::CheckpointMani
   }
   if (auto st = bsp::WriteCheckpointManifest(dir, manifest); !st.ok()) return st;
   if (auto st = bsp::PruneCheckpoints(plan.dir, plan.keep); !st.ok()) return st;
-  // The earlier attempts' checkpoints are older than this one: they go too.
+  // The earlier attempts' checkpoints are older than this one: they go too (a later attempt's,
+  // which only a master that took the job over could make, stays).
   std::error_code ec;
   const std::filesystem::path mine(plan.dir);
-  for (const auto& entry : std::filesystem::directory_iterator(mine.parent_path(), ec)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.path() != mine && name.rfind("attempt-", 0) == 0) {
-      std::filesystem::remove_all(entry.path(), ec);
+  uint64_t my_attempt = 0;
+  const std::string my_name = mine.filename().string();
+  if (my_name.rfind("attempt-", 0) == 0 && absl::SimpleAtoi(my_name.substr(8), &my_attempt)) {
+    for (const auto& entry : std::filesystem::directory_iterator(mine.parent_path(), ec)) {
+      const std::string name = entry.path().filename().string();
+      uint64_t attempt = 0;
+      if (name.rfind("attempt-", 0) == 0 && absl::SimpleAtoi(name.substr(8), &attempt) &&
+          attempt < my_attempt) {
+        std::filesystem::remove_all(entry.path(), ec);
+      }
     }
   }
   if (plan.on_complete) plan.on_complete(superstep);
@@ -178,10 +186,13 @@ void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
     }
     case v1::WorkerPayload::kWaiting: {
       std::lock_guard<std::mutex> lock(mu_);
-      waiting_[worker] = true;
+      // No peers: the wait it told of is over.
+      waiting_for_[worker].clear();
+      for (uint32_t p : payload.waiting().peers()) {
+        if (p < streams_.size()) waiting_for_[worker].push_back(p);
+      }
+      waiting_[worker] = !waiting_for_[worker].empty();
       waited_at_[worker] = Clock::now();
-      waiting_for_[worker].assign(payload.waiting().peers().begin(),
-                                  payload.waiting().peers().end());
       changed_.notify_all();  // the workers it waits for may be stragglers
       return;
     }
@@ -395,9 +406,9 @@ std::vector<uint32_t> MasterJob::StragglersLocked() const {
   }
   for (uint32_t w : out) {
     if (!waiting_[w]) continue;
-    for (uint32_t p : waiting_for_[w]) {
+    for (uint32_t p : waiting_for_[w]) {  // in range: checked as it came
       const bool held_up_too = waiting_[p] && std::find(out.begin(), out.end(), p) != out.end();
-      if (p < streams_.size() && p != w && !held_up_too) straggles[p] = true;
+      if (p != w && !held_up_too) straggles[p] = true;
     }
   }
   std::vector<uint32_t> stragglers;

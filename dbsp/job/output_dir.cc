@@ -79,7 +79,10 @@ absl::StatusOr<std::unique_ptr<Lease>> Lease::TryAcquire(const std::string& path
       fs::remove(aside, ec);
     }
   }
-  const std::string holder = absl::StrCat(ProcessSpace(), "\n", ::getpid(), "\n");
+  // The PID line, then a nonce: two leases of one process (two masters in one) differ.
+  static std::atomic<uint64_t> taken{0};
+  const std::string holder =
+      absl::StrCat(ProcessSpace(), "\n", ::getpid(), "\n", taken.fetch_add(1), "\n");
   const std::string temp = absl::StrCat(path, ".new-", ::getpid());
   if (auto st = bsp::WriteFileAtomically(temp, holder); !st.ok()) return st;
   // link() fails if the name exists: only one of two processes that got here makes the lease.
@@ -108,8 +111,12 @@ void Lease::StartRenewing() {
   renewer_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_.wait_for(lock, kRenewEvery, [this] { return stopping_; })) {
-      // Fencing: a lease taken over by another process is not renewed, and this one is told.
-      if (ReadSmallFile(path_) != holder_) {
+      // Fencing: a lease taken over by another process (its file gone or naming another) is
+      // not renewed, and this one is told. A read that fails otherwise is tried again.
+      std::error_code exists_ec;
+      const bool exists = fs::exists(path_, exists_ec);
+      const std::string content = ReadSmallFile(path_);
+      if ((!exists && !exists_ec) || (!content.empty() && content != holder_)) {
         lost_.store(true);
         return;
       }
@@ -137,10 +144,14 @@ void Lease::Release() {
   }
   stop_.notify_all();
   if (renewer_.joinable()) renewer_.join();
-  // Only its own: a lease another process took over stays with it.
-  if (ReadSmallFile(path_) != holder_) return;
+  // Only its own: a lease another process took over stays with it. Moved aside first and checked,
+  // so that a takeover between the check and the removal is not undone.
+  if (lost() || ReadSmallFile(path_) != holder_) return;
+  const std::string aside = absl::StrCat(path_, ".released-", ::getpid());
+  if (::rename(path_.c_str(), aside.c_str()) != 0) return;
+  if (ReadSmallFile(aside) != holder_) (void)::link(aside.c_str(), path_.c_str());
   std::error_code ec;
-  fs::remove(path_, ec);
+  fs::remove(aside, ec);
 }
 
 bool Lease::IsDead(const std::string& path, std::chrono::seconds dead_after) {

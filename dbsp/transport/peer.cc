@@ -315,6 +315,10 @@ void PeerLinks::WaitReporting(std::unique_lock<std::mutex>& lock, Pred done) {
   on_waiting_(peers);
   lock.lock();
   changed_.wait(lock, done);
+  // The wait is over: the master must not go on taking this worker for held up.
+  lock.unlock();
+  on_waiting_({});
+  lock.lock();
 }
 
 std::vector<std::shared_ptr<grpc::ClientContext>> PeerLinks::InFlightLocked() const {

@@ -103,7 +103,8 @@ class PeerLinks {
   void SetFailureListener(std::function<void(const absl::Status&)> listener);
   // Called (on the sending thread, under no lock) when a Send or Drain has waited `kWaitingAfter`
   // for answers, with the peers it waits for: the master then knows who holds this worker up
-  // (a straggler, docs/design.md §7.5). Set before the first Send.
+  // (a straggler, docs/design.md §7.5); and again with none when that wait is over. Set before the
+  // first Send.
   static constexpr std::chrono::milliseconds kWaitingAfter{200};
   void SetWaitingListener(std::function<void(const std::vector<uint32_t>&)> listener) {
     on_waiting_ = std::move(listener);

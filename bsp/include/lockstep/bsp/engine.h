@@ -827,9 +827,9 @@ class Engine final : public StepEngine {
     return topology().has_in_edges() ? topology().all_in_slots() : topology().all_out_slots();
   }
 
-  // Vertex values go into a checkpoint as raw bytes if they are numbers (every bit pattern of
-  // which is a value: a hostile file cannot make an invalid one, and there is no padding);
-  // anything else with its codec.
+  // Vertex values go into a checkpoint as one copy of the value array if they are numbers (no
+  // padding: the file's bytes are the same in every run); anything else with its codec, value by
+  // value.
   static constexpr bool kRawCheckpointValues =
       std::is_arithmetic_v<VertexValue> && !std::is_same_v<VertexValue, bool>;
 
