@@ -29,11 +29,6 @@ void PutBytes(std::string& out, std::string_view bytes) {
   Put(out, static_cast<uint32_t>(bytes.size()));
   out.append(bytes);
 }
-uint32_t TrailingCrc(const std::string& bytes) {
-  uint32_t crc = 0;
-  std::memcpy(&crc, bytes.data() + bytes.size() - 4, 4);
-  return crc;
-}
 
 // Reads the front of a checked file; false if it ends first.
 class Reader {
@@ -71,7 +66,7 @@ absl::Status CheckWhole(const std::string& bytes, const char (&magic)[8], const 
   if (bytes.size() < sizeof(magic) + 4 || std::memcmp(bytes.data(), magic, 6) != 0) {
     return absl::DataLossError(absl::StrCat(what, " ", name, " is not a lockstep ", what));
   }
-  if (FastCrc32c(bytes.data(), bytes.size() - 4) != TrailingCrc(bytes)) {
+  if (FastCrc32c(bytes.data(), bytes.size() - 4) != CheckpointCrc(bytes)) {
     return absl::DataLossError(
         absl::StrCat(what, " ", name, " is corrupt or truncated (its CRC-32C does not match)"));
   }
@@ -79,6 +74,12 @@ absl::Status CheckWhole(const std::string& bytes, const char (&magic)[8], const 
 }
 
 }  // namespace
+
+uint32_t CheckpointCrc(std::string_view file) {
+  uint32_t crc = 0;
+  std::memcpy(&crc, file.data() + file.size() - 4, 4);
+  return crc;
+}
 
 std::string EncodeCheckpointIndex(const CheckpointHeader& header, std::span<const VertexId> ids,
                                   std::span<const uint32_t> out_degrees) {
@@ -224,7 +225,7 @@ absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::str
   if (ix.rest().size() / 20 != ix_vertices || ix.rest().size() % 20 != 0) {
     return bad_index(absl::StrCat("does not hold the ", ix_vertices, " vertices it says it does"));
   }
-  if (TrailingCrc(file.index_) != index_crc || ix_part != h.part || ix_parts != h.parts ||
+  if (CheckpointCrc(file.index_) != index_crc || ix_part != h.part || ix_parts != h.parts ||
       ix_job != h.job || ix_vertices != file.vertices_) {
     return bad(absl::StrCat("was not written with index ", index_name));
   }
@@ -242,7 +243,7 @@ absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::str
   return file;
 }
 
-uint32_t CheckpointFile::crc32c() const { return TrailingCrc(bytes_); }
+uint32_t CheckpointFile::crc32c() const { return CheckpointCrc(bytes_); }
 
 absl::Status CheckCheckpointSet(std::span<const CheckpointFile> files) {
   if (files.empty()) return absl::NotFoundError("a checkpoint needs at least one file");

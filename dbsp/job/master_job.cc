@@ -284,7 +284,7 @@ absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
         Clock::time_point others_in = opened_at_;
         for (uint32_t w = 0; w < streams_.size(); ++w) {
           if (std::find(missing.begin(), missing.end(), w) == missing.end()) {
-            others_in = std::max(others_in, waiting_[w] ? waited_at_[w] : entered_at_[w]);
+            others_in = std::max(others_in, InOrHeldUpAt(w));
           }
         }
         const Clock::time_point due = others_in + *bound;
@@ -425,7 +425,7 @@ std::optional<MasterJob::Clock::duration> MasterJob::StragglerBound(
   std::vector<Clock::duration> times;
   for (uint32_t w = 0; w < streams_.size(); ++w) {
     if (std::find(missing.begin(), missing.end(), w) == missing.end()) {
-      times.push_back((waiting_[w] ? waited_at_[w] : entered_at_[w]) - opened_at_);
+      times.push_back(InOrHeldUpAt(w) - opened_at_);
     }
   }
   if (times.empty()) return std::nullopt;

@@ -148,6 +148,10 @@ class MasterJob final : public transport::WorkerStreamHandler {
   std::optional<Clock::duration> StragglerBound(const std::vector<uint32_t>& missing) const;
   // Under mu_: the workers that hold the open barrier up (see SetStragglers).
   std::vector<uint32_t> StragglersLocked() const;
+  // Under mu_: when worker w (not a straggler) was in the barrier or said it was held up.
+  Clock::time_point InOrHeldUpAt(uint32_t w) const {
+    return waiting_[w] ? waited_at_[w] : entered_at_[w];
+  }
   // Per worker: it said it waits for other workers in an exchange, since its last entry.
   std::vector<bool> waiting_;
   bool relay_direct_ = true;

@@ -41,10 +41,17 @@ std::string ProcessSpace() {
   return absl::StrCat(host, " ", boot.empty() ? "-" : boot, " ", pidns.empty() ? "-" : pidns);
 }
 
+// What a new lease's file holds: the process space, the PID (which IsDead reads), then a nonce, so
+// that two leases of one process (two masters in one) differ.
+std::string NewHolder() {
+  static std::atomic<uint64_t> taken{0};
+  return absl::StrCat(ProcessSpace(), "\n", ::getpid(), "\n", taken.fetch_add(1), "\n");
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Lease>> Lease::Acquire(const std::string& path) {
-  const std::string holder = absl::StrCat(ProcessSpace(), "\n", ::getpid(), "\n");
+  const std::string holder = NewHolder();
   std::unique_ptr<Lease> lease(new Lease(path, holder));
   if (auto st = bsp::WriteFileAtomically(path, holder); !st.ok()) return st;
   lease->StartRenewing();
@@ -79,10 +86,7 @@ absl::StatusOr<std::unique_ptr<Lease>> Lease::TryAcquire(const std::string& path
       fs::remove(aside, ec);
     }
   }
-  // The PID line, then a nonce: two leases of one process (two masters in one) differ.
-  static std::atomic<uint64_t> taken{0};
-  const std::string holder =
-      absl::StrCat(ProcessSpace(), "\n", ::getpid(), "\n", taken.fetch_add(1), "\n");
+  const std::string holder = NewHolder();
   const std::string temp = absl::StrCat(path, ".new-", ::getpid());
   if (auto st = bsp::WriteFileAtomically(temp, holder); !st.ok()) return st;
   // link() fails if the name exists: only one of two processes that got here makes the lease.

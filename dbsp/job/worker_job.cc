@@ -3,7 +3,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <filesystem>
 #include <tuple>
 
@@ -388,7 +387,7 @@ absl::StatusOr<bsp::OutputSummary> WorkerJob::WriteCheckpoint(bsp::StepEngine& e
   if (!checkpoint_index_made_) {
     index = engine.CheckpointIndex(header);
     if (index.size() < 4) return absl::UnimplementedError("this engine does not checkpoint");
-    std::memcpy(&checkpoint_index_crc_, index.data() + index.size() - 4, 4);
+    checkpoint_index_crc_ = bsp::CheckpointCrc(index);
     checkpoint_index_made_ = true;
   }
   bsp::CheckpointWriter writer(header, checkpoint_index_crc_, engine.num_local_vertices());

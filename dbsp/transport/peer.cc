@@ -302,6 +302,7 @@ absl::Status PeerLinks::Drain() {
 
 template <class Pred>
 void PeerLinks::WaitReporting(std::unique_lock<std::mutex>& lock, Pred done) {
+  if (done()) return;  // the usual case: no wait, no clock read
   if (changed_.wait_for(lock, kWaitingAfter, done) || !on_waiting_) {
     changed_.wait(lock, done);
     return;

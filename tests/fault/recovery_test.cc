@@ -84,6 +84,9 @@ class RecoveryTest : public ::testing::Test {
     return success;
   }
 
+  // A worker that serves one job (a retried attempt does not count).
+  Process& StartWorker() { return cluster_.StartWorker({"--max-jobs", "1"}); }
+
   // The job's ID, from the master's log once it has started.
   std::string JobId(Process& master) {
     EXPECT_TRUE(master.WaitForLog(" on 2 workers", 60s)) << master.Log();
@@ -104,10 +107,10 @@ TEST_F(RecoveryTest, AKilledWorkerIsReplacedByASpareFromTheNewestCheckpoint) {
       3, {"--checkpoint-every", "10", "--max-restarts", "1", "--recovery-timeout", "30s"});
   ASSERT_NE(cluster_.port(), 0);
   std::vector<Process*> workers;
-  for (int i = 0; i < 3; ++i) workers.push_back(&cluster_.StartWorker({"--max-jobs", "1"}));
+  for (int i = 0; i < 3; ++i) workers.push_back(&StartWorker());
   ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << master.Log();
   workers[1]->Kill();
-  cluster_.StartWorker({"--max-jobs", "1"});  // the spare
+  StartWorker();  // the spare
   const nlohmann::json success = ExpectPublishedAfter(master, 2, 3);
   ASSERT_EQ(success["restarts"].size(), 1u) << success.dump();
   const nlohmann::json& restart = success["restarts"][0];
@@ -131,7 +134,7 @@ TEST_F(RecoveryTest, WithoutASpareTheJobGoesOnWithFewerWorkers) {
       3, {"--checkpoint-every", "10", "--max-restarts", "1", "--recovery-timeout", "1s"});
   ASSERT_NE(cluster_.port(), 0);
   std::vector<Process*> workers;
-  for (int i = 0; i < 3; ++i) workers.push_back(&cluster_.StartWorker({"--max-jobs", "1"}));
+  for (int i = 0; i < 3; ++i) workers.push_back(&StartWorker());
   ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << master.Log();
   workers[0]->Kill();
   const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
@@ -145,12 +148,12 @@ TEST_F(RecoveryTest, AWorkerThatLeavesOnSigtermIsRecoveredFrom) {
   Process& master = StartMaster(
       2, {"--checkpoint-every", "10", "--max-restarts", "1", "--recovery-timeout", "30s"});
   ASSERT_NE(cluster_.port(), 0);
-  Process& leaving = cluster_.StartWorker({"--max-jobs", "1"});
-  cluster_.StartWorker({"--max-jobs", "1"});
+  Process& leaving = StartWorker();
+  StartWorker();
   ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << master.Log();
   leaving.Signal(SIGTERM);
   EXPECT_EQ(leaving.Wait(10s), 0) << leaving.Log();
-  cluster_.StartWorker({"--max-jobs", "1"});
+  StartWorker();
   const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
   EXPECT_THAT(success["restarts"][0]["after"].get<std::string>(),
               HasSubstr("is leaving: the worker is shutting down (SIGTERM)"));
@@ -159,11 +162,11 @@ TEST_F(RecoveryTest, AWorkerThatLeavesOnSigtermIsRecoveredFrom) {
 TEST_F(RecoveryTest, AKillBeforeTheFirstCheckpointStartsOver) {
   Process& master = StartMaster(2, {"--checkpoint-every", "1000", "--max-restarts", "1"});
   ASSERT_NE(cluster_.port(), 0);
-  Process& victim = cluster_.StartWorker({"--max-jobs", "1"});
-  cluster_.StartWorker({"--max-jobs", "1"});
+  Process& victim = StartWorker();
+  StartWorker();
   ASSERT_TRUE(master.WaitForLog("superstep 3 |", 60s)) << master.Log();
   victim.Kill();
-  cluster_.StartWorker({"--max-jobs", "1"});
+  StartWorker();
   const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
   EXPECT_EQ(success["restarts"][0]["restored_superstep"], 0);
   EXPECT_THAT(master.Log(), HasSubstr("recovering from the start"));
@@ -174,11 +177,11 @@ TEST_F(RecoveryTest, CheckpointsByTimeAreRecoveredFrom) {
   Process& master = StartMaster(
       2, {"--checkpoint-interval", "50ms", "--max-restarts", "1", "--recovery-timeout", "30s"});
   ASSERT_NE(cluster_.port(), 0);
-  Process& victim = cluster_.StartWorker({"--max-jobs", "1"});
-  cluster_.StartWorker({"--max-jobs", "1"});
+  Process& victim = StartWorker();
+  StartWorker();
   ASSERT_TRUE(master.WaitForLogCount(" is complete", 2, 60s)) << master.Log();
   victim.Kill();
-  cluster_.StartWorker({"--max-jobs", "1"});
+  StartWorker();
   const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
   EXPECT_GT(success["restarts"][0]["restored_superstep"].get<int>(), 0) << success.dump();
 }
@@ -188,8 +191,8 @@ TEST_F(RecoveryTest, CheckpointsByTimeAreRecoveredFrom) {
 TEST_F(RecoveryTest, AStragglerIsReported) {
   Process& master = StartMaster(2, {"--checkpoint-every", "1000", "--straggler-timeout", "300ms"});
   ASSERT_NE(cluster_.port(), 0);
-  Process& slow = cluster_.StartWorker({"--max-jobs", "1"});
-  cluster_.StartWorker({"--max-jobs", "1"});
+  Process& slow = StartWorker();
+  StartWorker();
   ASSERT_TRUE(master.WaitForLog("superstep 5 |", 60s)) << master.Log();
   slow.Signal(SIGSTOP);
   std::this_thread::sleep_for(1500ms);
@@ -205,11 +208,11 @@ TEST_F(RecoveryTest, AStragglerIsReplacedWhenAskedTo) {
       StartMaster(2, {"--checkpoint-every", "10", "--max-restarts", "1", "--recovery-timeout",
                       "30s", "--straggler-timeout", "300ms", "--replace-stragglers"});
   ASSERT_NE(cluster_.port(), 0);
-  Process& slow = cluster_.StartWorker({"--max-jobs", "1"});
-  cluster_.StartWorker({"--max-jobs", "1"});
+  Process& slow = StartWorker();
+  StartWorker();
   ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << master.Log();
   slow.Signal(SIGSTOP);
-  cluster_.StartWorker({"--max-jobs", "1"});  // the spare
+  StartWorker();  // the spare
   const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
   EXPECT_THAT(success["restarts"][0]["after"].get<std::string>(),
               HasSubstr("replaced (--replace-stragglers)"));
@@ -223,8 +226,8 @@ TEST_F(RecoveryTest, ACorruptCheckpointIsRefused) {
   Process& master = StartMaster(2, {"--checkpoint-every", "10", "--checkpoint-keep", "1",
                                     "--max-restarts", "1", "--recovery-timeout", "30s"});
   ASSERT_NE(cluster_.port(), 0);
-  Process& victim = cluster_.StartWorker({"--max-jobs", "1"});
-  Process& other = cluster_.StartWorker({"--max-jobs", "1"});
+  Process& victim = StartWorker();
+  Process& other = StartWorker();
   const std::string job = JobId(master);
   ASSERT_FALSE(job.empty()) << master.Log();
   ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << master.Log();
@@ -259,7 +262,7 @@ TEST_F(RecoveryTest, ACorruptCheckpointIsRefused) {
   }
   victim.Kill();
   other.Signal(SIGCONT);
-  cluster_.StartWorker({"--max-jobs", "1"});
+  StartWorker();
   const auto code = master.Wait(90s);
   ASSERT_TRUE(code.has_value());
   EXPECT_EQ(*code, 1) << master.Log();
@@ -274,7 +277,7 @@ TEST_F(RecoveryTest, TwoWorkersKilledAtOnce) {
       4, {"--checkpoint-every", "10", "--max-restarts", "2", "--recovery-timeout", "1s"});
   ASSERT_NE(cluster_.port(), 0);
   std::vector<Process*> workers;
-  for (int i = 0; i < 4; ++i) workers.push_back(&cluster_.StartWorker({"--max-jobs", "1"}));
+  for (int i = 0; i < 4; ++i) workers.push_back(&StartWorker());
   ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << master.Log();
   workers[1]->Kill();
   workers[3]->Kill();
@@ -286,11 +289,11 @@ TEST_F(RecoveryTest, RestartsExhaustedAbortListingEveryAttempt) {
   Process& master = StartMaster(
       2, {"--checkpoint-every", "10", "--max-restarts", "1", "--recovery-timeout", "30s"});
   ASSERT_NE(cluster_.port(), 0);
-  Process& first = cluster_.StartWorker({"--max-jobs", "1"});
-  cluster_.StartWorker({"--max-jobs", "1"});
+  Process& first = StartWorker();
+  StartWorker();
   ASSERT_TRUE(master.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << master.Log();
   first.Kill();
-  Process& second = cluster_.StartWorker({"--max-jobs", "1"});
+  Process& second = StartWorker();
   ASSERT_TRUE(master.WaitForLog("attempt 2 on 2 workers", 60s)) << master.Log();
   ASSERT_TRUE(master.WaitForLogCount(" is complete", 3, 60s)) << master.Log();
   second.Kill();
@@ -311,8 +314,8 @@ TEST_F(RecoveryTest, AWorkerKilledWhileWritingACheckpointLeavesItUnused) {
   Process& master = StartMaster(
       2, {"--checkpoint-every", "10", "--max-restarts", "1", "--recovery-timeout", "30s"});
   ASSERT_NE(cluster_.port(), 0);
-  Process& victim = cluster_.StartWorker({"--max-jobs", "1"});
-  cluster_.StartWorker({"--max-jobs", "1"});
+  Process& victim = StartWorker();
+  StartWorker();
   const std::string job = JobId(master);
   ASSERT_FALSE(job.empty()) << master.Log();
   const fs::path step = dir_ / "checkpoints" / job / "attempt-1" / "superstep-0000000390";
@@ -329,7 +332,7 @@ TEST_F(RecoveryTest, AWorkerKilledWhileWritingACheckpointLeavesItUnused) {
   ASSERT_TRUE(master.WaitForLog("superstep 395 |", 60s)) << master.Log();
   EXPECT_FALSE(fs::exists(step / "MANIFEST"));
   victim.Kill();
-  cluster_.StartWorker({"--max-jobs", "1"});  // the spare
+  StartWorker();  // the spare
   const nlohmann::json success = ExpectPublishedAfter(master, 2, 2);
   EXPECT_EQ(success["restarts"][0]["restored_superstep"], 380) << success.dump();
 }

@@ -8,7 +8,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -176,9 +175,8 @@ class EngineCluster {
     for (uint32_t p = 0; p < size(); ++p) {
       const bsp::CheckpointHeader header{app, job, superstep_, p, size()};
       std::string index = engines_[p]->CheckpointIndex(header);
-      uint32_t index_crc = 0;
-      std::memcpy(&index_crc, index.data() + index.size() - 4, 4);
-      bsp::CheckpointWriter writer(header, index_crc, engines_[p]->num_local_vertices());
+      bsp::CheckpointWriter writer(header, bsp::CheckpointCrc(index),
+                                   engines_[p]->num_local_vertices());
       if (auto st = engines_[p]->WriteCheckpoint(superstep_, writer); !st.ok()) return st;
       auto file = bsp::CheckpointFile::Parse(writer.Finish(), "part " + std::to_string(p),
                                              std::move(index), "index " + std::to_string(p));

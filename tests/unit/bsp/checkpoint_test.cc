@@ -34,15 +34,9 @@ std::string Index(const CheckpointHeader& h) {
   return EncodeCheckpointIndex(h, ids, degrees);
 }
 
-uint32_t CrcOf(const std::string& file) {
-  uint32_t crc = 0;
-  std::memcpy(&crc, file.data() + file.size() - 4, 4);
-  return crc;
-}
-
 // The state of Index(h)'s two vertices, and a value held back for a third.
 std::string Write(const CheckpointHeader& h, const std::string& agg_value = "\x01\x02") {
-  CheckpointWriter w(h, CrcOf(Index(h)), 2);
+  CheckpointWriter w(h, CheckpointCrc(Index(h)), 2);
   w.Aggregator("a.sum", agg_value);
   w.Aggregator("b.min", "");
   w.Begin(CheckpointSection::kFlags).append("\x01\x02");
@@ -84,7 +78,7 @@ TEST(CheckpointTest, ReadsBackWhatWasWritten) {
   EXPECT_EQ(f->section(CheckpointSection::kExtra), "");
   EXPECT_EQ(f->section(CheckpointSection::kHeld),
             std::string(reinterpret_cast<const char*>(Id(3).data), 16) + std::string(300, 'x'));
-  EXPECT_EQ(f->crc32c(), CrcOf(f->bytes()));
+  EXPECT_EQ(f->crc32c(), CheckpointCrc(f->bytes()));
 }
 
 TEST(CheckpointTest, RefusesEveryTruncationAndEveryFlippedByte) {

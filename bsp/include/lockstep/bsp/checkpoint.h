@@ -59,6 +59,10 @@ inline constexpr uint8_t kCheckpointHalted = 1;
 inline constexpr uint8_t kCheckpointPublished = 2;  // it has a published value
 inline constexpr uint8_t kCheckpointMessages = 4;   // it has pending messages (in extra)
 
+// The CRC-32C an index or state file ends with (its last four bytes; `file` holds at least four):
+// what a state file names its index by.
+uint32_t CheckpointCrc(std::string_view file);
+
 // A partition's index file (part and parts from `header`; its superstep and app are not used).
 std::string EncodeCheckpointIndex(const CheckpointHeader& header, std::span<const VertexId> ids,
                                   std::span<const uint32_t> out_degrees);
