@@ -3,12 +3,19 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/text.h"
 #include "spdlog/spdlog.h"
 #include "transport/grpc_options.h"
 
 namespace lockstep::dbsp::transport {
+
+namespace {
+// How gRPC's pick_first policy begins the status of a call it could not send for want of a
+// connection.
+constexpr char kNoConnection[] = "failed to connect to all addresses";
+}  // namespace
 
 using Clock = std::chrono::steady_clock;
 
@@ -128,6 +135,7 @@ struct PeerLinks::Call {
   size_t bytes = 0;
   Clock::time_point first_try;
   Clock::time_point next_try;
+  std::optional<Clock::time_point> first_unconnected;  // its first failure to connect
   std::chrono::milliseconds backoff{5};
   std::shared_ptr<grpc::ClientContext> context;  // shared with a cancellation under way
   v1::PeerBatch request;
@@ -246,11 +254,19 @@ void PeerLinks::OnDone(Call* call, const grpc::Status& status) {
 
 bool PeerLinks::OnDoneLocked(Call* call, const grpc::Status& status) {
   std::erase(calls_, call);
+  const auto now = Clock::now();
+  // The receiver does not run this job yet (it is still reading its assignment): ask again.
   const bool not_yet = status.error_code() == grpc::StatusCode::FAILED_PRECONDITION;
-  if (status_.ok() && not_yet &&
-      (timeout_.count() == 0 || Clock::now() + call->backoff < call->first_try + timeout_)) {
-    // The receiver does not run this job yet (it is still reading its assignment): ask again.
-    call->next_try = Clock::now() + call->backoff;
+  // The call found no connection to the receiver, so it was never sent (pick_first's failed
+  // pick; any other UNAVAILABLE may have reached the receiver and is not sent twice).
+  const bool unconnected = status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+                           absl::StartsWith(status.error_message(), kNoConnection);
+  if (unconnected && !call->first_unconnected) call->first_unconnected = now;
+  const bool within_grace =
+      !unconnected || now + call->backoff < *call->first_unconnected + kConnectGrace;
+  if (status_.ok() && (not_yet || unconnected) && within_grace &&
+      (timeout_.count() == 0 || now + call->backoff < call->first_try + timeout_)) {
+    call->next_try = now + call->backoff;
     call->backoff = std::min(call->backoff * 2, std::chrono::milliseconds(200));
     retries_.push_back(call);
     changed_.notify_all();

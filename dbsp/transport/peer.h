@@ -106,6 +106,11 @@ class PeerLinks {
   // (a straggler, docs/design.md §7.5); and again with none when that wait is over. Set before the
   // first Send.
   static constexpr std::chrono::milliseconds kWaitingAfter{200};
+  // A call that could not connect to its peer never left this process (gRPC fails a pick on a
+  // channel with no connection before sending anything), so it is sent again, for this long
+  // after its first such failure (and within the timeout): a blip on a live peer's connection
+  // does not fail the job, and a peer that is gone fails it this long after the first try.
+  static constexpr std::chrono::milliseconds kConnectGrace{1000};
   void SetWaitingListener(std::function<void(const std::vector<uint32_t>&)> listener) {
     on_waiting_ = std::move(listener);
   }

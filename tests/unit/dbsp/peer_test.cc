@@ -154,9 +154,40 @@ TEST(PeerTest, APeerThatIsGoneFailsTheExchangeNamingIt) {
   Group g(2, 1 << 20);
   g.RegisterAll();
   g.servers[1].reset();  // worker 1's process is gone
+  const auto start = std::chrono::steady_clock::now();
   auto in = g.collectives[0]->AllToAll({"", "to 1"});
   ASSERT_FALSE(in.ok());
   EXPECT_THAT(std::string(in.status().message()), HasSubstr("worker 1 (127.0.0.1:"));
+  // Asked again for the connect grace, well before the 10 s peer timeout.
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, transport::PeerLinks::kConnectGrace / 2);
+  EXPECT_LT(took, 8s);
+}
+
+TEST(PeerTest, APeerThatCannotBeReachedForAMomentIsAskedAgain) {
+  constexpr uint32_t n = 2;
+  Group g(n, 1 << 20);
+  g.RegisterAll();
+  // Worker 1 does not accept connections for 300 ms: the calls to it never left worker 0.
+  const int port = g.servers[1]->port();
+  g.servers[1].reset();
+  std::thread back([&] {
+    std::this_thread::sleep_for(300ms);
+    auto server = transport::PeerServer::Start(absl::StrCat("127.0.0.1:", port));
+    ASSERT_TRUE(server.ok()) << server.status();
+    (*server)->Register(std::string(16, 'k'), g.handlers[1].get());
+    g.servers[1] = std::move(*server);
+  });
+  std::vector<absl::StatusOr<std::vector<std::string>>> in(n);
+  std::vector<std::thread> threads;
+  for (uint32_t w = 0; w < n; ++w) {
+    threads.emplace_back([&, w] { in[w] = g.collectives[w]->AllToAll({"to 0", "to 1"}); });
+  }
+  for (auto& t : threads) t.join();
+  back.join();
+  ASSERT_TRUE(in[0].ok()) << in[0].status();
+  ASSERT_TRUE(in[1].ok()) << in[1].status();
+  EXPECT_EQ((*in[1])[0], "to 1");
 }
 
 }  // namespace
