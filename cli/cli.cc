@@ -9,9 +9,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/uuid/random_generator.hpp>
+#include <boost/uuid/uuid_io.hpp>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -27,6 +31,7 @@
 #include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/cli/duration.h"
+#include "lockstep/db/postgres.h"
 #include "lockstep/dbsp/health.h"
 #include "lockstep/dbsp/master.h"
 #include "lockstep/dbsp/worker.h"
@@ -117,17 +122,51 @@ struct JobFlags {
   std::string format;
   bool undirected = false;
   std::string out;
+  std::string out_table;
+  db::SourceTables tables;
+  std::vector<std::string> db_flags;  // the --db-* options given
   uint64_t max_supersteps = 10000;
   std::map<std::string, std::string> params;  // app flags as given
 };
 
+// --graph: a path that exists, or a PostgreSQL URI (checked when the job is made).
+const CLI::Validator kGraphPath(
+    [](std::string& text) -> std::string {
+      return db::IsPostgresUri(text) ? std::string() : CLI::ExistingPath(text);
+    },
+    "PATH|URI");
+
 void AddGraphOptions(CLI::App* sub, JobFlags& flags) {
   sub->add_option("--graph", flags.graph,
                   "input graph: an edge list 'src dst [weight]' (a file, or a directory whose "
-                  "files are read as one input), a Graphalytics .properties, or a directory "
-                  "written by `lockstep partition`")
+                  "files are read as one input), a Graphalytics .properties, a directory "
+                  "written by `lockstep partition`, or a PostgreSQL URI postgresql://... (its "
+                  "password from PGPASSWORD or PGPASSFILE, never in the URI)")
       ->required()
-      ->check(CLI::ExistingPath);
+      ->check(kGraphPath);
+  sub->add_option("--db-edges-table", flags.tables.edges, "PostgreSQL source: the table of edges")
+      ->capture_default_str();
+  sub->add_option("--db-src-column", flags.tables.src, "PostgreSQL source: the edges' source")
+      ->capture_default_str();
+  sub->add_option("--db-dst-column", flags.tables.dst, "PostgreSQL source: the edges' target")
+      ->capture_default_str();
+  sub->add_option("--db-weight-column", flags.tables.weight,
+                  "PostgreSQL source: the edges' weight (read when the app uses weights and the "
+                  "column exists)")
+      ->capture_default_str();
+  sub->add_option("--db-vertices-table", flags.tables.vertices,
+                  "PostgreSQL source: the table listing every vertex, isolated ones included "
+                  "(read if it exists; without it the vertices are the edges' ends)")
+      ->capture_default_str();
+  sub->add_option("--db-id-column", flags.tables.id, "PostgreSQL source: the vertices' ID")
+      ->capture_default_str();
+  for (const char* name : {"--db-edges-table", "--db-src-column", "--db-dst-column",
+                           "--db-weight-column", "--db-vertices-table", "--db-id-column"}) {
+    sub->get_option(name)->each([&flags, name](const std::string&) {
+      flags.db_flags.push_back(name);
+      if (std::string_view(name) == "--db-vertices-table") flags.tables.vertices_required = true;
+    });
+  }
   sub->add_option("--format", flags.format, "edgelist or graphalytics (default: by suffix)")
       ->check(CLI::IsMember({"edgelist", "graphalytics"}));
   sub->add_flag("--undirected", flags.undirected, "add the reverse of every edge");
@@ -177,6 +216,23 @@ absl::Status CheckJobFlags(const catalogue::AppInfo& app, const JobFlags& flags,
           absl::StrCat("--", name, " is not an option of app ", app.name));
     }
   }
+  if (db::IsPostgresUri(flags.graph)) {
+    if (auto st = db::CheckUri(flags.graph, "--graph"); !st.ok()) return st;
+    if (!flags.format.empty()) {
+      return absl::InvalidArgumentError(
+          "--format does not apply to a PostgreSQL source (its tables are an edge list, with a "
+          "vertex table if there is one)");
+    }
+  } else if (!flags.db_flags.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        flags.db_flags.front(), " applies to a PostgreSQL --graph (postgresql://...)"));
+  }
+  if (db::IsPostgresUri(flags.out)) {
+    if (auto st = db::CheckUri(flags.out, "--out"); !st.ok()) return st;
+  } else if (!flags.out_table.empty()) {
+    return absl::InvalidArgumentError(
+        "--out-table applies to a PostgreSQL --out (postgresql://...)");
+  }
   if (bsp::IsPartitionedGraph(flags.graph) && !flags.format.empty()) {
     return absl::InvalidArgumentError(
         "--format does not apply to a partitioned graph (a directory written by `lockstep "
@@ -197,6 +253,7 @@ absl::StatusOr<bsp::JobDetails> MakeJobDetails(const catalogue::AppInfo& app,
   job.job_id = "local";
   job.app = app.name;
   job.graph = {flags.graph, flags.format, flags.undirected};
+  if (db::IsPostgresUri(flags.graph)) job.graph.text = db::OpenSource(flags.graph, flags.tables);
   job.output = flags.out;
   job.max_supersteps = flags.max_supersteps;
   for (const catalogue::AppParam& p : app.params) job.params[p.name] = p.default_value;
@@ -261,6 +318,69 @@ double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// A directory of its own under $TMPDIR (or /tmp), removed with everything in it.
+class TempDir {
+ public:
+  static absl::StatusOr<TempDir> Make(const std::string& prefix) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        absl::StrCat(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp", "/", prefix, ".XXXXXX");
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot make a directory ", pattern, ": ", std::strerror(errno)));
+    }
+    TempDir d;
+    d.path_ = std::move(pattern);
+    return d;
+  }
+  TempDir() = default;
+  TempDir(TempDir&& o) noexcept : path_(std::exchange(o.path_, std::string())) {}
+  TempDir& operator=(TempDir&& o) noexcept {
+    std::swap(path_, o.path_);
+    return *this;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A local run's job ID in lockstep_jobs: a random UUID, so that runs never collide.
+std::string NewRunId() {
+  static boost::uuids::random_generator gen;
+  return boost::uuids::to_string(gen());
+}
+
+// Where a PostgreSQL --out puts an app's results: the table, and its columns' types (the IDs'
+// as the source has them; text for a file).
+absl::StatusOr<db::SinkOptions> SinkFor(const catalogue::AppInfo& app, const JobFlags& flags) {
+  db::SinkOptions sink;
+  sink.uri = flags.out;
+  sink.table = flags.out_table.empty() ? app.name : flags.out_table;
+  sink.id_type = "text";
+  if (db::IsPostgresUri(flags.graph)) {
+    auto type = db::IdType(flags.graph, flags.tables);
+    if (!type.ok()) return type.status();
+    sink.id_type = *type;
+  }
+  switch (app.values) {
+    case catalogue::ValueKind::kReal:
+      sink.value_type = "double precision";
+      break;
+    case catalogue::ValueKind::kInteger:
+      sink.value_type = "bigint";
+      break;
+    case catalogue::ValueKind::kVertex:
+      sink.value_type = sink.id_type;
+      break;
+  }
+  return sink;
+}
+
 int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
   if (top > 0) {
     // --top reads the result back from --out: a device or FIFO would give nothing back, or block.
@@ -273,6 +393,15 @@ int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
   auto made = MakeJob(app, flags);
   if (const JobError* e = std::get_if<JobError>(&made)) return Fail(e->status, e->exit_code);
   bsp::JobDetails* job = &std::get<bsp::JobDetails>(made);
+  // A PostgreSQL --out: the results go to a file of their own, then into the table in one
+  // transaction (docs/design.md §10).
+  std::optional<TempDir> staged;
+  if (db::IsPostgresUri(flags.out)) {
+    auto dir = TempDir::Make("lockstep-results");
+    if (!dir.ok()) return Fail(dir.status());
+    staged = std::move(*dir);
+    job->output = staged->path() + "/results";
+  }
   const auto start = std::chrono::steady_clock::now();
   bsp::ExecutorOptions options;
   options.max_supersteps = flags.max_supersteps;
@@ -294,13 +423,29 @@ int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
     runner->AbortJob(*job);
     return Fail(written.status());
   }
+  std::string wrote = flags.out;
+  if (staged) {
+    db::JobRecord record;
+    record.job_id = NewRunId();
+    record.app = app.name;
+    record.graph = flags.graph;
+    record.params = job->params;
+    record.vertices = (*executor)->engine().num_local_vertices();
+    record.supersteps = (*executor)->supersteps();
+    record.load_seconds = load_s;
+    record.compute_seconds = compute_s;
+    auto sink = SinkFor(app, flags);
+    if (!sink.ok()) return Fail(sink.status());
+    if (auto st = db::PublishResults(*sink, job->output, record); !st.ok()) return Fail(st);
+    wrote = absl::StrCat("table ", sink->table, " (job ", record.job_id, ")");
+  }
   spdlog::info(
       "{}: {} vertices, {} supersteps, load {:.3f} s, compute {:.3f} s, total {:.3f} s; "
       "wrote {}",
       app.name, (*executor)->engine().num_local_vertices(), (*executor)->supersteps(), load_s,
-      compute_s, SecondsSince(start), flags.out);
+      compute_s, SecondsSince(start), wrote);
   if (top > 0) {
-    if (auto st = PrintTop(flags.out, top); !st.ok()) return Fail(st);
+    if (auto st = PrintTop(job->output, top); !st.ok()) return Fail(st);
   }
   return 0;
 }
@@ -367,6 +512,15 @@ std::variant<int, dbsp::JobSpec> MasterSpec(const catalogue::AppRegistry& apps,
                                             const MasterFlags& m, JobFlags flags) {
   if (flags.graph.empty()) return UsageError(absl::InvalidArgumentError("--graph is required"));
   if (flags.out.empty()) return UsageError(absl::InvalidArgumentError("--out is required"));
+  for (const auto& [flag, value] : {std::pair{"--graph", &flags.graph}, {"--out", &flags.out}}) {
+    if (db::IsPostgresUri(*value)) {
+      // Never a path made absolute and handed to workers: say where it works instead.
+      return UsageError(absl::InvalidArgumentError(absl::StrCat(
+          flag,
+          ": a PostgreSQL database is read and written by `lockstep run` in this version; "
+          "the distributed path is still to come (docs/design.md §10)")));
+    }
+  }
   const catalogue::AppInfo* app = apps.Find(m.app);
   if (app == nullptr) {
     return UsageError(
@@ -599,8 +753,14 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
     for (const auto& alias : app.aliases) sub->alias(alias);
     AddGraphOptions(sub, run_flags);
     add_threads(sub);
-    sub->add_option("--out", run_flags.out, "the result file: one 'id value' line per vertex")
+    sub->add_option("--out", run_flags.out,
+                    "the result file: one 'id value' line per vertex; or a PostgreSQL URI "
+                    "postgresql://..., whose table (--out-table) then holds exactly the results, "
+                    "replaced in one transaction")
         ->required();
+    sub->add_option("--out-table", run_flags.out_table,
+                    "PostgreSQL --out: the result table (default: the app's name), created with "
+                    "columns id and value when missing");
     sub->add_option("--top", top, "print the N vertices with the largest values on stdout")
         ->check(kCount);
     per_app.push_back(std::make_unique<AppOptions>());

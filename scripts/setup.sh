@@ -11,6 +11,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libtbb-dev libspdlog-dev libfmt-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libabsl-dev libssl-dev
+  libpq-dev                         # PostgreSQL client: the db module's source and sink
 )
 if [ "${1:-}" = "--grape" ]; then
   packages+=(libopenmpi-dev openmpi-bin libgoogle-glog-dev libgflags-dev linux-perf)
@@ -19,6 +20,7 @@ if [ "${1:-}" != "--build-only" ]; then
   packages+=(
     clang-format time bc
     iproute2 nftables                 # multi-host tests in network namespaces
+    postgresql                        # a throw-away server for the database tests
     podman runc debootstrap           # container image test
   )
   # The machine's own kubectl and Node.js are used when present; Debian's otherwise.

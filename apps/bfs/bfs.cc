@@ -19,6 +19,7 @@ catalogue::AppInfo Info() {
   info.name = "bfs";
   info.summary = "breadth-first search: hop depth from the source along out-edges";
   info.validation = catalogue::ValidationRule::kExact;
+  info.values = catalogue::ValueKind::kInteger;
   info.params = {{"source", "", "the source vertex (external ID)"}};
   info.from_graphalytics = [](const std::map<std::string, std::string>& props,
                               bsp::Params& params) {

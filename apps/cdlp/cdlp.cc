@@ -73,6 +73,7 @@ catalogue::AppInfo Info() {
   info.name = "cdlp";
   info.summary = "community detection by synchronous label propagation";
   info.validation = catalogue::ValidationRule::kExact;
+  info.values = catalogue::ValueKind::kVertex;
   info.params = {{"max-iterations", "10", "rounds of label propagation"}};
   info.from_graphalytics = [](const std::map<std::string, std::string>& props,
                               bsp::Params& params) {

@@ -174,6 +174,7 @@ catalogue::AppInfo Info() {
   info.aliases = {"color", "colouring"};
   info.summary = "graph colouring (Jones-Plassmann, seeded random priorities; edges undirected)";
   info.validation = catalogue::ValidationRule::kExact;
+  info.values = catalogue::ValueKind::kInteger;
   info.params = {
       {"seed", "42", "seed of the random priorities"},
       {"precolored", "", "file of 'vertex colour' lines whose colours are kept", true},

@@ -63,6 +63,7 @@ catalogue::AppInfo Info() {
   info.name = "lcc";
   info.summary = "local clustering coefficient (directed, Graphalytics semantics)";
   info.validation = catalogue::ValidationRule::kEpsilon;
+  info.values = catalogue::ValueKind::kReal;
   info.params = {{"phases", "1",
                   "spread the triangle enumeration over this many supersteps "
                   "(bounds message memory)"}};

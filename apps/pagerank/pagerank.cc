@@ -27,6 +27,7 @@ catalogue::AppInfo Info() {
   info.aliases = {"pr"};
   info.summary = "PageRank (power iteration with dangling mass spread over all vertices)";
   info.validation = catalogue::ValidationRule::kEpsilon;
+  info.values = catalogue::ValueKind::kReal;
   info.params = {
       {"damping", "0.85", "damping factor d in [0, 1]"},
       {"tolerance", "1e-9", "stop when the L1 change of an iteration is below this (0 = never)"},

@@ -91,6 +91,7 @@ catalogue::AppInfo Info() {
   info.name = "sssp";
   info.summary = "single-source shortest paths (non-negative weights; 1 when unweighted)";
   info.validation = catalogue::ValidationRule::kEpsilon;
+  info.values = catalogue::ValueKind::kReal;
   info.params = {
       {"source", "", "the source vertex (external ID)"},
       {"path-to", "", "also print the shortest path to this vertex on stdout (run only)", false,

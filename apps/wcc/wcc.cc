@@ -9,6 +9,7 @@ catalogue::AppInfo Info() {
   info.name = "wcc";
   info.summary = "weakly connected components, labelled by their smallest vertex ID";
   info.validation = catalogue::ValidationRule::kEquivalence;
+  info.values = catalogue::ValueKind::kVertex;
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
     return std::make_unique<bsp::ProgramRunner<App>>(report);
   };

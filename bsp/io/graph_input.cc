@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -309,8 +310,9 @@ absl::StatusOr<std::map<std::string, Property>> ReadGraphalyticsPropertyLines(
   return stripped;
 }
 
-absl::StatusOr<GraphInput> LoadEdgeList(const GraphSource& source, WeightUse use) {
-  auto edges = io::ParseEdgeInput(source.path, use != WeightUse::kIgnore);
+// The graph of an edge list, parsed.
+absl::StatusOr<GraphInput> EdgeListGraph(absl::StatusOr<ParsedFile> edges, const std::string& name,
+                                         bool undirected, WeightUse use) {
   if (!edges.ok()) return edges.status();
   Dictionary dict;
   if (edges->integer_mode()) {
@@ -320,39 +322,44 @@ absl::StatusOr<GraphInput> LoadEdgeList(const GraphSource& source, WeightUse use
   }
   if (dict.size() >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 vertices");
   GraphInput g;
-  g.directed = !source.undirected;
+  g.directed = !undirected;
   if (auto st = CollectWeights(*edges, use, g); !st.ok()) return st;
   if (edges->integer_mode()) {
     // Every ID is in the dictionary and the weights are checked: the text is no longer needed,
     // and dropping it before the edge arrays are allocated lowers the peak memory of a load.
     edges->data.reset();
   }
-  if (auto st = MapEdges(*edges, dict, source.path, g); !st.ok()) return st;
+  if (auto st = MapEdges(*edges, dict, name, g); !st.ok()) return st;
   std::vector<ParsedChunk>().swap(edges->chunks);
   g.external_ids = dict.Names();
-  if (source.undirected) MakeSymmetric(g);
   return g;
 }
 
-absl::StatusOr<GraphInput> LoadGraphalytics(const GraphSource& source, WeightUse use) {
-  auto files = io::ResolveGraphalytics(source);
-  if (!files.ok()) return files.status();
-  GraphInput g;
-  g.properties = std::move(files->properties);
-  g.directed = files->directed;
-  const std::string* vfile = &files->vertex_file;
-  const std::string* efile = &files->edge_file;
+absl::StatusOr<GraphInput> LoadEdgeList(const GraphSource& source, WeightUse use) {
+  auto g = EdgeListGraph(io::ParseEdgeInput(source.path, use != WeightUse::kIgnore), source.path,
+                         source.undirected, use);
+  if (g.ok() && source.undirected) MakeSymmetric(*g);
+  return g;
+}
 
-  auto vertices = ParseFile(*vfile, FileKind::kVertices, false, true);
+// Parses one of a graph's inputs: (kind, keep_weights, allow_integer_mode).
+using ParseInput = std::function<absl::StatusOr<ParsedFile>(FileKind, bool, bool)>;
+
+// The graph of a vertex list and an edge list (Graphalytics' .v and .e), parsed on demand: the
+// vertex list names the vertices, and an edge naming another is an error naming `vertices_name`.
+absl::StatusOr<GraphInput> ListedGraph(const ParseInput& parse_vertices,
+                                       const ParseInput& parse_edges,
+                                       const std::string& vertices_name, WeightUse use) {
+  GraphInput g;
+  auto vertices = parse_vertices(FileKind::kVertices, false, true);
   if (!vertices.ok()) return vertices.status();
   // Edges are parsed in the vertices' mode so that lookups compare like with like.
-  auto edges =
-      ParseFile(*efile, FileKind::kEdges, use != WeightUse::kIgnore, vertices->integer_mode());
+  auto edges = parse_edges(FileKind::kEdges, use != WeightUse::kIgnore, vertices->integer_mode());
   if (!edges.ok()) return edges.status();
   if (vertices->integer_mode() && !edges->integer_mode()) {
-    // An edge names a non-integer ID, which an all-integer vertex file cannot list. Reading the
+    // An edge names a non-integer ID, which an all-integer vertex list cannot list. Reading the
     // vertices as text lets MapEdges report that edge's line like any other unlisted vertex.
-    vertices = ParseFile(*vfile, FileKind::kVertices, false, false);
+    vertices = parse_vertices(FileKind::kVertices, false, false);
     if (!vertices.ok()) return vertices.status();
   }
   Dictionary dict;
@@ -362,10 +369,75 @@ absl::StatusOr<GraphInput> LoadGraphalytics(const GraphSource& source, WeightUse
     dict.BuildText(vertices->chunks);
   }
   if (auto st = CheckDistinct(*vertices, dict); !st.ok()) return st;
-  if (auto st = MapEdges(*edges, dict, *vfile, g); !st.ok()) return st;
+  if (auto st = MapEdges(*edges, dict, vertices_name, g); !st.ok()) return st;
   if (auto st = CollectWeights(*edges, use, g); !st.ok()) return st;
   g.external_ids = dict.Names();
-  if (!g.directed) MakeSymmetric(g);
+  return g;
+}
+
+absl::StatusOr<GraphInput> LoadGraphalytics(const GraphSource& source, WeightUse use) {
+  auto files = io::ResolveGraphalytics(source);
+  if (!files.ok()) return files.status();
+  const std::string& vfile = files->vertex_file;
+  const std::string& efile = files->edge_file;
+  auto g =
+      ListedGraph([&](FileKind kind, bool w, bool ints) { return ParseFile(vfile, kind, w, ints); },
+                  [&](FileKind kind, bool w, bool ints) { return ParseFile(efile, kind, w, ints); },
+                  vfile, use);
+  if (!g.ok()) return g;
+  g->properties = std::move(files->properties);
+  g->directed = files->directed;
+  if (!g->directed) MakeSymmetric(*g);
+  return g;
+}
+
+// Sorts the stored edges by (source, target, weight): global indexes follow the external IDs'
+// order, so the result does not depend on the order the edges came in.
+void SortStoredEdges(GraphInput& g) {
+  const size_t m = g.src.size();
+  std::vector<uint64_t> keys(m);
+  tbb::parallel_for(size_t{0}, m, [&](size_t e) { keys[e] = uint64_t{g.src[e]} << 32 | g.dst[e]; });
+  if (g.weights.empty()) {
+    tbb::parallel_sort(keys.begin(), keys.end());
+  } else {
+    std::vector<std::pair<uint64_t, double>> rows(m);
+    tbb::parallel_for(size_t{0}, m, [&](size_t e) { rows[e] = {keys[e], g.weights[e]}; });
+    tbb::parallel_sort(rows.begin(), rows.end());
+    tbb::parallel_for(size_t{0}, m, [&](size_t e) {
+      keys[e] = rows[e].first;
+      g.weights[e] = rows[e].second;
+    });
+  }
+  tbb::parallel_for(size_t{0}, m, [&](size_t e) {
+    g.src[e] = static_cast<uint32_t>(keys[e] >> 32);
+    g.dst[e] = static_cast<uint32_t>(keys[e]);
+  });
+}
+
+// A graph whose text comes from a GraphTextSource (a database): parsed as an edge list, or as a
+// vertex and an edge list, with errors naming the table and row.
+absl::StatusOr<GraphInput> LoadGraphText(const GraphSource& source, WeightUse use) {
+  auto text = source.text->ReadAll(use != WeightUse::kIgnore);
+  if (!text.ok()) return text.status();
+  // The edges are parsed once and can take the text; the vertices may be parsed twice.
+  const auto parser = [](const std::string& name, std::string& data, bool take) {
+    return [&name, &data, take](FileKind kind, bool w, bool ints) -> absl::StatusOr<ParsedFile> {
+      ParsedFile f = io::ParseTextKeepingErrors(name, take ? std::move(data) : data, kind, w, ints);
+      f.rows = true;
+      if (auto st = f.FirstError(); !st.ok()) return st;
+      return f;
+    };
+  };
+  const auto edges = parser(text->edges_name, text->edges, true);
+  absl::StatusOr<GraphInput> g =
+      text->has_vertices ? ListedGraph(parser(text->vertices_name, text->vertices, false), edges,
+                                       text->vertices_name, use)
+                         : EdgeListGraph(edges(FileKind::kEdges, use != WeightUse::kIgnore, true),
+                                         text->edges_name, source.undirected, use);
+  if (!g.ok()) return g;
+  g->directed = !source.undirected;
+  SortStoredEdges(*g);
+  if (source.undirected) MakeSymmetric(*g);
   return g;
 }
 
@@ -465,6 +537,7 @@ bool IsGraphalytics(const GraphSource& source) {
 absl::StatusOr<GraphInput> LoadGraph(const GraphSource& source, WeightUse weights) {
   // A directory with a manifest holds the graph's partitioned binary form (part_files.h).
   if (IsPartitionedGraph(source.path)) return LoadPartFiles(source, weights);
+  if (source.text) return LoadGraphText(source, weights);
   const std::string format = IsGraphalytics(source)  ? "graphalytics"
                              : source.format.empty() ? "edgelist"
                                                      : source.format;

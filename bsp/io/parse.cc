@@ -237,6 +237,24 @@ absl::StatusOr<ParsedFile> ParseFile(const std::string& path, FileKind kind, boo
   return ParseText(path, std::move(*data), kind, keep_weights, allow_integer_mode);
 }
 
+std::string ParsedFile::RowFields(size_t chunk, uint64_t line) const {
+  const Span s = spans[chunk];
+  std::string_view text = std::string_view(*data).substr(s.begin, s.end - s.begin);
+  for (uint64_t l = 1; l < line && !text.empty(); ++l) {
+    const size_t nl = text.find('\n');
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+  }
+  std::string_view row = text.substr(0, text.find('\n'));
+  std::string out;
+  for (size_t field = 0; !row.empty() || field == 0; ++field) {
+    const size_t tab = row.find('\t');
+    if (field > 0) out += ", ";
+    out += SanitizeForLog(row.substr(0, tab), 64);
+    row = tab == std::string_view::npos ? std::string_view() : row.substr(tab + 1);
+  }
+  return out;
+}
+
 bool IsDirectory(const std::string& path) {
   struct stat info;
   return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);

@@ -121,6 +121,8 @@ struct ParsedFile {
   std::vector<Span> spans;
   std::vector<ParsedChunk> chunks;
   IdMode mode = IdMode::kNarrow;
+  // The text is a table's rows (GraphText): errors name `path` and the row with its fields.
+  bool rows = false;
 
   bool integer_mode() const { return mode != IdMode::kText; }
 
@@ -131,9 +133,16 @@ struct ParsedFile {
     return base + line;
   }
   absl::Status ErrorAt(size_t chunk, uint64_t line, std::string_view message) const {
+    if (rows) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ", row ", LineOf(chunk, line), " (",
+                                                     RowFields(chunk, line),
+                                                     "): ", std::string(message)));
+    }
     const auto [file, at] = Locate(path, pieces, LineOf(chunk, line));
     return absl::InvalidArgumentError(absl::StrCat(*file, ":", at, ": ", std::string(message)));
   }
+  // A row's fields as "a, b, c" (a table's rows: see `rows`).
+  std::string RowFields(size_t chunk, uint64_t line) const;
   // The chunk-level line of the `index`-th record (edge, or vertex of a vertex file) of chunk
   // `chunk`, and its fields: the bad-input paths find lines again by rescanning rather than keep a
   // line number per record.

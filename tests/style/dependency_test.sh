@@ -2,7 +2,7 @@
 # The dependency rules of the house style, checked on the C++ sources (.h and .cc) of each folder.
 # Each violation prints as `file:line: rule: code`, and the test fails if there is any.
 #
-# Layering: cli -> {apps, dbsp, generate, validate} -> catalogue -> bsp -> partition.
+# Layering: cli -> {apps, db, dbsp, generate, validate} -> catalogue -> bsp -> partition.
 #   1. bsp and partition never include grpc, protobuf (google/protobuf, *.pb.h), dbsp, apps, cli,
 #      catalogue, generate or validate headers; partition does not include bsp either.
 #   2. The installed dbsp headers (dbsp/include/...) never include generated protobuf (*.pb.h) or
@@ -65,8 +65,10 @@ for list in engine lower apps catalogue; do
 done
 
 check "bsp and partition never include grpc or protobuf" "$inc($rpc)" "${lower[@]}"
-check "bsp and partition never include dbsp, apps, cli, catalogue, generate or validate" \
-  "$inc(lockstep/)?(dbsp|apps|cli|catalogue|generate|validate)/" "${lower[@]}"
+check "bsp and partition never include db, dbsp, apps, cli, catalogue, generate or validate" \
+  "$inc(lockstep/)?(db|dbsp|apps|cli|catalogue|generate|validate)/" "${lower[@]}"
+check "bsp and partition never include a database client" "$inc(libpq|pqxx|postgresql)" \
+  "${lower[@]}"
 check "partition never includes bsp" "$inc(lockstep/)?bsp/" "${part[@]}"
 check "installed dbsp headers never include generated protobuf or grpc headers" "$inc($rpc)" \
   "${dbsp_public[@]}"

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,27 @@
 
 namespace lockstep::bsp {
 
+// The text of a graph that does not live in files (a database's tables), in the edge-list form,
+// for LoadGraph to parse (docs/design.md §10). Errors name `edges_name` or `vertices_name` and a
+// row (its position in the text and its fields), not a file and line.
+struct GraphText {
+  std::string edges;  // "src\tdst[\tweight]\n" per stored edge, in any order
+  std::string edges_name;
+  // `vertices` lists the vertex set, one ID per line: an edge naming another ID is an error.
+  bool has_vertices = false;
+  std::string vertices;
+  std::string vertices_name;
+};
+
+// Where the text of a graph that is not a file comes from. The engine links no database client:
+// whoever holds the command line sets one on the GraphSource.
+class GraphTextSource {
+ public:
+  virtual ~GraphTextSource() = default;
+  // The whole graph, in one consistent snapshot; with its weights if `weights`.
+  virtual absl::StatusOr<GraphText> ReadAll(bool weights) const = 0;
+};
+
 // Where a job's graph comes from.
 struct GraphSource {
   std::string path;
@@ -17,6 +39,10 @@ struct GraphSource {
   std::string format;
   // Edge list only: add the reverse of every edge (a self-loop once).
   bool undirected = false;
+  // Set when the graph is not a file (`path` then only names it, e.g. a database URI). Its rows
+  // come in no particular order, so its edges are stored sorted by (source, target, weight) in
+  // the vertex order below: the same graph as an edge list with its lines in that order.
+  std::shared_ptr<const GraphTextSource> text;
 };
 
 // What the app needs of the third column.

@@ -29,6 +29,13 @@ std::string_view RuleName(ValidationRule rule);
 // The inverse of RuleName; an error names the rules there are.
 absl::StatusOr<ValidationRule> ParseRule(std::string_view name);
 
+// What an app's result values are, which says the column type a database sink gives them.
+enum class ValueKind {
+  kReal,     // floating point (PageRank's rank, SSSP's distance, LCC's coefficient)
+  kInteger,  // an integer (BFS's depth, a colour)
+  kVertex,   // a vertex's external ID (a component's or community's label)
+};
+
 struct AppParam {
   std::string name;  // as it appears in bsp::Params
   std::string default_value;
@@ -48,6 +55,7 @@ struct AppInfo {
   std::vector<AppParam> params;
   // How results are validated; an app that says nothing is compared exactly, the strictest rule.
   ValidationRule validation = ValidationRule::kExact;
+  ValueKind values = ValueKind::kReal;
   // Maps a Graphalytics properties file (prefix removed) onto params; explicit values override
   // it later.
   std::function<void(const std::map<std::string, std::string>& properties, bsp::Params& params)>

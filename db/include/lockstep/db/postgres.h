@@ -1,0 +1,74 @@
+#pragma once
+
+// PostgreSQL as a graph source and a result sink (docs/design.md §10), on libpq. The engine (bsp)
+// links no database client: `OpenSource` makes the GraphTextSource that a GraphSource carries,
+// and `PublishResults` writes a finished job's results into a table in one transaction.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lockstep/bsp/graph_input.h"
+
+namespace lockstep::db {
+
+// True if `text` is a libpq connection URI (postgresql:// or postgres://).
+bool IsPostgresUri(std::string_view text);
+
+// Refuses a URI that carries a password, which would show in process lists, logs and
+// configuration files: libpq takes it from PGPASSWORD or a password file (PGPASSFILE,
+// ~/.pgpass) instead. `flag` names the option in the error.
+absl::Status CheckUri(std::string_view uri, const std::string& flag);
+
+// Where the graph is in the database: the tables and columns, as given by the --db-* options.
+struct SourceTables {
+  std::string edges = "edges";
+  std::string src = "src";
+  std::string dst = "dst";
+  std::string weight = "weight";
+  std::string vertices = "vertices";
+  std::string id = "id";
+  // The vertex table was named explicitly: it must exist (by default it is read only if it does).
+  bool vertices_required = false;
+};
+
+// The graph in the tables at `uri`: its edges (and, if the vertex table exists, its vertex set),
+// read in one REPEATABLE READ snapshot with COPY ... TO STDOUT. IDs are `uuid`, an integer type
+// or text (`text`, `varchar`); weights any numeric type.
+std::shared_ptr<const bsp::GraphTextSource> OpenSource(std::string uri, SourceTables tables);
+
+// The SQL type of the graph's IDs at `uri` (the edge table's source column: "uuid", "bigint" or
+// "text"), which a result table's `id` column takes.
+absl::StatusOr<std::string> IdType(const std::string& uri, const SourceTables& tables);
+
+// What the sink writes beside the results: one row of `lockstep_jobs`.
+struct JobRecord {
+  std::string job_id;  // a published job ID is never published again (idempotent)
+  std::string app;
+  std::string graph;  // the graph's name (a path, or a URI without password)
+  std::map<std::string, std::string> params;
+  uint64_t vertices = 0;
+  uint64_t supersteps = 0;
+  double load_seconds = 0;
+  double compute_seconds = 0;
+};
+
+struct SinkOptions {
+  std::string uri;
+  std::string table;       // the result table (created when missing)
+  std::string id_type;     // "uuid", "bigint" or "text": the new table's id column
+  std::string value_type;  // "double precision", "bigint", or an ID type (labels)
+};
+
+// Replaces the rows of `options.table` with the results in `results` (one "id value" line per
+// vertex, as a job's output file holds) and records the job in `lockstep_jobs`, in one
+// transaction: a reader sees the previous results or these, never a mixture, and a failure
+// leaves the previous ones. A job ID already in `lockstep_jobs` is not published again.
+// Sets `*already` when that is why nothing was written.
+absl::Status PublishResults(const SinkOptions& options, const std::string& results,
+                            const JobRecord& record, bool* already = nullptr);
+
+}  // namespace lockstep::db

@@ -1,0 +1,472 @@
+#include "lockstep/db/postgres.h"
+
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "lockstep/bsp/text.h"
+#include "nlohmann/json.hpp"
+
+namespace lockstep::db {
+namespace {
+
+struct ConnDeleter {
+  void operator()(PGconn* c) const { PQfinish(c); }
+};
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using Conn = std::unique_ptr<PGconn, ConnDeleter>;
+using Result = std::unique_ptr<PGresult, ResultDeleter>;
+
+// A server or libpq message on one line, bounded.
+std::string Clean(const char* message) {
+  std::string m;
+  for (const char* p = message == nullptr ? "" : message; *p != '\0'; ++p) {
+    const bool blank = *p == '\n' || *p == '\t' || *p == ' ';
+    if (!blank) {
+      m.push_back(*p);
+    } else if (!m.empty() && m.back() != ' ') {
+      m.push_back(' ');
+    }
+  }
+  while (!m.empty() && m.back() == ' ') m.pop_back();
+  return bsp::SanitizeForLog(m, 400);
+}
+
+// The URI as messages show it (it holds no password: CheckUri).
+std::string Shown(const std::string& uri) { return bsp::SanitizeForLog(uri, 200); }
+
+absl::StatusOr<Conn> Connect(const std::string& uri) {
+  if (auto st = CheckUri(uri, "the database URI"); !st.ok()) return st;
+  Conn c(PQconnectdb(uri.c_str()));
+  if (c == nullptr) return absl::ResourceExhaustedError("libpq could not allocate a connection");
+  if (PQstatus(c.get()) != CONNECTION_OK) {
+    return absl::UnavailableError(absl::StrCat(
+        "PostgreSQL at ", Shown(uri), ": cannot connect: ", Clean(PQerrorMessage(c.get()))));
+  }
+  return c;
+}
+
+// Runs `sql`, which must end in `want`; `what` says what it was for in an error.
+absl::StatusOr<Result> Exec(PGconn* c, const std::string& sql, const std::string& what,
+                            ExecStatusType want = PGRES_COMMAND_OK,
+                            const std::vector<std::string>& params = {}) {
+  std::vector<const char*> values;
+  for (const std::string& p : params) values.push_back(p.c_str());
+  Result r(params.empty() ? PQexec(c, sql.c_str())
+                          : PQexecParams(c, sql.c_str(), static_cast<int>(values.size()), nullptr,
+                                         values.data(), nullptr, nullptr, 0));
+  if (r == nullptr || PQresultStatus(r.get()) != want) {
+    return absl::UnavailableError(absl::StrCat(
+        "PostgreSQL: ", what, ": ", Clean(r ? PQresultErrorMessage(r.get()) : PQerrorMessage(c))));
+  }
+  return r;
+}
+
+std::string Identifier(PGconn* c, const std::string& name) {
+  char* quoted = PQescapeIdentifier(c, name.data(), name.size());
+  std::string out = quoted == nullptr ? std::string("\"\"") : std::string(quoted);
+  PQfreemem(quoted);
+  return out;
+}
+
+// A table's columns and their SQL types (pg_type's typname), or NotFound naming the table and the
+// option that names it.
+struct Table {
+  std::string sql;   // the table's name, quoted as SQL needs it
+  std::string name;  // as given, for messages
+  std::map<std::string, std::string> columns;
+};
+
+absl::StatusOr<Table> Describe(PGconn* c, const std::string& name, const std::string& flag) {
+  auto found =
+      Exec(c, "SELECT to_regclass($1)::text", "looking up a table", PGRES_TUPLES_OK, {name});
+  if (!found.ok()) return found.status();
+  if (PQgetisnull(found->get(), 0, 0)) {
+    return absl::NotFoundError(
+        absl::StrCat("PostgreSQL: no table \"", bsp::SanitizeForLog(name, 100), "\" (", flag, ")"));
+  }
+  Table t{PQgetvalue(found->get(), 0, 0), name, {}};
+  auto cols = Exec(c,
+                   "SELECT a.attname, t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = "
+                   "a.atttypid WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT "
+                   "a.attisdropped",
+                   "reading a table's columns", PGRES_TUPLES_OK, {t.sql});
+  if (!cols.ok()) return cols.status();
+  for (int i = 0; i < PQntuples(cols->get()); ++i) {
+    t.columns[PQgetvalue(cols->get(), i, 0)] = PQgetvalue(cols->get(), i, 1);
+  }
+  return t;
+}
+
+// The kind of ID a column holds ("uuid", "bigint" or "text"), or an error naming it.
+absl::StatusOr<std::string> IdColumn(const Table& t, const std::string& column,
+                                     const std::string& flag) {
+  auto it = t.columns.find(column);
+  if (it == t.columns.end()) {
+    return absl::NotFoundError(absl::StrCat("PostgreSQL: table \"",
+                                            bsp::SanitizeForLog(t.name, 100), "\" has no column \"",
+                                            bsp::SanitizeForLog(column, 100), "\" (", flag, ")"));
+  }
+  const std::string& type = it->second;
+  if (type == "uuid") return std::string("uuid");
+  if (type == "int2" || type == "int4" || type == "int8") return std::string("bigint");
+  if (type == "text" || type == "varchar") return std::string("text");
+  return absl::InvalidArgumentError(
+      absl::StrCat("PostgreSQL: column \"", bsp::SanitizeForLog(column, 100), "\" of table \"",
+                   bsp::SanitizeForLog(t.name, 100), "\" has type ", type,
+                   "; vertex IDs must be uuid, an integer type, text or varchar"));
+}
+
+bool IsNumeric(const std::string& type) {
+  return type == "float8" || type == "float4" || type == "numeric" || type == "int2" ||
+         type == "int4" || type == "int8";
+}
+
+// The layout of the graph's tables.
+struct Layout {
+  Table edges;
+  std::string id_type;
+  bool has_weight = false;
+  std::optional<Table> vertices;
+};
+
+absl::StatusOr<Layout> ReadLayout(PGconn* c, const SourceTables& tables) {
+  Layout l;
+  auto edges = Describe(c, tables.edges, "--db-edges-table");
+  if (!edges.ok()) return edges.status();
+  l.edges = *std::move(edges);
+  auto src = IdColumn(l.edges, tables.src, "--db-src-column");
+  if (!src.ok()) return src.status();
+  auto dst = IdColumn(l.edges, tables.dst, "--db-dst-column");
+  if (!dst.ok()) return dst.status();
+  if (*src != *dst) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PostgreSQL: table \"", bsp::SanitizeForLog(tables.edges, 100), "\": column \"",
+        bsp::SanitizeForLog(tables.src, 100), "\" holds ", *src, " IDs and \"",
+        bsp::SanitizeForLog(tables.dst, 100), "\" ", *dst, " IDs; both must be of one kind"));
+  }
+  l.id_type = *src;
+  auto w = l.edges.columns.find(tables.weight);
+  if (w != l.edges.columns.end()) {
+    if (!IsNumeric(w->second)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("PostgreSQL: column \"", bsp::SanitizeForLog(tables.weight, 100),
+                       "\" of table \"", bsp::SanitizeForLog(tables.edges, 100), "\" has type ",
+                       w->second, "; weights must be numeric (--db-weight-column)"));
+    }
+    l.has_weight = true;
+  }
+  auto vertices = Describe(c, tables.vertices, "--db-vertices-table");
+  if (vertices.ok()) {
+    auto id = IdColumn(*vertices, tables.id, "--db-id-column");
+    if (!id.ok()) return id.status();
+    if (*id != l.id_type) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "PostgreSQL: table \"", bsp::SanitizeForLog(tables.vertices, 100), "\" holds ", *id,
+          " IDs and table \"", bsp::SanitizeForLog(tables.edges, 100), "\" ", l.id_type,
+          " IDs; both must be of one kind"));
+    }
+    l.vertices = *std::move(vertices);
+  } else if (!absl::IsNotFound(vertices.status()) || tables.vertices_required) {
+    return vertices.status();
+  }
+  return l;
+}
+
+// Appends the output of COPY (query) TO STDOUT (text format: fields split by tabs, one row per
+// line, NULL as \N, and a backslash before a tab, newline or backslash in a value).
+absl::Status CopyOut(PGconn* c, const std::string& query, const std::string& what, std::string& out) {
+  auto started = Exec(c, absl::StrCat("COPY (", query, ") TO STDOUT"), what, PGRES_COPY_OUT);
+  if (!started.ok()) return started.status();
+  char* buf = nullptr;
+  int n;
+  while ((n = PQgetCopyData(c, &buf, 0)) > 0) {
+    out.append(buf, static_cast<size_t>(n));
+    PQfreemem(buf);
+  }
+  if (n == -2) {
+    return absl::UnavailableError(
+        absl::StrCat("PostgreSQL: ", what, ": ", Clean(PQerrorMessage(c))));
+  }
+  Result end(PQgetResult(c));
+  const bool ok = end != nullptr && PQresultStatus(end.get()) == PGRES_COMMAND_OK;
+  std::string error = ok ? "" : Clean(end ? PQresultErrorMessage(end.get()) : PQerrorMessage(c));
+  while (Result more{PQgetResult(c)}) {
+  }
+  if (!ok) return absl::UnavailableError(absl::StrCat("PostgreSQL: ", what, ": ", error));
+  return absl::OkStatus();
+}
+
+// Checks that COPY's text is what the edge-list form reads: no NULL (\N) and no escaped
+// character in any field, and, for text IDs, no ID that is empty, holds a space or a carriage
+// return, or would start a comment. The error names the table, the row and the column.
+absl::Status CheckRows(const std::string& text, const std::string& table,
+                       const std::vector<std::string>& columns, bool text_ids) {
+  const auto fail = [&](size_t line_start, uint64_t row, size_t field, const std::string& why) {
+    std::string_view line(text.data() + line_start, text.size() - line_start);
+    line = line.substr(0, line.find('\n'));
+    std::string fields;
+    for (size_t f = 0; f < columns.size(); ++f) {
+      const size_t tab = line.find('\t');
+      std::string_view v = line.substr(0, tab);
+      if (f > 0) fields += ", ";
+      fields += v == "\\N" ? std::string("NULL") : bsp::SanitizeForLog(v, 64);
+      line = tab == std::string_view::npos ? std::string_view() : line.substr(tab + 1);
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("table \"", bsp::SanitizeForLog(table, 100), "\", row ", row, " (", fields,
+                     "): ", why, " in column \"",
+                     bsp::SanitizeForLog(columns[std::min(field, columns.size() - 1)], 100), "\""));
+  };
+  if (!text_ids && text.find('\\') == std::string::npos) return absl::OkStatus();
+  uint64_t row = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    ++row;
+    size_t field = 0;
+    for (size_t start = pos; start <= nl; ++field) {
+      size_t end = text.find('\t', start);
+      if (end == std::string::npos || end > nl) end = nl;
+      const std::string_view v(text.data() + start, end - start);
+      if (v == "\\N") return fail(pos, row, field, "NULL");
+      if (v.find('\\') != std::string_view::npos) {
+        return fail(pos, row, field,
+                    "a tab, newline or backslash (which an edge list cannot hold)");
+      }
+      const bool id = field < 2 && (field == 0 || columns.size() > 1);
+      if (text_ids && id) {
+        if (v.empty()) return fail(pos, row, field, "an empty ID");
+        if (v.find_first_of(" \r") != std::string_view::npos) {
+          return fail(pos, row, field,
+                      "a space or carriage return (which an edge list cannot hold)");
+        }
+        if (field == 0 && (v[0] == '#' || v[0] == '%')) {
+          return fail(pos, row, field, "an ID starting with '#' or '%' (an edge list's comment)");
+        }
+      }
+      start = end + 1;
+    }
+    pos = nl + 1;
+  }
+  return absl::OkStatus();
+}
+
+class PostgresSource final : public bsp::GraphTextSource {
+ public:
+  PostgresSource(std::string uri, SourceTables tables)
+      : uri_(std::move(uri)), tables_(std::move(tables)) {}
+
+  absl::StatusOr<bsp::GraphText> ReadAll(bool weights) const override {
+    auto conn = Connect(uri_);
+    if (!conn.ok()) return conn.status();
+    PGconn* c = conn->get();
+    // One snapshot for both tables, whatever writes meanwhile.
+    if (auto r = Exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "starting a read");
+        !r.ok()) {
+      return r.status();
+    }
+    auto layout = ReadLayout(c, tables_);
+    if (!layout.ok()) return layout.status();
+    bsp::GraphText text;
+    const bool text_ids = layout->id_type == "text";
+    if (layout->vertices) {
+      text.has_vertices = true;
+      text.vertices_name =
+          absl::StrCat("table \"", bsp::SanitizeForLog(tables_.vertices, 100), "\"");
+      const std::string query =
+          absl::StrCat("SELECT ", Identifier(c, tables_.id), " FROM ", layout->vertices->sql);
+      if (auto st = CopyOut(c, query, absl::StrCat("reading ", text.vertices_name), text.vertices);
+          !st.ok()) {
+        return st;
+      }
+      if (auto st = CheckRows(text.vertices, tables_.vertices, {tables_.id}, text_ids); !st.ok()) {
+        return st;
+      }
+    }
+    text.edges_name = absl::StrCat("table \"", bsp::SanitizeForLog(tables_.edges, 100), "\"");
+    std::vector<std::string> columns = {tables_.src, tables_.dst};
+    std::string query =
+        absl::StrCat("SELECT ", Identifier(c, tables_.src), ", ", Identifier(c, tables_.dst));
+    if (weights && layout->has_weight) {
+      absl::StrAppend(&query, ", ", Identifier(c, tables_.weight), "::float8");
+      columns.push_back(tables_.weight);
+    }
+    absl::StrAppend(&query, " FROM ", layout->edges.sql);
+    if (auto st = CopyOut(c, query, absl::StrCat("reading ", text.edges_name), text.edges);
+        !st.ok()) {
+      return st;
+    }
+    if (auto st = CheckRows(text.edges, tables_.edges, columns, text_ids); !st.ok()) return st;
+    if (auto r = Exec(c, "COMMIT", "ending the read"); !r.ok()) return r.status();
+    return text;
+  }
+
+ private:
+  const std::string uri_;
+  const SourceTables tables_;
+};
+
+// The advisory lock every lockstep publisher takes in its transaction: publishers of one database
+// go one at a time (so two never interleave their deletes and copies), readers never wait.
+constexpr char kPublishLock[] = "SELECT pg_advisory_xact_lock(7813766102151734383)";
+
+absl::Status CopyResults(PGconn* c, const std::string& table_sql, const std::string& results) {
+  std::FILE* f = std::fopen(results.c_str(), "rb");
+  if (f == nullptr) {
+    return absl::NotFoundError(absl::StrCat("cannot open ", results, ": ", std::strerror(errno)));
+  }
+  auto started = Exec(c, absl::StrCat("COPY ", table_sql, " (id, value) FROM STDIN"),
+                      "writing the results", PGRES_COPY_IN);
+  if (!started.ok()) {
+    std::fclose(f);
+    return started.status();
+  }
+  std::string buf(1 << 20, '\0');
+  size_t n;
+  bool sent = true;
+  while (sent && (n = std::fread(buf.data(), 1, buf.size(), f)) > 0) {
+    // A line is "id value": neither holds a space, so every space separates the two columns.
+    std::replace(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n), ' ', '\t');
+    sent = PQputCopyData(c, buf.data(), static_cast<int>(n)) == 1;
+  }
+  const bool read_failed = std::ferror(f) != 0;
+  std::fclose(f);
+  const char* abort = read_failed ? "the results could not be read" : nullptr;
+  if (!sent || PQputCopyEnd(c, abort) != 1) {
+    return absl::UnavailableError(
+        absl::StrCat("PostgreSQL: writing the results: ", Clean(PQerrorMessage(c))));
+  }
+  Result end(PQgetResult(c));
+  const bool ok = end != nullptr && PQresultStatus(end.get()) == PGRES_COMMAND_OK;
+  std::string error = ok ? "" : Clean(end ? PQresultErrorMessage(end.get()) : PQerrorMessage(c));
+  while (Result more{PQgetResult(c)}) {
+  }
+  if (read_failed) return absl::DataLossError(absl::StrCat("cannot read ", results));
+  if (!ok) return absl::UnavailableError(absl::StrCat("PostgreSQL: writing the results: ", error));
+  return absl::OkStatus();
+}
+
+absl::Status Publish(PGconn* c, const SinkOptions& options, const std::string& results,
+                     const JobRecord& record, bool* already) {
+  for (const char* sql : {"BEGIN", kPublishLock}) {
+    if (auto r = Exec(c, sql, "starting to publish",
+                      sql == kPublishLock ? PGRES_TUPLES_OK : PGRES_COMMAND_OK);
+        !r.ok()) {
+      return r.status();
+    }
+  }
+  if (auto r = Exec(c,
+                    "CREATE TABLE IF NOT EXISTS lockstep_jobs (job_id text PRIMARY KEY, app text "
+                    "NOT NULL, graph text NOT NULL, params jsonb NOT NULL, out_table text NOT "
+                    "NULL, vertices bigint NOT NULL, supersteps bigint NOT NULL, load_seconds "
+                    "double precision NOT NULL, compute_seconds double precision NOT NULL, "
+                    "published_at timestamptz NOT NULL DEFAULT now())",
+                    "creating table lockstep_jobs");
+      !r.ok()) {
+    return r.status();
+  }
+  auto seen = Exec(c, "SELECT 1 FROM lockstep_jobs WHERE job_id = $1", "reading lockstep_jobs",
+                   PGRES_TUPLES_OK, {record.job_id});
+  if (!seen.ok()) return seen.status();
+  if (PQntuples(seen->get()) > 0) {
+    if (already != nullptr) *already = true;
+    return Exec(c, "ROLLBACK", "ending the publication").status();
+  }
+  const std::string table = Identifier(c, options.table);
+  if (auto r = Exec(c,
+                    absl::StrCat("CREATE TABLE IF NOT EXISTS ", table, " (id ", options.id_type,
+                                 " PRIMARY KEY, value ", options.value_type, ")"),
+                    absl::StrCat("creating table ", table));
+      !r.ok()) {
+    return r.status();
+  }
+  auto t = Describe(c, options.table, "--out-table");
+  if (!t.ok()) return t.status();
+  for (const char* column : {"id", "value"}) {
+    if (!t->columns.contains(column)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("PostgreSQL: result table ", table, " has no column \"", column,
+                       "\" (lockstep writes id and value; --out-table names another table)"));
+    }
+  }
+  if (auto r = Exec(c, absl::StrCat("DELETE FROM ", t->sql), "removing the previous results");
+      !r.ok()) {
+    return r.status();
+  }
+  if (auto st = CopyResults(c, t->sql, results); !st.ok()) return st;
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [k, v] : record.params) params[k] = v;
+  if (auto r = Exec(c,
+                    "INSERT INTO lockstep_jobs (job_id, app, graph, params, out_table, vertices, "
+                    "supersteps, load_seconds, compute_seconds) VALUES ($1, $2, $3, $4::jsonb, $5, "
+                    "$6, $7, $8, $9)",
+                    "recording the job in lockstep_jobs", PGRES_COMMAND_OK,
+                    {record.job_id, record.app, record.graph, params.dump(), options.table,
+                     std::to_string(record.vertices), std::to_string(record.supersteps),
+                     absl::StrCat(record.load_seconds), absl::StrCat(record.compute_seconds)});
+      !r.ok()) {
+    return r.status();
+  }
+  return Exec(c, "COMMIT", "publishing").status();
+}
+
+}  // namespace
+
+bool IsPostgresUri(std::string_view text) {
+  return text.starts_with("postgresql://") || text.starts_with("postgres://");
+}
+
+absl::Status CheckUri(std::string_view uri, const std::string& flag) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(std::string(uri).c_str(), &error);
+  if (options == nullptr) {
+    std::string why = error == nullptr ? "out of memory" : Clean(error);
+    PQfreemem(error);
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": not a PostgreSQL URI: ", why));
+  }
+  bool password = false;
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (std::strcmp(o->keyword, "password") == 0 && o->val != nullptr && o->val[0] != '\0') {
+      password = true;
+    }
+  }
+  PQconninfoFree(options);
+  if (password) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag,
+        ": the URI holds a password, which would show in process lists and logs; give it in "
+        "PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass) instead"));
+  }
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const bsp::GraphTextSource> OpenSource(std::string uri, SourceTables tables) {
+  return std::make_shared<PostgresSource>(std::move(uri), std::move(tables));
+}
+
+absl::StatusOr<std::string> IdType(const std::string& uri, const SourceTables& tables) {
+  auto conn = Connect(uri);
+  if (!conn.ok()) return conn.status();
+  auto layout = ReadLayout(conn->get(), tables);
+  if (!layout.ok()) return layout.status();
+  return layout->id_type;
+}
+
+absl::Status PublishResults(const SinkOptions& options, const std::string& results,
+                            const JobRecord& record, bool* already) {
+  if (already != nullptr) *already = false;
+  auto conn = Connect(options.uri);
+  if (!conn.ok()) return conn.status();
+  // On failure the connection closes with the transaction open, which rolls it back.
+  return Publish(conn->get(), options, results, record, already);
+}
+
+}  // namespace lockstep::db

@@ -1,0 +1,472 @@
+// PostgreSQL as graph source and result sink (docs/design.md §10), against a real server started
+// for the suite (util/postgres_server.h) and the `lockstep` command as a real process: every app
+// reads the same graph from tables as from a file, byte for byte; results are published in one
+// transaction that a concurrent reader never sees half done; bad tables, rows and servers fail
+// with errors naming them and leave the previous results alone.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lockstep/db/postgres.h"
+#include "util/postgres_server.h"
+#include "util/temp_dir.h"
+
+extern char** environ;
+
+namespace lockstep {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+struct Process {
+  int exit_code = -1;
+  std::string err;
+};
+
+// One server for the whole suite (initdb takes a second); each test uses tables of its own names
+// or drops what it made.
+test::PostgresServer* server = nullptr;
+
+class DbTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (server == nullptr) server = new test::PostgresServer();
+  }
+  static void TearDownTestSuite() {
+    delete server;
+    server = nullptr;
+  }
+
+  // Runs `lockstep args...` (with `env` added to the environment), waiting at most 120 s.
+  Process Run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    std::vector<std::string> argv_storage = {LOCKSTEP_BINARY};
+    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& a : argv_storage) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_storage = env;
+    for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
+    std::vector<char*> envp;
+    for (std::string& e : env_storage) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const std::string err = dir_.File("stderr");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    EXPECT_EQ(::posix_spawn(&pid, LOCKSTEP_BINARY, &actions, nullptr, argv.data(), envp.data()), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    int status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    pid_t done = 0;
+    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      ::usleep(10000);
+    }
+    if (done == 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      ADD_FAILURE() << "still running after 120 s: killed";
+    }
+    Process p;
+    p.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    p.err = ReadFile(err);
+    return p;
+  }
+
+  // Loads the edge list `el` ("src dst" lines) into table `name` (src, dst of `type`).
+  void LoadEdges(const std::string& name, const std::string& type, const std::string& el) {
+    std::string tsv = el;
+    for (char& c : tsv) c = c == ' ' ? '\t' : c;
+    const std::string file = server->Write(name + ".tsv", tsv);
+    server->Sql("DROP TABLE IF EXISTS " + name + "; CREATE TABLE " + name + " (src " + type +
+                ", dst " + type + "); COPY " + name + " FROM '" + file + "';");
+  }
+
+  // The rows of `query` as COPY prints them, tabs turned into spaces: a result file's lines.
+  std::string Rows(const std::string& query) {
+    std::string out = server->Sql("COPY (" + query + ") TO STDOUT;");
+    for (char& c : out) c = c == '\t' ? ' ' : c;
+    return out;
+  }
+
+  test::TempDir dir_{"lockstep-db"};
+};
+
+constexpr const char* kApps[][2] = {{"pagerank", ""},      {"wcc", ""},      {"cdlp", ""},
+                                    {"lcc", ""},           {"coloring", ""}, {"bfs", "--source=1"},
+                                    {"sssp", "--source=1"}};
+
+std::vector<std::string> AppArgs(const char* const (&app)[2], const std::string& graph,
+                                 const std::string& out) {
+  std::vector<std::string> args = {"run", app[0], "--graph", graph, "--out", out};
+  if (app[1][0] != '\0') args.push_back(app[1]);
+  return args;
+}
+
+TEST_F(DbTest, EveryAppReadsTheSameGraphFromTablesAsFromFiles) {
+  // A Kronecker graph's edges in random row order, and a vertex table with three isolated
+  // vertices: the same graph as a Graphalytics .v/.e pair with its edges sorted.
+  LoadEdges("k_edges", "bigint", ReadFile(std::string(LOCKSTEP_DATA_DIR) + "/kronecker-12.el"));
+  server->Sql(
+      "CREATE TEMP TABLE shuffled AS SELECT * FROM k_edges ORDER BY random();"
+      "TRUNCATE k_edges; INSERT INTO k_edges SELECT * FROM shuffled;"
+      "DROP TABLE IF EXISTS k_vertices; CREATE TABLE k_vertices (id bigint PRIMARY KEY);"
+      "INSERT INTO k_vertices SELECT src FROM k_edges UNION SELECT dst FROM k_edges "
+      "UNION VALUES (5000000), (5000001), (5000002);");
+  const std::string v = dir_.Write("g.v", Rows("SELECT id FROM k_vertices ORDER BY id"));
+  const std::string e = dir_.Write("g.e", Rows("SELECT src, dst FROM k_edges ORDER BY src, dst"));
+  const std::string props =
+      dir_.Write("g.properties",
+                 "graph.g.vertex-file = g.v\ngraph.g.edge-file = g.e\ngraph.g.directed = true\n");
+  (void)v;
+  (void)e;
+  const std::string uri = server->Uri();
+  for (const auto& app : kApps) {
+    SCOPED_TRACE(app[0]);
+    std::vector<std::string> db = AppArgs(app, uri, dir_.File("db.out"));
+    for (const char* flag : {"--db-edges-table=k_edges", "--db-vertices-table=k_vertices"}) {
+      db.push_back(flag);
+    }
+    const Process from_db = Run(db);
+    ASSERT_EQ(from_db.exit_code, 0) << from_db.err;
+    const Process from_file = Run(AppArgs(app, props, dir_.File("file.out")));
+    ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+    const std::string got = ReadFile(dir_.File("db.out"));
+    EXPECT_EQ(got, ReadFile(dir_.File("file.out")));
+    EXPECT_THAT(got, HasSubstr("\n5000002 "));  // the isolated vertices are there
+  }
+  // Without a vertex table the vertices are the edges' ends: the same as the sorted edge list.
+  const Process db = Run({"run", "pagerank", "--graph", uri, "--db-edges-table=k_edges",
+                          "--db-vertices-table=k_vertices_absent", "--out", dir_.File("x")});
+  EXPECT_EQ(db.exit_code, 1);
+  EXPECT_THAT(db.err, HasSubstr("no table \"k_vertices_absent\" (--db-vertices-table)"));
+  server->Sql("ALTER TABLE k_vertices RENAME TO k_vertices_gone;");
+  server->Sql("DROP TABLE IF EXISTS vertices;");
+  const Process edges_only =
+      Run({"run", "pagerank", "--graph", uri, "--db-edges-table=k_edges", "--out", dir_.File("a")});
+  ASSERT_EQ(edges_only.exit_code, 0) << edges_only.err;
+  ASSERT_EQ(Run({"run", "pagerank", "--graph", e, "--out", dir_.File("b")}).exit_code, 0);
+  EXPECT_EQ(ReadFile(dir_.File("a")), ReadFile(dir_.File("b")));
+}
+
+TEST_F(DbTest, UuidAndTextIdsAndWeightsReadAsTheirFiles) {
+  const std::string el =
+      "ant bee 1.5\nbee cat 0.25\ncat ant 2\ncat dog 1e-3\ndog bee 7\nbee ant 0.5\neel eel 1\n";
+  std::string tsv = el;
+  for (char& c : tsv) c = c == ' ' ? '\t' : c;
+  const std::string file = server->Write("words.tsv", tsv);
+  server->Sql(
+      "DROP TABLE IF EXISTS words; CREATE TABLE words (a text, b varchar(10), w real);"
+      "COPY words FROM '" +
+      file +
+      "';"
+      "DROP TABLE IF EXISTS uuids; CREATE TABLE uuids (s uuid, d uuid, weight numeric);"
+      "INSERT INTO uuids SELECT md5(a)::uuid, md5(b)::uuid, w FROM words;");
+  const std::string uri = server->Uri();
+  struct Case {
+    std::string table, src, dst, weight, order;
+  };
+  for (const Case& c : {Case{"words", "a", "b", "w", "a COLLATE \"C\", b COLLATE \"C\", w"},
+                        Case{"uuids", "s", "d", "weight", "s, d, weight"}}) {
+    SCOPED_TRACE(c.table);
+    const std::string sorted =
+        dir_.Write(c.table + ".el", Rows("SELECT " + c.src + ", " + c.dst + ", " + c.weight +
+                                         "::float8 FROM " + c.table + " ORDER BY " + c.order));
+    const std::string source =
+        c.table == "words" ? "--source=ant"
+                           : "--source=" + server->Sql("SELECT md5('ant')::uuid").substr(0, 36);
+    for (const std::string app : {"pagerank", "wcc", "sssp"}) {
+      std::vector<std::string> db = {"run",
+                                     app,
+                                     "--graph",
+                                     uri,
+                                     "--db-edges-table=" + c.table,
+                                     "--db-src-column=" + c.src,
+                                     "--db-dst-column=" + c.dst,
+                                     "--db-weight-column=" + c.weight,
+                                     "--out",
+                                     dir_.File("db.out")};
+      std::vector<std::string> fl = {"run", app, "--graph", sorted, "--out", dir_.File("f.out")};
+      if (app == "sssp") {
+        db.push_back(source);
+        fl.push_back(source);
+      }
+      const Process a = Run(db);
+      ASSERT_EQ(a.exit_code, 0) << a.err;
+      const Process b = Run(fl);
+      ASSERT_EQ(b.exit_code, 0) << b.err;
+      EXPECT_EQ(ReadFile(dir_.File("db.out")), ReadFile(dir_.File("f.out"))) << app;
+    }
+  }
+}
+
+TEST_F(DbTest, PublishedResultsAreExactlyTheJobsAndItIsRecorded) {
+  LoadEdges("p_edges", "bigint", ReadFile(std::string(LOCKSTEP_DATA_DIR) + "/kronecker-12.el"));
+  // Previous scores, one of a vertex that is gone from the graph.
+  server->Sql(
+      "DROP TABLE IF EXISTS scores; CREATE TABLE scores (id bigint PRIMARY KEY, value double "
+      "precision); INSERT INTO scores VALUES (1, 0.5), (99999999, 0.5);");
+  const std::string uri = server->Uri();
+  const Process p = Run({"run", "pagerank", "--graph", uri, "--db-edges-table=p_edges", "--out",
+                         uri, "--out-table=scores"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  ASSERT_EQ(Run({"run", "pagerank", "--graph", uri, "--db-edges-table=p_edges", "--out",
+                 dir_.File("file.out")})
+                .exit_code,
+            0);
+  // The file lists vertices in ID order, as the table's rows sorted by ID come.
+  std::string table = Rows("SELECT id, value FROM scores ORDER BY id");
+  std::string file = ReadFile(dir_.File("file.out"));
+  // COPY prints doubles in their shortest exact form; compare as numbers.
+  std::istringstream a(table), b(file);
+  size_t rows = 0;
+  for (std::string ia, ib; a >> ia && b >> ib; ++rows) {
+    ASSERT_EQ(ia, ib);
+    double va, vb;
+    a >> va;
+    b >> vb;
+    ASSERT_EQ(va, vb) << ia;
+  }
+  EXPECT_EQ(server->Sql("SELECT count(*) FROM scores"), std::to_string(rows) + "\n");
+  EXPECT_EQ(server->Sql("SELECT count(*) FROM scores WHERE id = 99999999"), "0\n");
+  EXPECT_EQ(server->Sql("SELECT app, out_table, vertices, params->>'damping' FROM lockstep_jobs "
+                        "WHERE out_table = 'scores'"),
+            "pagerank|scores|" + std::to_string(rows) + "|0.85\n");
+  // Integer values and label values take the column types of their kind.
+  ASSERT_EQ(Run({"run", "wcc", "--graph", uri, "--db-edges-table=p_edges", "--out", uri}).exit_code,
+            0);
+  EXPECT_EQ(server->Sql("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid "
+                        "= 'wcc'::regclass AND attnum > 0 ORDER BY attnum"),
+            "bigint\nbigint\n");
+  // --out-table named scores: no table pagerank was written.
+  EXPECT_EQ(server->Sql("SELECT to_regclass('pagerank') IS NULL"), "t\n");
+}
+
+TEST_F(DbTest, PublishingAJobIdTwiceChangesNothing) {
+  server->Sql("DROP TABLE IF EXISTS twice;");
+  db::SinkOptions sink{server->Uri(), "twice", "text", "double precision"};
+  db::JobRecord record;
+  record.job_id = "job-twice";
+  record.app = "pagerank";
+  record.graph = "g";
+  const std::string first = dir_.Write("first", "a 0.5\nb 0.5\n");
+  const std::string second = dir_.Write("second", "a 0.25\nc 0.75\n");
+  bool already = true;
+  ASSERT_TRUE(db::PublishResults(sink, first, record, &already).ok());
+  EXPECT_FALSE(already);
+  auto again = db::PublishResults(sink, second, record, &already);
+  ASSERT_TRUE(again.ok()) << again;
+  EXPECT_TRUE(already);
+  EXPECT_EQ(Rows("SELECT id, value FROM twice ORDER BY id"), "a 0.5\nb 0.5\n");
+  EXPECT_EQ(server->Sql("SELECT count(*) FROM lockstep_jobs WHERE job_id = 'job-twice'"), "1\n");
+}
+
+TEST_F(DbTest, AReaderNeverSeesAMixtureOfTwoPublications) {
+  server->Sql("DROP TABLE IF EXISTS mixed;");
+  // Two results with no row in common: a reader must see all of one and none of the other.
+  std::string a, b;
+  for (int i = 0; i < 20000; ++i) {
+    a += "a" + std::to_string(i) + " 1\n";
+    b += "b" + std::to_string(i) + " 2\n";
+  }
+  const std::string fa = dir_.Write("a", a), fb = dir_.Write("b", b);
+  db::SinkOptions sink{server->Uri(), "mixed", "text", "double precision"};
+  db::JobRecord record;
+  record.app = "pagerank";
+  record.graph = "g";
+  record.job_id = "mix-0";
+  ASSERT_TRUE(db::PublishResults(sink, fa, record).ok());
+  std::atomic<bool> done{false};
+  std::atomic<int> reads{0};
+  std::set<std::string> seen;
+  std::thread reader([&] {
+    PGconn* c = PQconnectdb(server->Uri().c_str());
+    while (!done.load()) {
+      PGresult* r = PQexec(c,
+                           "SELECT count(*), sum(value), min(left(id, 1)), max(left(id, 1)) "
+                           "FROM mixed");
+      if (PQresultStatus(r) == PGRES_TUPLES_OK) {
+        seen.insert(std::string(PQgetvalue(r, 0, 0)) + "|" + PQgetvalue(r, 0, 1) + "|" +
+                    PQgetvalue(r, 0, 2) + PQgetvalue(r, 0, 3));
+        ++reads;
+      }
+      PQclear(r);
+    }
+    PQfinish(c);
+  });
+  for (int i = 1; i <= 20; ++i) {
+    record.job_id = "mix-" + std::to_string(i);
+    auto st = db::PublishResults(sink, i % 2 ? fb : fa, record);
+    ASSERT_TRUE(st.ok()) << st;
+  }
+  done = true;
+  reader.join();
+  EXPECT_GT(reads.load(), 20);
+  EXPECT_EQ(seen, (std::set<std::string>{"20000|20000|aa", "20000|40000|bb"}));
+}
+
+TEST_F(DbTest, BadRowsAndTablesFailNamingThemAndPublishNothing) {
+  const std::string uri = server->Uri();
+  server->Sql(
+      "DROP TABLE IF EXISTS kept; CREATE TABLE kept (id text PRIMARY KEY, value double "
+      "precision); INSERT INTO kept VALUES ('before', 1);"
+      "DROP TABLE IF EXISTS bad_null; CREATE TABLE bad_null (src bigint, dst bigint);"
+      "INSERT INTO bad_null VALUES (1, 2), (2, NULL);"
+      "DROP TABLE IF EXISTS bad_space; CREATE TABLE bad_space (src text, dst text);"
+      "INSERT INTO bad_space VALUES ('a', 'b'), ('b', 'c d');"
+      "DROP TABLE IF EXISTS bad_weight; CREATE TABLE bad_weight (src int, dst int, weight float8);"
+      "INSERT INTO bad_weight VALUES (1, 2, 1), (2, 3, -4);"
+      "DROP TABLE IF EXISTS bad_type; CREATE TABLE bad_type (src float8, dst float8);"
+      "DROP TABLE IF EXISTS listed_e; CREATE TABLE listed_e (src int, dst int);"
+      "INSERT INTO listed_e VALUES (1, 2), (2, 3);"
+      "DROP TABLE IF EXISTS listed_v; CREATE TABLE listed_v (id int); INSERT INTO listed_v "
+      "VALUES (1), (2);");
+  struct Case {
+    std::vector<std::string> flags;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {{"--db-edges-table=bad_null"},
+       "table \"bad_null\", row 2 (2, NULL): NULL in column \"dst\""},
+      {{"--db-edges-table=bad_space"},
+       "table \"bad_space\", row 2 (b, c d): a space or carriage return"},
+      {{"--db-edges-table=nope"}, "no table \"nope\" (--db-edges-table)"},
+      {{"--db-edges-table=bad_null", "--db-dst-column=target"},
+       "table \"bad_null\" has no column \"target\" (--db-dst-column)"},
+      {{"--db-edges-table=bad_type"}, "has type float8; vertex IDs must be uuid"},
+      {{"--db-edges-table=listed_e", "--db-vertices-table=listed_v"},
+       "table \"listed_e\", row 2 (2, 3): vertex 3 is not listed in table \"listed_v\""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.error);
+    std::vector<std::string> args = {"run",   "pagerank", "--graph",         uri,
+                                     "--out", uri,        "--out-table=kept"};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    const Process p = Run(args);
+    EXPECT_EQ(p.exit_code, 1);
+    EXPECT_THAT(p.err, HasSubstr(c.error));
+  }
+  const Process w = Run({"run", "sssp", "--graph", uri, "--db-edges-table=bad_weight", "--source=1",
+                         "--out", uri, "--out-table=kept"});
+  EXPECT_EQ(w.exit_code, 1);
+  EXPECT_THAT(w.err, HasSubstr("table \"bad_weight\", row 2 (2, 3, -4): "));
+  EXPECT_EQ(Rows("SELECT * FROM kept"), "before 1\n");
+  // A password in the URI is refused before anything is read (a usage error).
+  const Process pw = Run({"run", "pagerank", "--graph", "postgresql://u:secret@localhost/db",
+                          "--out", dir_.File("x")});
+  EXPECT_EQ(pw.exit_code, 2);
+  EXPECT_THAT(pw.err, HasSubstr("--graph: the URI holds a password"));
+  EXPECT_THAT(pw.err, ::testing::Not(HasSubstr("secret")));
+}
+
+TEST_F(DbTest, AWrongPasswordOrNoServerFailsAndSaysSo) {
+  server->Sql(
+      "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'pw') THEN CREATE ROLE "
+      "pw LOGIN PASSWORD 'right'; END IF; END $$;"
+      "DROP TABLE IF EXISTS pw_edges; CREATE TABLE pw_edges (src int, dst int);"
+      "INSERT INTO pw_edges VALUES (1, 2); GRANT SELECT ON pw_edges TO pw;");
+  server->AddHbaLine("local all pw scram-sha-256");
+  const std::string uri = server->Uri("pw");
+  const std::vector<std::string> args = {
+      "run", "pagerank", "--graph", uri, "--out", dir_.File("pw.out"), "--db-edges-table=pw_edges"};
+  const Process wrong = Run(args, {"PGPASSWORD=wrong"});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_THAT(wrong.err, AllOf(HasSubstr("cannot connect"), HasSubstr("password authentication "
+                                                                      "failed")));
+  EXPECT_THAT(wrong.err, ::testing::Not(HasSubstr("wrong")));
+  const Process right = Run(args, {"PGPASSWORD=right"});
+  EXPECT_EQ(right.exit_code, 0) << right.err;
+  // A password file (PGPASSFILE) works as well.
+  const std::string pass = dir_.Write("pgpass", "*:*:*:pw:right\n");
+  std::filesystem::permissions(
+      pass, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const Process file = Run(args, {"PGPASSFILE=" + pass});
+  EXPECT_EQ(file.exit_code, 0) << file.err;
+  // No server at the address.
+  const Process down =
+      Run({"run", "pagerank", "--graph", "postgresql://lockstep@%2Fnonexistent-dir:5432/postgres",
+           "--out", dir_.File("down.out")});
+  EXPECT_EQ(down.exit_code, 1);
+  EXPECT_THAT(down.err, HasSubstr("PostgreSQL at postgresql://lockstep@%2Fnonexistent-dir:5432/"
+                                  "postgres: cannot connect"));
+}
+
+TEST_F(DbTest, AServerStoppedMidLoadOrMidPublishLeavesThePreviousResults) {
+  const std::string uri = server->Uri();
+  server->Sql(
+      "DROP TABLE IF EXISTS slow_src CASCADE; CREATE TABLE slow_src (src int, dst int);"
+      "INSERT INTO slow_src VALUES (1, 2), (2, 1);"
+      // Reading the view waits 3 s before its first row: the server stops meanwhile.
+      "CREATE VIEW slow_edges AS SELECT src, dst FROM slow_src WHERE (SELECT pg_sleep(3)) IS "
+      "NULL;"
+      "DROP TABLE IF EXISTS slow_out; CREATE TABLE slow_out (id int PRIMARY KEY, value float8);"
+      "INSERT INTO slow_out VALUES (7, 0.5);"
+      "CREATE OR REPLACE FUNCTION slow_down() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+      "PERFORM pg_sleep(3); RETURN NULL; END $$;"
+      "CREATE TRIGGER slow_copy BEFORE INSERT ON slow_out FOR EACH STATEMENT EXECUTE FUNCTION "
+      "slow_down();");
+  for (const std::string table : {"slow_edges", "slow_src"}) {
+    SCOPED_TRACE(table);
+    // slow_edges stops the load; slow_src loads at once and the publication into slow_out stops.
+    std::thread stopper([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+      server->Stop();
+    });
+    const Process p = Run({"run", "pagerank", "--graph", uri, "--db-edges-table=" + table, "--out",
+                           uri, "--out-table=slow_out"});
+    stopper.join();
+    server->Start();
+    EXPECT_EQ(p.exit_code, 1);
+    EXPECT_THAT(p.err, HasSubstr(table == "slow_edges" ? "reading table \"slow_edges\""
+                                                       : "writing the results"));
+    EXPECT_EQ(Rows("SELECT * FROM slow_out"), "7 0.5\n");
+  }
+}
+
+TEST_F(DbTest, TheMasterRefusesADatabaseUntilItsDistributedPathExists) {
+  for (const char* flag : {"--graph", "--out"}) {
+    std::vector<std::string> args = {"master",
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--app",
+                                     "pagerank",
+                                     "--graph",
+                                     dir_.Write("g.el", "1 2\n"),
+                                     "--out",
+                                     dir_.File("out")};
+    *(std::find(args.begin(), args.end(), flag) + 1) = server->Uri();
+    const Process p = Run(args);
+    EXPECT_EQ(p.exit_code, 2);
+    EXPECT_THAT(p.err, HasSubstr(std::string(flag) + ": a PostgreSQL database is read and "
+                                                     "written by `lockstep run`"));
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
