@@ -253,7 +253,10 @@ absl::StatusOr<bsp::JobDetails> MakeJobDetails(const catalogue::AppInfo& app,
   job.job_id = "local";
   job.app = app.name;
   job.graph = {flags.graph, flags.format, flags.undirected};
-  if (db::IsPostgresUri(flags.graph)) job.graph.text = db::OpenSource(flags.graph, flags.tables);
+  if (db::IsPostgresUri(flags.graph)) {
+    job.graph.options = db::TablesAsOptions(flags.tables);
+    job.graph.text = db::OpenSource(flags.graph, flags.tables);
+  }
   job.output = flags.out;
   job.max_supersteps = flags.max_supersteps;
   for (const catalogue::AppParam& p : app.params) job.params[p.name] = p.default_value;
@@ -512,14 +515,22 @@ std::variant<int, dbsp::JobSpec> MasterSpec(const catalogue::AppRegistry& apps,
                                             const MasterFlags& m, JobFlags flags) {
   if (flags.graph.empty()) return UsageError(absl::InvalidArgumentError("--graph is required"));
   if (flags.out.empty()) return UsageError(absl::InvalidArgumentError("--out is required"));
-  for (const auto& [flag, value] : {std::pair{"--graph", &flags.graph}, {"--out", &flags.out}}) {
-    if (db::IsPostgresUri(*value)) {
-      // Never a path made absolute and handed to workers: say where it works instead.
-      return UsageError(absl::InvalidArgumentError(absl::StrCat(
-          flag,
-          ": a PostgreSQL database is read and written by `lockstep run` in this version; "
-          "the distributed path is still to come (docs/design.md §10)")));
-    }
+  if (db::IsPostgresUri(flags.out)) {
+    // Never a path made absolute and handed to workers: say where it works instead.
+    return UsageError(absl::InvalidArgumentError(
+        "--out: a PostgreSQL table is written by `lockstep run` in this version; the "
+        "distributed sink is still to come (docs/design.md §10)"));
+  }
+  const bool database = db::IsPostgresUri(flags.graph);
+  if (database && !m.checkpoint_dir.empty()) {
+    return UsageError(absl::InvalidArgumentError(
+        "--checkpoint-dir with a PostgreSQL --graph is still to come (docs/design.md §10): a "
+        "resumed job must read the snapshot it started on"));
+  }
+  if (database && !m.save_parts.empty()) {
+    return UsageError(absl::InvalidArgumentError(
+        "--save-parts writes the partitioned form of a graph in files; a PostgreSQL --graph is "
+        "read from its tables"));
   }
   const catalogue::AppInfo* app = apps.Find(m.app);
   if (app == nullptr) {
@@ -527,7 +538,7 @@ std::variant<int, dbsp::JobSpec> MasterSpec(const catalogue::AppRegistry& apps,
         absl::InvalidArgumentError(absl::StrCat("--app: no app named '", m.app, "'")));
   }
   std::error_code ec;
-  flags.graph = std::filesystem::absolute(flags.graph, ec).string();  // workers share the path
+  if (!database) flags.graph = std::filesystem::absolute(flags.graph, ec).string();  // shared
   auto made = MakeJob(*app, flags);
   if (const JobError* e = std::get_if<JobError>(&made)) return Fail(e->status, e->exit_code);
   bsp::JobDetails* job = &std::get<bsp::JobDetails>(made);
@@ -691,7 +702,23 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   }
   int exit_code = 0;
   while (true) {
-    auto result = (*master)->RunJob(spec, g_stop);
+    // A database graph: every job reads one snapshot, exported here and imported by its workers;
+    // the exporting session lives until the job ends (docs/design.md §10).
+    std::unique_ptr<db::ExportedSnapshot> snapshot;
+    absl::Status exported_ok;
+    if (db::IsPostgresUri(spec.details.graph.path)) {
+      auto exported = db::ExportedSnapshot::Export(spec.details.graph.path);
+      if (exported.ok()) {
+        snapshot = *std::move(exported);
+        spec.details.graph.options[db::kSnapshotOption] = snapshot->id();
+        spdlog::info("the job reads snapshot {} of the database", snapshot->id());
+      } else {
+        exported_ok = exported.status();
+      }
+    }
+    auto result = exported_ok.ok() ? (*master)->RunJob(spec, g_stop)
+                                   : absl::StatusOr<dbsp::JobResult>(exported_ok);
+    snapshot.reset();
     spec.resume_job.clear();  // a service's later jobs are new ones
     if (!result.ok() && result.status().code() == absl::StatusCode::kAlreadyExists) {
       exit_code = RefuseJob(result.status());
@@ -1018,6 +1045,8 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
           spdlog::info("health service on port {}", port);
         };
       }
+      // A job's PostgreSQL graph is read through the db module (docs/design.md §10).
+      worker_options.attach_graph = db::AttachSource;
       // The process ends here anyway: a teardown gRPC cannot finish does not keep it alive.
       worker_options.on_stuck_teardown = [limit = worker_options.teardown_limit](
                                              const absl::Status& result) {

@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/text.h"
+#include "lockstep/bsp/vertex_id.h"
+#include "lockstep/partition/range.h"
 #include "nlohmann/json.hpp"
 
 namespace lockstep::db {
@@ -174,15 +177,19 @@ absl::StatusOr<Layout> ReadLayout(PGconn* c, const SourceTables& tables) {
           " IDs; both must be of one kind"));
     }
     l.vertices = *std::move(vertices);
-  } else if (!absl::IsNotFound(vertices.status()) || tables.vertices_required) {
+  } else if (!absl::IsNotFound(vertices.status())) {
     return vertices.status();
+  } else if (tables.vertices_required) {
+    // Not NotFound, which means "no vertex table" to a partitioned load.
+    return absl::InvalidArgumentError(vertices.status().message());
   }
   return l;
 }
 
 // Appends the output of COPY (query) TO STDOUT (text format: fields split by tabs, one row per
 // line, NULL as \N, and a backslash before a tab, newline or backslash in a value).
-absl::Status CopyOut(PGconn* c, const std::string& query, const std::string& what, std::string& out) {
+absl::Status CopyOut(PGconn* c, const std::string& query, const std::string& what,
+                     std::string& out) {
   auto started = Exec(c, absl::StrCat("COPY (", query, ") TO STDOUT"), what, PGRES_COPY_OUT);
   if (!started.ok()) return started.status();
   char* buf = nullptr;
@@ -209,7 +216,7 @@ absl::Status CopyOut(PGconn* c, const std::string& query, const std::string& wha
 // return, or would start a comment. The error names the table, the row and the column.
 absl::Status CheckRows(const std::string& text, const std::string& table,
                        const std::vector<std::string>& columns, bool text_ids) {
-  const auto fail = [&](size_t line_start, uint64_t row, size_t field, const std::string& why) {
+  const auto fail = [&](size_t line_start, size_t field, const std::string& why) {
     std::string_view line(text.data() + line_start, text.size() - line_start);
     line = line.substr(0, line.find('\n'));
     std::string fields;
@@ -221,35 +228,31 @@ absl::Status CheckRows(const std::string& text, const std::string& table,
       line = tab == std::string_view::npos ? std::string_view() : line.substr(tab + 1);
     }
     return absl::InvalidArgumentError(
-        absl::StrCat("table \"", bsp::SanitizeForLog(table, 100), "\", row ", row, " (", fields,
-                     "): ", why, " in column \"",
+        absl::StrCat("table \"", bsp::SanitizeForLog(table, 100), "\", row (", fields, "): ", why,
+                     " in column \"",
                      bsp::SanitizeForLog(columns[std::min(field, columns.size() - 1)], 100), "\""));
   };
   if (!text_ids && text.find('\\') == std::string::npos) return absl::OkStatus();
-  uint64_t row = 0;
   for (size_t pos = 0; pos < text.size();) {
     size_t nl = text.find('\n', pos);
     if (nl == std::string::npos) nl = text.size();
-    ++row;
     size_t field = 0;
     for (size_t start = pos; start <= nl; ++field) {
       size_t end = text.find('\t', start);
       if (end == std::string::npos || end > nl) end = nl;
       const std::string_view v(text.data() + start, end - start);
-      if (v == "\\N") return fail(pos, row, field, "NULL");
+      if (v == "\\N") return fail(pos, field, "NULL");
       if (v.find('\\') != std::string_view::npos) {
-        return fail(pos, row, field,
-                    "a tab, newline or backslash (which an edge list cannot hold)");
+        return fail(pos, field, "a tab, newline or backslash (which an edge list cannot hold)");
       }
       const bool id = field < 2 && (field == 0 || columns.size() > 1);
       if (text_ids && id) {
-        if (v.empty()) return fail(pos, row, field, "an empty ID");
+        if (v.empty()) return fail(pos, field, "an empty ID");
         if (v.find_first_of(" \r") != std::string_view::npos) {
-          return fail(pos, row, field,
-                      "a space or carriage return (which an edge list cannot hold)");
+          return fail(pos, field, "a space or carriage return (which an edge list cannot hold)");
         }
         if (field == 0 && (v[0] == '#' || v[0] == '%')) {
-          return fail(pos, row, field, "an ID starting with '#' or '%' (an edge list's comment)");
+          return fail(pos, field, "an ID starting with '#' or '%' (an edge list's comment)");
         }
       }
       start = end + 1;
@@ -259,59 +262,225 @@ absl::Status CheckRows(const std::string& text, const std::string& table,
   return absl::OkStatus();
 }
 
-class PostgresSource final : public bsp::GraphTextSource {
- public:
-  PostgresSource(std::string uri, SourceTables tables)
-      : uri_(std::move(uri)), tables_(std::move(tables)) {}
-
-  absl::StatusOr<bsp::GraphText> ReadAll(bool weights) const override {
-    auto conn = Connect(uri_);
-    if (!conn.ok()) return conn.status();
-    PGconn* c = conn->get();
-    // One snapshot for both tables, whatever writes meanwhile.
-    if (auto r = Exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "starting a read");
+// A read-only transaction in the job's snapshot (`snapshot`, exported by the master), or in one of
+// its own when there is none.
+absl::StatusOr<Conn> OpenRead(const std::string& uri, const std::string& snapshot) {
+  auto conn = Connect(uri);
+  if (!conn.ok()) return conn.status();
+  PGconn* c = conn->get();
+  if (auto r = Exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "starting a read");
+      !r.ok()) {
+    return r.status();
+  }
+  if (!snapshot.empty()) {
+    char* literal = PQescapeLiteral(c, snapshot.data(), snapshot.size());
+    if (literal == nullptr)
+      return absl::InvalidArgumentError("a snapshot ID that cannot be quoted");
+    const std::string sql = absl::StrCat("SET TRANSACTION SNAPSHOT ", literal);
+    PQfreemem(literal);
+    if (auto r = Exec(c, sql, "taking the job's snapshot (the master's session must live)");
         !r.ok()) {
       return r.status();
     }
+  }
+  return conn;
+}
+
+// The rows of worker `rank` of `size` by `column` of `table`, as a condition the server
+// evaluates (docs/design.md §10): for uuid IDs the worker's own UUID range (an index makes it a
+// range scan); for integers an equal part of [min, max] of the column in the snapshot (the same
+// on every worker); for text a hash of the ID. Empty: every row.
+absl::StatusOr<std::string> SharePredicate(PGconn* c, const Table& table, const std::string& column,
+                                           const std::string& id_type, uint32_t rank,
+                                           uint32_t size) {
+  if (size <= 1) return std::string();
+  const std::string col = Identifier(c, column);
+  if (id_type == "uuid") {
+    auto range = partition::Range::Whole(size);
+    if (!range.ok()) return range.status();
+    auto extents = range->Extents(rank);
+    if (!extents.ok()) return extents.status();
+    return absl::StrCat(col, " BETWEEN '", bsp::ToString(extents->first), "'::uuid AND '",
+                        bsp::ToString(extents->second), "'::uuid");
+  }
+  if (id_type == "text") {
+    return absl::StrCat("(hashtext(", col, ") & 2147483647) % ", size, " = ", rank);
+  }
+  auto bounds =
+      Exec(c, absl::StrCat("SELECT min(", col, "), max(", col, ") FROM ", table.sql),
+           absl::StrCat("reading the range of IDs in table ", table.sql), PGRES_TUPLES_OK);
+  if (!bounds.ok()) return bounds.status();
+  if (PQgetisnull(bounds->get(), 0, 0)) return std::string(rank == 0 ? "true" : "false");
+  const int64_t lo = std::strtoll(PQgetvalue(bounds->get(), 0, 0), nullptr, 10);
+  const int64_t hi = std::strtoll(PQgetvalue(bounds->get(), 0, 1), nullptr, 10);
+  // lo + floor((hi - lo) * r / size), in unsigned arithmetic that cannot overflow.
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  const auto cut = [&](uint32_t r) {
+    return static_cast<int64_t>(static_cast<uint64_t>(lo) + span / size * r +
+                                span % size * r / size);
+  };
+  // The first and last shares are open-ended, so no row falls outside every share.
+  std::string where;
+  if (rank > 0) absl::StrAppend(&where, col, " >= ", cut(rank));
+  if (rank + 1 < size)
+    absl::StrAppend(&where, where.empty() ? "" : " AND ", col, " < ", cut(rank + 1));
+  return where;
+}
+
+// A worker's share of a table: one COPY, read a round at a time (the server waits on the socket
+// in between).
+class PostgresShare final : public bsp::GraphTextShare {
+ public:
+  PostgresShare(Conn conn, std::string table, std::vector<std::string> columns, bool text_ids)
+      : conn_(std::move(conn)),
+        table_(std::move(table)),
+        columns_(std::move(columns)),
+        text_ids_(text_ids) {}
+
+  bool done() const override { return done_; }
+  uint64_t rows() const override { return rows_; }
+
+  absl::StatusOr<std::string> Next(uint64_t max_bytes) override {
+    std::string out;
+    PGconn* c = conn_.get();
+    while (!done_ && out.size() < max_bytes) {
+      char* buf = nullptr;
+      const int n = PQgetCopyData(c, &buf, 0);
+      if (n > 0) {
+        out.append(buf, static_cast<size_t>(n));
+        PQfreemem(buf);
+        ++rows_;
+        continue;
+      }
+      if (n == -2) {
+        return absl::UnavailableError(absl::StrCat("PostgreSQL: reading table \"",
+                                                   bsp::SanitizeForLog(table_, 100),
+                                                   "\": ", Clean(PQerrorMessage(c))));
+      }
+      Result end(PQgetResult(c));
+      const bool ok = end != nullptr && PQresultStatus(end.get()) == PGRES_COMMAND_OK;
+      std::string error =
+          ok ? "" : Clean(end ? PQresultErrorMessage(end.get()) : PQerrorMessage(c));
+      while (Result more{PQgetResult(c)}) {
+      }
+      if (!ok) {
+        return absl::UnavailableError(absl::StrCat(
+            "PostgreSQL: reading table \"", bsp::SanitizeForLog(table_, 100), "\": ", error));
+      }
+      done_ = true;
+    }
+    if (auto st = CheckRows(out, table_, columns_, text_ids_); !st.ok()) return st;
+    return out;
+  }
+
+ private:
+  Conn conn_;
+  const std::string table_;
+  const std::vector<std::string> columns_;
+  const bool text_ids_;
+  bool done_ = false;
+  uint64_t rows_ = 0;
+};
+
+class PostgresSource final : public bsp::GraphTextSource {
+ public:
+  PostgresSource(std::string uri, SourceTables tables, std::string snapshot)
+      : uri_(std::move(uri)), tables_(std::move(tables)), snapshot_(std::move(snapshot)) {}
+
+  std::string EdgesName() const override {
+    return absl::StrCat("table \"", bsp::SanitizeForLog(tables_.edges, 100), "\"");
+  }
+  std::string VerticesName() const override {
+    return absl::StrCat("table \"", bsp::SanitizeForLog(tables_.vertices, 100), "\"");
+  }
+
+  absl::StatusOr<bsp::GraphText> ReadAll(bool weights) const override {
+    auto conn = OpenRead(uri_, snapshot_);
+    if (!conn.ok()) return conn.status();
+    PGconn* c = conn->get();
     auto layout = ReadLayout(c, tables_);
     if (!layout.ok()) return layout.status();
     bsp::GraphText text;
-    const bool text_ids = layout->id_type == "text";
+    text.edges_name = EdgesName();
+    text.vertices_name = VerticesName();
     if (layout->vertices) {
       text.has_vertices = true;
-      text.vertices_name =
-          absl::StrCat("table \"", bsp::SanitizeForLog(tables_.vertices, 100), "\"");
-      const std::string query =
-          absl::StrCat("SELECT ", Identifier(c, tables_.id), " FROM ", layout->vertices->sql);
-      if (auto st = CopyOut(c, query, absl::StrCat("reading ", text.vertices_name), text.vertices);
+      const Rows rows = VertexRows(c, *layout);
+      if (auto st =
+              CopyOut(c, rows.query, absl::StrCat("reading ", text.vertices_name), text.vertices);
           !st.ok()) {
         return st;
       }
-      if (auto st = CheckRows(text.vertices, tables_.vertices, {tables_.id}, text_ids); !st.ok()) {
+      if (auto st = CheckRows(text.vertices, tables_.vertices, rows.columns, rows.text_ids);
+          !st.ok()) {
         return st;
       }
     }
-    text.edges_name = absl::StrCat("table \"", bsp::SanitizeForLog(tables_.edges, 100), "\"");
-    std::vector<std::string> columns = {tables_.src, tables_.dst};
-    std::string query =
-        absl::StrCat("SELECT ", Identifier(c, tables_.src), ", ", Identifier(c, tables_.dst));
-    if (weights && layout->has_weight) {
-      absl::StrAppend(&query, ", ", Identifier(c, tables_.weight), "::float8");
-      columns.push_back(tables_.weight);
-    }
-    absl::StrAppend(&query, " FROM ", layout->edges.sql);
-    if (auto st = CopyOut(c, query, absl::StrCat("reading ", text.edges_name), text.edges);
+    const Rows rows = EdgeRows(c, *layout, weights);
+    if (auto st = CopyOut(c, rows.query, absl::StrCat("reading ", text.edges_name), text.edges);
         !st.ok()) {
       return st;
     }
-    if (auto st = CheckRows(text.edges, tables_.edges, columns, text_ids); !st.ok()) return st;
+    if (auto st = CheckRows(text.edges, tables_.edges, rows.columns, rows.text_ids); !st.ok()) {
+      return st;
+    }
     if (auto r = Exec(c, "COMMIT", "ending the read"); !r.ok()) return r.status();
     return text;
   }
 
+  absl::StatusOr<std::unique_ptr<bsp::GraphTextShare>> OpenShare(bool vertices, bool weights,
+                                                                 uint32_t rank,
+                                                                 uint32_t size) const override {
+    auto conn = OpenRead(uri_, snapshot_);
+    if (!conn.ok()) return conn.status();
+    PGconn* c = conn->get();
+    auto layout = ReadLayout(c, tables_);
+    if (!layout.ok()) return layout.status();
+    if (vertices && !layout->vertices) {
+      return absl::NotFoundError(absl::StrCat("no ", VerticesName()));
+    }
+    Rows rows = vertices ? VertexRows(c, *layout) : EdgeRows(c, *layout, weights);
+    const Table& table = vertices ? *layout->vertices : layout->edges;
+    auto where = SharePredicate(c, table, rows.columns[0], layout->id_type, rank, size);
+    if (!where.ok()) return where.status();
+    if (!where->empty()) absl::StrAppend(&rows.query, " WHERE ", *where);
+    const std::string what = absl::StrCat("reading ", vertices ? VerticesName() : EdgesName());
+    if (auto r = Exec(c, absl::StrCat("COPY (", rows.query, ") TO STDOUT"), what, PGRES_COPY_OUT);
+        !r.ok()) {
+      return r.status();
+    }
+    return std::make_unique<PostgresShare>(*std::move(conn),
+                                           vertices ? tables_.vertices : tables_.edges,
+                                           std::move(rows.columns), rows.text_ids);
+  }
+
  private:
+  // A table's query (without a condition) and the columns it reads.
+  struct Rows {
+    std::string query;
+    std::vector<std::string> columns;
+    bool text_ids = false;
+  };
+  Rows VertexRows(PGconn* c, const Layout& layout) const {
+    return {absl::StrCat("SELECT ", Identifier(c, tables_.id), " FROM ", layout.vertices->sql),
+            {tables_.id},
+            layout.id_type == "text"};
+  }
+  Rows EdgeRows(PGconn* c, const Layout& layout, bool weights) const {
+    Rows rows{absl::StrCat("SELECT ", Identifier(c, tables_.src), ", ", Identifier(c, tables_.dst)),
+              {tables_.src, tables_.dst},
+              layout.id_type == "text"};
+    if (weights && layout.has_weight) {
+      absl::StrAppend(&rows.query, ", ", Identifier(c, tables_.weight), "::float8");
+      rows.columns.push_back(tables_.weight);
+    }
+    absl::StrAppend(&rows.query, " FROM ", layout.edges.sql);
+    return rows;
+  }
+
   const std::string uri_;
   const SourceTables tables_;
+  const std::string snapshot_;
 };
 
 // The advisory lock every lockstep publisher takes in its transaction: publishers of one database
@@ -448,8 +617,62 @@ absl::Status CheckUri(std::string_view uri, const std::string& flag) {
   return absl::OkStatus();
 }
 
-std::shared_ptr<const bsp::GraphTextSource> OpenSource(std::string uri, SourceTables tables) {
-  return std::make_shared<PostgresSource>(std::move(uri), std::move(tables));
+std::shared_ptr<const bsp::GraphTextSource> OpenSource(std::string uri, SourceTables tables,
+                                                       std::string snapshot) {
+  return std::make_shared<PostgresSource>(std::move(uri), std::move(tables), std::move(snapshot));
+}
+
+std::map<std::string, std::string> TablesAsOptions(const SourceTables& t) {
+  std::map<std::string, std::string> o = {{"db.edges", t.edges},       {"db.src", t.src},
+                                          {"db.dst", t.dst},           {"db.weight", t.weight},
+                                          {"db.vertices", t.vertices}, {"db.id", t.id}};
+  if (t.vertices_required) o["db.vertices_required"] = "1";
+  return o;
+}
+
+SourceTables TablesFromOptions(const std::map<std::string, std::string>& o) {
+  SourceTables t;
+  const auto take = [&](const char* key, std::string& into) {
+    if (auto it = o.find(key); it != o.end()) into = it->second;
+  };
+  take("db.edges", t.edges);
+  take("db.src", t.src);
+  take("db.dst", t.dst);
+  take("db.weight", t.weight);
+  take("db.vertices", t.vertices);
+  take("db.id", t.id);
+  t.vertices_required = o.contains("db.vertices_required");
+  return t;
+}
+
+absl::Status AttachSource(bsp::GraphSource& graph) {
+  if (!IsPostgresUri(graph.path)) return absl::OkStatus();
+  if (auto st = CheckUri(graph.path, "the job's graph"); !st.ok()) return st;
+  auto snapshot = graph.options.find(kSnapshotOption);
+  graph.text = OpenSource(graph.path, TablesFromOptions(graph.options),
+                          snapshot == graph.options.end() ? "" : snapshot->second);
+  return absl::OkStatus();
+}
+
+struct ExportedSnapshot::Session {
+  Conn conn;
+};
+
+ExportedSnapshot::ExportedSnapshot(std::unique_ptr<Session> session, std::string id)
+    : session_(std::move(session)), id_(std::move(id)) {}
+ExportedSnapshot::~ExportedSnapshot() = default;
+
+absl::StatusOr<std::unique_ptr<ExportedSnapshot>> ExportedSnapshot::Export(const std::string& uri) {
+  auto conn = OpenRead(uri, "");
+  if (!conn.ok()) return conn.status();
+  auto id = Exec(conn->get(), "SELECT pg_export_snapshot()", "exporting the job's snapshot",
+                 PGRES_TUPLES_OK);
+  if (!id.ok()) return id.status();
+  std::string snapshot = PQgetvalue(id->get(), 0, 0);
+  auto session = std::make_unique<Session>();
+  session->conn = *std::move(conn);
+  return std::unique_ptr<ExportedSnapshot>(
+      new ExportedSnapshot(std::move(session), std::move(snapshot)));
 }
 
 absl::StatusOr<std::string> IdType(const std::string& uri, const SourceTables& tables) {

@@ -155,6 +155,9 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
     backoff = std::chrono::milliseconds(100);
     warned = false;
     auto assignment = transport::FromWire(first->job_details());
+    if (assignment.ok() && options.attach_graph) {
+      if (auto st = options.attach_graph(assignment->details.graph); !st.ok()) assignment = st;
+    }
     const std::string tag = assignment.ok()
                                 ? absl::StrCat("job ", assignment->details.job_id, " worker ",
                                                assignment->details.worker_index, ": ")

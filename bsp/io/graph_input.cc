@@ -55,6 +55,29 @@ std::string BadWeightMessage(double weight, std::string_view token) {
                       " (the app needs finite weights >= 0)");
 }
 
+// Sorts the stored edges by (source, target, weight): global indexes follow the external IDs'
+// order, so the result does not depend on the order the edges came in.
+void SortStoredEdges(GraphInput& g) {
+  const size_t m = g.src.size();
+  std::vector<uint64_t> keys(m);
+  tbb::parallel_for(size_t{0}, m, [&](size_t e) { keys[e] = uint64_t{g.src[e]} << 32 | g.dst[e]; });
+  if (g.weights.empty()) {
+    tbb::parallel_sort(keys.begin(), keys.end());
+  } else {
+    std::vector<std::pair<uint64_t, double>> rows(m);
+    tbb::parallel_for(size_t{0}, m, [&](size_t e) { rows[e] = {keys[e], g.weights[e]}; });
+    tbb::parallel_sort(rows.begin(), rows.end());
+    tbb::parallel_for(size_t{0}, m, [&](size_t e) {
+      keys[e] = rows[e].first;
+      g.weights[e] = rows[e].second;
+    });
+  }
+  tbb::parallel_for(size_t{0}, m, [&](size_t e) {
+    g.src[e] = static_cast<uint32_t>(keys[e] >> 32);
+    g.dst[e] = static_cast<uint32_t>(keys[e]);
+  });
+}
+
 }  // namespace io
 
 namespace {
@@ -391,29 +414,6 @@ absl::StatusOr<GraphInput> LoadGraphalytics(const GraphSource& source, WeightUse
   return g;
 }
 
-// Sorts the stored edges by (source, target, weight): global indexes follow the external IDs'
-// order, so the result does not depend on the order the edges came in.
-void SortStoredEdges(GraphInput& g) {
-  const size_t m = g.src.size();
-  std::vector<uint64_t> keys(m);
-  tbb::parallel_for(size_t{0}, m, [&](size_t e) { keys[e] = uint64_t{g.src[e]} << 32 | g.dst[e]; });
-  if (g.weights.empty()) {
-    tbb::parallel_sort(keys.begin(), keys.end());
-  } else {
-    std::vector<std::pair<uint64_t, double>> rows(m);
-    tbb::parallel_for(size_t{0}, m, [&](size_t e) { rows[e] = {keys[e], g.weights[e]}; });
-    tbb::parallel_sort(rows.begin(), rows.end());
-    tbb::parallel_for(size_t{0}, m, [&](size_t e) {
-      keys[e] = rows[e].first;
-      g.weights[e] = rows[e].second;
-    });
-  }
-  tbb::parallel_for(size_t{0}, m, [&](size_t e) {
-    g.src[e] = static_cast<uint32_t>(keys[e] >> 32);
-    g.dst[e] = static_cast<uint32_t>(keys[e]);
-  });
-}
-
 // A graph whose text comes from a GraphTextSource (a database): parsed as an edge list, or as a
 // vertex and an edge list, with errors naming the table and row.
 absl::StatusOr<GraphInput> LoadGraphText(const GraphSource& source, WeightUse use) {
@@ -436,7 +436,7 @@ absl::StatusOr<GraphInput> LoadGraphText(const GraphSource& source, WeightUse us
                                          text->edges_name, source.undirected, use);
   if (!g.ok()) return g;
   g->directed = !source.undirected;
-  SortStoredEdges(*g);
+  io::SortStoredEdges(*g);
   if (source.undirected) MakeSymmetric(*g);
   return g;
 }

@@ -121,7 +121,7 @@ struct ParsedFile {
   std::vector<Span> spans;
   std::vector<ParsedChunk> chunks;
   IdMode mode = IdMode::kNarrow;
-  // The text is a table's rows (GraphText): errors name `path` and the row with its fields.
+  // The text is a table's rows (GraphText): errors name `path` and the row by its fields.
   bool rows = false;
 
   bool integer_mode() const { return mode != IdMode::kText; }
@@ -134,9 +134,9 @@ struct ParsedFile {
   }
   absl::Status ErrorAt(size_t chunk, uint64_t line, std::string_view message) const {
     if (rows) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ", row ", LineOf(chunk, line), " (",
-                                                     RowFields(chunk, line),
-                                                     "): ", std::string(message)));
+      // A table's rows come in no defined order: a row is named by its fields.
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ", row (", RowFields(chunk, line), "): ", std::string(message)));
     }
     const auto [file, at] = Locate(path, pieces, LineOf(chunk, line));
     return absl::InvalidArgumentError(absl::StrCat(*file, ":", at, ": ", std::string(message)));
@@ -315,6 +315,10 @@ std::string MissingWeightMessage(std::string_view error_file, std::string_view w
                                  uint64_t weight_line);
 // A weight that is negative or infinite.
 std::string BadWeightMessage(double weight, std::string_view token);
+
+// Sorts the stored edges by (source, target, weight): global indexes follow the external IDs'
+// order, so the result does not depend on the order the edges came in (a table's rows).
+void SortStoredEdges(GraphInput& g);
 
 // A Graphalytics graph's properties and the files they name.
 struct GraphalyticsFiles {

@@ -500,6 +500,36 @@ struct EdgesFrom {
 // ---------------------------------------------------------------------------------------------
 // The load.
 
+// A worker's share of one input: the lines starting in its byte range of a file (or of a
+// directory's files), or its rows of a table (GraphTextSource).
+class ShareText {
+ public:
+  absl::Status Open(const GraphSource& source, const std::string& path, bool vertices, bool weights,
+                    uint32_t rank, uint32_t size, bool directories) {
+    if (!source.text) return file_.Open(path, rank, size, directories);
+    auto share = source.text->OpenShare(vertices, weights, rank, size);
+    if (!share.ok()) return share.status();
+    rows_ = *std::move(share);
+    return absl::OkStatus();
+  }
+  absl::Status Adopt(std::unique_ptr<GraphTextShare> rows) {
+    rows_ = std::move(rows);
+    return absl::OkStatus();
+  }
+  bool done() const { return rows_ ? rows_->done() : file_.done(); }
+  absl::StatusOr<std::string> Next(uint64_t max_bytes) {
+    return rows_ ? rows_->Next(max_bytes) : file_.Next(max_bytes);
+  }
+  // Only a file's share has these.
+  bool directory() const { return !rows_ && file_.directory(); }
+  std::vector<std::string> paths() const { return file_.paths(); }
+  const std::vector<std::pair<uint32_t, uint64_t>>& lines() const { return file_.lines(); }
+
+ private:
+  io::ShareReader file_;
+  std::unique_ptr<GraphTextShare> rows_;
+};
+
 class PartitionLoader {
  public:
   PartitionLoader(const GraphSource& source, WeightUse use, Exchange& exchange, bool in_edges,
@@ -530,7 +560,10 @@ class PartitionLoader {
   absl::Status LoadEdgeFile(const std::string& path, bool graphalytics);
   // After a parse error anywhere: parses the rest of this share alone, for its first error and
   // its line count.
-  void FinishShare(io::ShareReader& reader, FileKind kind, uint64_t& lines);
+  void FinishShare(ShareText& reader, FileKind kind, uint64_t& lines);
+  // Parses a round's text; a table's rows name errors by their fields.
+  ParsedFile ParseRound(const std::string& path, std::string text, FileKind kind,
+                        bool keep_weights) const;
   // Files the edges of a round's last step under their senders.
   absl::Status TakeEdges(std::vector<std::string>& batches);
   absl::Status Resolve(bool& weighted);
@@ -558,6 +591,10 @@ class PartitionLoader {
   uint32_t size_;
 
   bool graphalytics_ = false;
+  // The edges are sorted by (source, target, weight) once ranked: a table's rows have no order.
+  bool sorted_ = false;
+  // A table's vertex share, opened when the load looked for the vertex table.
+  std::unique_ptr<GraphTextShare> vertex_share_;
   bool symmetric_ = false;
   std::string vertex_file_, edge_file_;
   // An edge input that is a directory: its files, and the lines of this share in each.
@@ -697,6 +734,13 @@ uint64_t LinesOf(const ParsedFile& file) {
 }
 
 // The first parse error of a round as a failure of `kind`, its line counted from `lines_before`.
+// A failure's text at line `line` of chunk `c`: a table's row is named by its fields there, since
+// the line number of a share of rows means nothing to a reader.
+std::string AtRow(const ParsedFile& file, size_t c, uint64_t line, std::string text) {
+  if (!file.rows) return text;
+  return absl::StrCat("row (", file.RowFields(c, line), "): ", text);
+}
+
 std::optional<Failure> ParseFailure(const ParsedFile& file, uint32_t kind, uint32_t share,
                                     uint64_t lines_before) {
   for (size_t c = 0; c < file.chunks.size(); ++c) {
@@ -707,29 +751,37 @@ std::optional<Failure> ParseFailure(const ParsedFile& file, uint32_t kind, uint3
     f.share = share;
     f.line = lines_before + file.LineOf(c, file.chunks[c].error_line);
     f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
-    f.text = file.chunks[c].error;
+    f.text = AtRow(file, c, file.chunks[c].error_line, file.chunks[c].error);
     return f;
   }
   return std::nullopt;
 }
 
-void PartitionLoader::FinishShare(io::ShareReader& reader, FileKind kind, uint64_t& lines) {
+ParsedFile PartitionLoader::ParseRound(const std::string& path, std::string text, FileKind kind,
+                                       bool keep_weights) const {
+  ParsedFile file = io::ParseTextKeepingErrors(path, std::move(text), kind, keep_weights, true);
+  file.rows = source_.text != nullptr;
+  return file;
+}
+
+void PartitionLoader::FinishShare(ShareText& reader, FileKind kind, uint64_t& lines) {
   const uint32_t parse_kind = kind == FileKind::kVertices ? kVertexParse : kEdgeParse;
   if (failure_.set && failure_.kind <= parse_kind) return;
   while (!reader.done()) {
     auto text = reader.Next(options_.round_bytes);
     if (!text.ok()) return Note(failure_, FromStatus(text.status()));
-    ParsedFile file = io::ParseTextKeepingErrors("", std::move(*text), kind, false, true);
+    ParsedFile file = ParseRound("", std::move(*text), kind, false);
     if (auto f = ParseFailure(file, parse_kind, rank_, lines)) return Note(failure_, *f);
     lines += LinesOf(file);
   }
 }
 
 absl::Status PartitionLoader::LoadVertexFile(const std::string& path) {
-  io::ShareReader reader;
-  if (auto st = AgreeOnStatus(exchange_, reader.Open(path, rank_, size_, false)); !st.ok()) {
-    return st;
-  }
+  ShareText reader;
+  const absl::Status opened = vertex_share_
+                                  ? reader.Adopt(std::move(vertex_share_))
+                                  : reader.Open(source_, path, true, false, rank_, size_, false);
+  if (auto st = AgreeOnStatus(exchange_, opened); !st.ok()) return st;
   uint64_t lines = 0;
   while (true) {
     // 1. Parse this round's lines; hash each distinct ID once.
@@ -738,7 +790,7 @@ absl::Status PartitionLoader::LoadVertexFile(const std::string& path) {
     if (!text.ok()) {
       Note(failure_, FromStatus(text.status()));
     } else {
-      file = io::ParseTextKeepingErrors(path, std::move(*text), FileKind::kVertices, false, true);
+      file = ParseRound(path, std::move(*text), FileKind::kVertices, false);
       if (auto f = ParseFailure(*file, kVertexParse, rank_, lines)) Note(failure_, *f);
     }
     const bool stop_here = failure_.set;
@@ -849,8 +901,9 @@ absl::Status PartitionLoader::LoadVertexFile(const std::string& path) {
 }
 
 absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphalytics) {
-  io::ShareReader reader;
-  if (auto st = AgreeOnStatus(exchange_, reader.Open(path, rank_, size_, !graphalytics));
+  ShareText reader;
+  if (auto st = AgreeOnStatus(exchange_, reader.Open(source_, path, false, keep_weights(), rank_,
+                                                     size_, !graphalytics));
       !st.ok()) {
     return st;
   }
@@ -865,8 +918,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     if (!text.ok()) {
       Note(failure_, FromStatus(text.status()));
     } else if (!parse_failed_before) {
-      file = io::ParseTextKeepingErrors(path, std::move(*text), FileKind::kEdges, keep_weights(),
-                                        true);
+      file = ParseRound(path, std::move(*text), FileKind::kEdges, keep_weights());
       if (auto f = ParseFailure(*file, kEdgeParse, rank_, lines)) Note(failure_, *f);
     }
     const bool stop_here = failure_.set && failure_.kind <= kEdgeParse;
@@ -1020,9 +1072,12 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
             Failure f;
             f.kind = kUnlisted;
             f.share = rank_;
-            f.line = file->LineOf(c, file->RecordLine(c, i, tok));
+            const uint64_t line = file->RecordLine(c, i, tok);
+            f.line = file->LineOf(c, line);
             f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
-            f.text = io::UnlistedVertexMessage((ps & kUnlistedBit) ? tok[0] : tok[1], vertex_file_);
+            f.text = AtRow(
+                *file, c, line,
+                io::UnlistedVertexMessage((ps & kUnlistedBit) ? tok[0] : tok[1], vertex_file_));
             unlisted[c] = std::move(f);
           }
           continue;
@@ -1033,9 +1088,10 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           Failure f;
           f.kind = kBadWeight;
           f.share = rank_;
-          f.line = file->LineOf(c, file->RecordLine(c, i, tok));
+          const uint64_t line = file->RecordLine(c, i, tok);
+          f.line = file->LineOf(c, line);
           f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
-          f.text = io::BadWeightMessage(w, tok[2]);
+          f.text = AtRow(*file, c, line, io::BadWeightMessage(w, tok[2]));
           bad_weight[c] = std::move(f);
         }
         emit(ps, pd, i, w);
@@ -1347,6 +1403,14 @@ absl::Status PartitionLoader::Resolve(bool& weighted) {
     }
     return {edge_paths_[file], before + in_share};
   };
+  if (source_.text) {
+    // A table's rows: the failure names the row by its fields already (AtRow).
+    const std::string name = in_vertices ? source_.text->VerticesName() : source_.text->EdgesName();
+    const std::string message = best.kind == kListedTwice
+                                    ? absl::StrCat("vertex ", best.text, " is listed twice")
+                                    : best.text;
+    return absl::Status(code, absl::StrCat(name, ", ", message));
+  }
   const auto [file, line] = locate(best.share, best.line);
   const auto [aux_file, aux] = locate(best.aux_share, best.aux_line);
   std::string message = best.kind == kListedTwice ? io::ListedTwiceMessage(best.text, aux)
@@ -1530,6 +1594,33 @@ absl::Status PartitionLoader::AskRemotes() {
                  : absl::OkStatus();
 }
 
+// Sorts a part's edges (numbered by table entry; `global` gives each entry's global index) by
+// (source, target, weight) in global-index order: the part's share of the order LoadGraph sorts a
+// whole table's edges in.
+void SortPartEdges(PartEdges& edges, std::vector<double>& weights,
+                   const std::vector<uint32_t>& global, uint32_t n) {
+  const size_t m = edges.size();
+  std::vector<std::pair<uint64_t, uint32_t>> order(m);
+  tbb::parallel_for(size_t{0}, m, [&](size_t e) {
+    order[e] = {uint64_t{global[edges.src(e)]} << 32 | global[edges.dst(e)],
+                static_cast<uint32_t>(e)};
+  });
+  tbb::parallel_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return !weights.empty() && weights[a.second] < weights[b.second];
+  });
+  PartEdges sorted(m, n);
+  sorted.symmetric = edges.symmetric;
+  std::vector<double> sorted_weights(weights.size());
+  tbb::parallel_for(size_t{0}, m, [&](size_t i) {
+    const uint32_t e = order[i].second;
+    sorted.Set(i, edges.src(e), edges.dst(e));
+    if (!weights.empty()) sorted_weights[i] = weights[e];
+  });
+  edges = std::move(sorted);
+  weights = std::move(sorted_weights);
+}
+
 absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
   PartitionInput result;
   GraphInput& g = result.input;
@@ -1582,6 +1673,7 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
       });
     }
     from_.clear();
+    if (sorted_) SortPartEdges(result.edges, g.weights, pv.global, n);
     result.names = RankNames(starts_, rank_, std::move(names_ints_), std::move(names_texts_));
     result.stats = stats_;
     return result;
@@ -1634,6 +1726,8 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
   lay_out(&EdgesFrom::src, g.src);
   lay_out(&EdgesFrom::dst, g.dst);
   from_.clear();
+  // The vertices are in global-index order here: the edges sort as LoadGraph sorts them.
+  if (sorted_) io::SortStoredEdges(g);
   if (symmetric_) MakeSymmetric(g);
   result.names = RankNames(starts_, rank_, std::move(names_ints_), std::move(names_texts_));
   result.stats = stats_;
@@ -1645,7 +1739,30 @@ absl::StatusOr<PartitionInput> PartitionLoader::Run() {
                              : source_.format.empty() ? "edgelist"
                                                       : source_.format;
   absl::Status setup;
-  if (format == "graphalytics") {
+  if (source_.text) {
+    // A table's rows: a vertex table makes it a listed graph, as Graphalytics' .v does.
+    sorted_ = true;
+    symmetric_ = source_.undirected;
+    edge_file_ = source_.text->EdgesName();
+    vertex_file_ = source_.text->VerticesName();
+    auto probe = source_.text->OpenShare(true, false, rank_, size_);
+    if (probe.ok()) {
+      graphalytics_ = true;
+      vertex_share_ = *std::move(probe);
+    } else if (!absl::IsNotFound(probe.status())) {
+      setup = probe.status();
+    }
+    // Every worker must take the same path: a vertex table made or dropped while they looked
+    // would split them.
+    auto seen = AllGather(exchange_, std::string(1, graphalytics_ ? '1' : '0'));
+    if (!seen.ok()) return seen.status();
+    for (const std::string& x : *seen) {
+      if ((x == "1") != graphalytics_ && setup.ok()) {
+        setup = absl::FailedPreconditionError(
+            absl::StrCat(vertex_file_, " was made or dropped while the workers opened it"));
+      }
+    }
+  } else if (format == "graphalytics") {
     graphalytics_ = true;
     auto files = io::ResolveGraphalytics(source_);
     if (files.ok()) {

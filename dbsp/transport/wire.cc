@@ -31,6 +31,7 @@ v1::JobDetails ToWire(const Assignment& a) {
   w.set_graph_path(d.graph.path);
   w.set_graph_format(d.graph.format);
   w.set_undirected(d.graph.undirected);
+  for (const auto& [k, v] : d.graph.options) (*w.mutable_graph_options())[k] = v;
   w.set_output(d.output);
   w.set_worker_index(d.worker_index);
   w.set_worker_count(d.worker_count);
@@ -64,6 +65,7 @@ absl::StatusOr<Assignment> FromWire(const v1::JobDetails& w) {
   d.app = w.app();
   for (const auto& [k, v] : w.params()) d.params[k] = v;
   d.graph = {w.graph_path(), w.graph_format(), w.undirected()};
+  for (const auto& [k, v] : w.graph_options()) d.graph.options[k] = v;
   d.output = w.output();
   d.save_parts = w.save_parts();
   d.checkpoint_dir = w.checkpoint_dir();

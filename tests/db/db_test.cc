@@ -62,6 +62,50 @@ class DbTest : public ::testing::Test {
 
   // Runs `lockstep args...` (with `env` added to the environment), waiting at most 120 s.
   Process Run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    return Wait(Start(args, "stderr", env), "stderr");
+  }
+
+  // A master and `n` workers running one job of `args` (the master's options after its
+  // --listen); the sorted lines of the parts it publishes in `out`, and what each worker logged.
+  struct Cluster {
+    Process master;
+    std::vector<Process> workers;
+    std::vector<std::string> lines;
+  };
+  Cluster RunCluster(uint32_t n, std::vector<std::string> args, const std::string& out) {
+    const std::string port_file = dir_.File("port");
+    std::filesystem::remove(port_file);
+    std::filesystem::remove_all(out);
+    args.insert(args.begin(), {"master", "--listen", "127.0.0.1:0", "--port-file", port_file,
+                               "--min-workers", std::to_string(n), "--out", out});
+    const pid_t master = Start(args, "master.err");
+    for (int i = 0; i < 1000 && ReadFile(port_file).empty(); ++i) ::usleep(10000);
+    const std::string port = ReadFile(port_file);
+    std::vector<pid_t> workers;
+    for (uint32_t w = 0; w < n; ++w) {
+      workers.push_back(Start({"worker", "--master", "127.0.0.1:" + port.substr(0, port.find('\n')),
+                               "--max-jobs", "1", "--threads", "1"},
+                              "worker" + std::to_string(w) + ".err"));
+    }
+    Cluster c;
+    c.master = Wait(master, "master.err");
+    for (uint32_t w = 0; w < n; ++w) {
+      c.workers.push_back(Wait(workers[w], "worker" + std::to_string(w) + ".err"));
+    }
+    if (c.master.exit_code == 0) {
+      for (const auto& e : std::filesystem::directory_iterator(out)) {
+        if (e.path().filename().string().starts_with("part-")) {
+          std::istringstream in(ReadFile(e.path().string()));
+          for (std::string line; std::getline(in, line);) c.lines.push_back(line);
+        }
+      }
+      std::sort(c.lines.begin(), c.lines.end());
+    }
+    return c;
+  }
+
+  pid_t Start(const std::vector<std::string>& args, const std::string& err_name,
+              const std::vector<std::string>& env = {}) {
     std::vector<std::string> argv_storage = {LOCKSTEP_BINARY};
     argv_storage.insert(argv_storage.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -72,7 +116,7 @@ class DbTest : public ::testing::Test {
     std::vector<char*> envp;
     for (std::string& e : env_storage) envp.push_back(e.data());
     envp.push_back(nullptr);
-    const std::string err = dir_.File("stderr");
+    const std::string err = dir_.File(err_name);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
@@ -81,6 +125,10 @@ class DbTest : public ::testing::Test {
     pid_t pid = 0;
     EXPECT_EQ(::posix_spawn(&pid, LOCKSTEP_BINARY, &actions, nullptr, argv.data(), envp.data()), 0);
     posix_spawn_file_actions_destroy(&actions);
+    return pid;
+  }
+
+  Process Wait(pid_t pid, const std::string& err_name) {
     int status = 0;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     pid_t done = 0;
@@ -95,7 +143,7 @@ class DbTest : public ::testing::Test {
     }
     Process p;
     p.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    p.err = ReadFile(err);
+    p.err = ReadFile(dir_.File(err_name));
     return p;
   }
 
@@ -352,16 +400,15 @@ TEST_F(DbTest, BadRowsAndTablesFailNamingThemAndPublishNothing) {
     std::string error;
   };
   const std::vector<Case> cases = {
-      {{"--db-edges-table=bad_null"},
-       "table \"bad_null\", row 2 (2, NULL): NULL in column \"dst\""},
+      {{"--db-edges-table=bad_null"}, "table \"bad_null\", row (2, NULL): NULL in column \"dst\""},
       {{"--db-edges-table=bad_space"},
-       "table \"bad_space\", row 2 (b, c d): a space or carriage return"},
+       "table \"bad_space\", row (b, c d): a space or carriage return"},
       {{"--db-edges-table=nope"}, "no table \"nope\" (--db-edges-table)"},
       {{"--db-edges-table=bad_null", "--db-dst-column=target"},
        "table \"bad_null\" has no column \"target\" (--db-dst-column)"},
       {{"--db-edges-table=bad_type"}, "has type float8; vertex IDs must be uuid"},
       {{"--db-edges-table=listed_e", "--db-vertices-table=listed_v"},
-       "table \"listed_e\", row 2 (2, 3): vertex 3 is not listed in table \"listed_v\""},
+       "table \"listed_e\", row (2, 3): vertex 3 is not listed in table \"listed_v\""},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.error);
@@ -375,7 +422,7 @@ TEST_F(DbTest, BadRowsAndTablesFailNamingThemAndPublishNothing) {
   const Process w = Run({"run", "sssp", "--graph", uri, "--db-edges-table=bad_weight", "--source=1",
                          "--out", uri, "--out-table=kept"});
   EXPECT_EQ(w.exit_code, 1);
-  EXPECT_THAT(w.err, HasSubstr("table \"bad_weight\", row 2 (2, 3, -4): "));
+  EXPECT_THAT(w.err, HasSubstr("table \"bad_weight\", row (2, 3, -4): "));
   EXPECT_EQ(Rows("SELECT * FROM kept"), "before 1\n");
   // A password in the URI is refused before anything is read (a usage error).
   const Process pw = Run({"run", "pagerank", "--graph", "postgresql://u:secret@localhost/db",
@@ -449,22 +496,98 @@ TEST_F(DbTest, AServerStoppedMidLoadOrMidPublishLeavesThePreviousResults) {
   }
 }
 
-TEST_F(DbTest, TheMasterRefusesADatabaseUntilItsDistributedPathExists) {
-  for (const char* flag : {"--graph", "--out"}) {
-    std::vector<std::string> args = {"master",
-                                     "--listen",
-                                     "127.0.0.1:0",
-                                     "--app",
-                                     "pagerank",
-                                     "--graph",
-                                     dir_.Write("g.el", "1 2\n"),
-                                     "--out",
-                                     dir_.File("out")};
-    *(std::find(args.begin(), args.end(), flag) + 1) = server->Uri();
+// The rows a worker read of its share, from its log ("loaded its share: lines N | ...").
+uint64_t SharedRows(const std::string& log) {
+  const size_t at = log.find("loaded its share: lines ");
+  return at == std::string::npos ? 0 : std::stoull(log.substr(at + 24));
+}
+
+std::vector<std::string> SortedLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+TEST_F(DbTest, ClustersOfTwoAndThreeWorkersReadTheirSharesAndAnswerAsRunDoes) {
+  // Integer IDs with a vertex table (isolated vertices), text IDs, and UUIDs: each a different
+  // share predicate (a range of [min, max], a hash, the workers' own UUID ranges).
+  LoadEdges("c_edges", "bigint", ReadFile(std::string(LOCKSTEP_DATA_DIR) + "/kronecker-12.el"));
+  server->Sql(
+      "DROP TABLE IF EXISTS c_vertices; CREATE TABLE c_vertices (id bigint PRIMARY KEY);"
+      "INSERT INTO c_vertices SELECT src FROM c_edges UNION SELECT dst FROM c_edges "
+      "UNION VALUES (7000000), (7000001);"
+      "DROP TABLE IF EXISTS c_text; CREATE TABLE c_text AS SELECT 'v' || src AS src, 'v' || dst "
+      "AS dst FROM c_edges;"
+      "DROP TABLE IF EXISTS c_uuid; CREATE TABLE c_uuid AS SELECT md5(src::text)::uuid AS src, "
+      "md5(dst::text)::uuid AS dst FROM c_edges;");
+  const uint64_t rows = std::stoull(server->Sql("SELECT count(*) FROM c_edges"));
+  const std::string uri = server->Uri();
+  struct Case {
+    std::string table;
+    std::vector<std::string> apps;
+    std::string vertices;
+  };
+  const std::vector<Case> cases = {
+      {"c_edges", {"pagerank", "wcc", "cdlp", "lcc", "coloring", "bfs", "sssp"}, "c_vertices"},
+      {"c_text", {"pagerank", "wcc"}, "none"},
+      {"c_uuid", {"pagerank", "cdlp"}, "none"}};
+  for (const Case& c : cases) {
+    for (const std::string& app : c.apps) {
+      std::vector<std::string> flags = {"--db-edges-table=" + c.table,
+                                        "--db-vertices-table=" + c.vertices};
+      if (c.vertices == "none") flags.pop_back();
+      if (app == "bfs" || app == "sssp") flags.push_back("--source=1");
+      std::vector<std::string> local = {"run", app, "--graph", uri, "--out", dir_.File("local")};
+      local.insert(local.end(), flags.begin(), flags.end());
+      const Process l = Run(local);
+      ASSERT_EQ(l.exit_code, 0) << l.err;
+      const std::vector<std::string> want = SortedLines(ReadFile(dir_.File("local")));
+      for (uint32_t n : {2u, 3u}) {
+        SCOPED_TRACE(c.table + " " + app + " at " + std::to_string(n) + " workers");
+        std::vector<std::string> args = {"--app", app, "--graph", uri};
+        args.insert(args.end(), flags.begin(), flags.end());
+        const Cluster cluster = RunCluster(n, args, dir_.File("out"));
+        ASSERT_EQ(cluster.master.exit_code, 0) << cluster.master.err;
+        EXPECT_THAT(cluster.master.err, HasSubstr("the job reads snapshot "));
+        EXPECT_EQ(cluster.lines, want);
+        // Each worker read its share of the rows, which the server chose: together every row
+        // once, none of them all.
+        uint64_t total = 0;
+        for (const Process& w : cluster.workers) {
+          const uint64_t mine = SharedRows(w.err);
+          EXPECT_LT(mine, rows + (c.vertices == "none" ? 0 : rows)) << w.err;
+          total += mine;
+        }
+        const uint64_t listed =
+            c.vertices == "none" ? 0 : std::stoull(server->Sql("SELECT count(*) FROM c_vertices"));
+        EXPECT_EQ(total, rows + listed);
+      }
+    }
+  }
+}
+
+TEST_F(DbTest, TheMasterRefusesWhatIsStillToCome) {
+  const std::string uri = server->Uri();
+  const std::string el = dir_.Write("g.el", "1 2\n");
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  for (const Case& c :
+       std::vector<Case>{{{"--graph", el, "--out", uri},
+                          "--out: a PostgreSQL table is written by `lockstep run`"},
+                         {{"--graph", uri, "--out", dir_.File("o"), "--checkpoint-dir",
+                           dir_.File("c"), "--checkpoint-every", "2"},
+                          "--checkpoint-dir with a PostgreSQL --graph is still to come"},
+                         {{"--graph", uri, "--out", dir_.File("o"), "--save-parts", dir_.File("p")},
+                          "--save-parts writes the partitioned form"}}) {
+    std::vector<std::string> args = {"master", "--listen", "127.0.0.1:0", "--app", "pagerank"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
     const Process p = Run(args);
     EXPECT_EQ(p.exit_code, 2);
-    EXPECT_THAT(p.err, HasSubstr(std::string(flag) + ": a PostgreSQL database is read and "
-                                                     "written by `lockstep run`"));
+    EXPECT_THAT(p.err, HasSubstr(c.error));
   }
 }
 

@@ -23,6 +23,17 @@ struct GraphText {
   std::string vertices_name;
 };
 
+// One worker's share of a table's rows, read in rounds (a partitioned load, docs/design.md §4).
+class GraphTextShare {
+ public:
+  virtual ~GraphTextShare() = default;
+  virtual bool done() const = 0;
+  // The next whole rows, about `max_bytes` of them (at least one unless done).
+  virtual absl::StatusOr<std::string> Next(uint64_t max_bytes) = 0;
+  // How many rows this share has read so far.
+  virtual uint64_t rows() const = 0;
+};
+
 // Where the text of a graph that is not a file comes from. The engine links no database client:
 // whoever holds the command line sets one on the GraphSource.
 class GraphTextSource {
@@ -30,6 +41,15 @@ class GraphTextSource {
   virtual ~GraphTextSource() = default;
   // The whole graph, in one consistent snapshot; with its weights if `weights`.
   virtual absl::StatusOr<GraphText> ReadAll(bool weights) const = 0;
+  // Worker `rank` of `size`'s share of the edge rows (with their weights if `weights`), or of the
+  // vertex rows: together the workers' shares hold every row once, all from one snapshot. NotFound
+  // for the vertex rows of a graph that has no vertex list.
+  virtual absl::StatusOr<std::unique_ptr<GraphTextShare>> OpenShare(bool vertices, bool weights,
+                                                                    uint32_t rank,
+                                                                    uint32_t size) const = 0;
+  // How errors name the edge rows and the vertex rows (e.g. `table "edges"`).
+  virtual std::string EdgesName() const = 0;
+  virtual std::string VerticesName() const = 0;
 };
 
 // Where a job's graph comes from.
@@ -43,6 +63,9 @@ struct GraphSource {
   // come in no particular order, so its edges are stored sorted by (source, target, weight) in
   // the vertex order below: the same graph as an edge list with its lines in that order.
   std::shared_ptr<const GraphTextSource> text;
+  // Such a graph's settings (a database's tables and columns, the job's snapshot), which the
+  // distributed layer passes to the workers as they are, for them to make `text` from.
+  std::map<std::string, std::string> options;
 };
 
 // What the app needs of the third column.

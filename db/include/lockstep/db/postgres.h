@@ -36,9 +36,37 @@ struct SourceTables {
 };
 
 // The graph in the tables at `uri`: its edges (and, if the vertex table exists, its vertex set),
-// read in one REPEATABLE READ snapshot with COPY ... TO STDOUT. IDs are `uuid`, an integer type
-// or text (`text`, `varchar`); weights any numeric type.
-std::shared_ptr<const bsp::GraphTextSource> OpenSource(std::string uri, SourceTables tables);
+// read in one REPEATABLE READ snapshot with COPY ... TO STDOUT: `snapshot` (an exported
+// snapshot's ID, which every worker of a job imports), or one of its own if empty. IDs are
+// `uuid`, an integer type or text (`text`, `varchar`); weights any numeric type.
+std::shared_ptr<const bsp::GraphTextSource> OpenSource(std::string uri, SourceTables tables,
+                                                       std::string snapshot = "");
+
+// The tables as a GraphSource's options, which travel to a distributed job's workers, and back.
+std::map<std::string, std::string> TablesAsOptions(const SourceTables& tables);
+SourceTables TablesFromOptions(const std::map<std::string, std::string>& options);
+// The option that names the job's exported snapshot.
+inline constexpr char kSnapshotOption[] = "db.snapshot";
+
+// Sets `graph.text` when `graph.path` is a PostgreSQL URI (from its options: the tables and the
+// snapshot); anything else is left alone.
+absl::Status AttachSource(bsp::GraphSource& graph);
+
+// A snapshot of the database that the workers of one job import (docs/design.md §10): the
+// exporting session, a REPEATABLE READ transaction, lives as long as this object, and the
+// snapshot with it.
+class ExportedSnapshot {
+ public:
+  static absl::StatusOr<std::unique_ptr<ExportedSnapshot>> Export(const std::string& uri);
+  ~ExportedSnapshot();
+  const std::string& id() const { return id_; }
+
+ private:
+  struct Session;
+  ExportedSnapshot(std::unique_ptr<Session> session, std::string id);
+  std::unique_ptr<Session> session_;
+  std::string id_;
+};
 
 // The SQL type of the graph's IDs at `uri` (the edge table's source column: "uuid", "bigint" or
 // "text"), which a result table's `id` column takes.

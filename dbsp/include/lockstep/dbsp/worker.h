@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "lockstep/bsp/graph_input.h"
 #include "lockstep/catalogue/app.h"
 
 namespace lockstep::dbsp {
@@ -30,6 +31,9 @@ struct WorkerOptions {
   // passes one that exits with the status's code; without one the wait goes on.
   std::function<void(const absl::Status& result)> on_stuck_teardown;
   std::chrono::milliseconds teardown_limit{5000};
+  // Makes the text source of a job's graph that is not a file (a database, docs/design.md §10)
+  // from its path and options; an error fails the job. Without one such a graph cannot be read.
+  std::function<absl::Status(bsp::GraphSource& graph)> attach_graph;
 };
 
 // A worker: dials the master (with backoff), waits in its pool, runs any app of `apps` named in
