@@ -37,6 +37,7 @@
 #include "lockstep/dbsp/worker.h"
 #include "lockstep/generate/generate.h"
 #include "lockstep/validate/validate.h"
+#include "nlohmann/json.hpp"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "tbb/global_control.h"
@@ -384,6 +385,49 @@ absl::StatusOr<db::SinkOptions> SinkFor(const catalogue::AppInfo& app, const Job
   return sink;
 }
 
+// A distributed job's PostgreSQL --out (docs/design.md §10): a staging table per attempt that the
+// workers copy their parts into, published by the master in one transaction.
+dbsp::JobSpec::Sink DatabaseSink(const catalogue::AppInfo& app, const JobFlags& flags) {
+  dbsp::JobSpec::Sink sink;
+  // The table's types need the source's ID type: read when the job starts, not at start-up.
+  sink.prepare =
+      [&app, flags](const std::string& name) -> absl::StatusOr<std::map<std::string, std::string>> {
+    auto options = SinkFor(app, flags);
+    if (!options.ok()) return options.status();
+    std::string stage = "lockstep_stage_" + name;
+    std::replace(stage.begin(), stage.end(), '-', '_');
+    if (auto st = db::CreateStage(*options, stage); !st.ok()) return st;
+    return std::map<std::string, std::string>{{db::kStageOption, stage}};
+  };
+  sink.publish = [&app, flags](const std::map<std::string, std::string>& staged, uint64_t vertices,
+                               const std::string& record) -> absl::Status {
+    auto options = SinkFor(app, flags);
+    if (!options.ok()) return options.status();
+    const nlohmann::json j = nlohmann::json::parse(record);
+    db::JobRecord r;
+    r.job_id = j.at("job_id").get<std::string>();
+    r.app = j.at("app").get<std::string>();
+    r.graph = j.at("graph").get<std::string>();
+    r.params = j.at("params").get<std::map<std::string, std::string>>();
+    r.vertices = vertices;
+    r.supersteps = j.at("supersteps").get<uint64_t>();
+    r.compute_seconds = j.at("timings_seconds").at("compute").get<double>();
+    r.load_seconds = j.at("timings_seconds").at("attempt").get<double>() - r.compute_seconds;
+    bool already = false;
+    auto st = db::PublishStage(*options, staged.at(db::kStageOption), vertices, r, &already);
+    if (st.ok() && already) {
+      db::DropStage(flags.out, staged.at(db::kStageOption));
+      spdlog::warn("job {} was published before: table {} left as it was", r.job_id,
+                   options->table);
+    }
+    return st;
+  };
+  sink.discard = [out = flags.out](const std::map<std::string, std::string>& staged) {
+    if (auto it = staged.find(db::kStageOption); it != staged.end()) db::DropStage(out, it->second);
+  };
+  return sink;
+}
+
 int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
   if (top > 0) {
     // --top reads the result back from --out: a device or FIFO would give nothing back, or block.
@@ -515,11 +559,9 @@ std::variant<int, dbsp::JobSpec> MasterSpec(const catalogue::AppRegistry& apps,
                                             const MasterFlags& m, JobFlags flags) {
   if (flags.graph.empty()) return UsageError(absl::InvalidArgumentError("--graph is required"));
   if (flags.out.empty()) return UsageError(absl::InvalidArgumentError("--out is required"));
-  if (db::IsPostgresUri(flags.out)) {
-    // Never a path made absolute and handed to workers: say where it works instead.
+  if (db::IsPostgresUri(flags.out) && !m.checkpoint_dir.empty()) {
     return UsageError(absl::InvalidArgumentError(
-        "--out: a PostgreSQL table is written by `lockstep run` in this version; the "
-        "distributed sink is still to come (docs/design.md §10)"));
+        "--checkpoint-dir with a PostgreSQL --out is still to come (docs/design.md §10)"));
   }
   const bool database = db::IsPostgresUri(flags.graph);
   if (database && !m.checkpoint_dir.empty()) {
@@ -568,6 +610,7 @@ std::variant<int, dbsp::JobSpec> MasterSpec(const catalogue::AppRegistry& apps,
   dbsp::JobSpec spec;
   spec.app = app;
   spec.details = *job;
+  if (db::IsPostgresUri(flags.out)) spec.sink = DatabaseSink(*app, flags);
   if (m.max_workers > 0 && m.min_workers > m.max_workers) {
     // The pool would wait for the minimum and then take only the maximum.
     return UsageError(absl::InvalidArgumentError(
@@ -812,7 +855,12 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   AddGraphOptions(master, master_job);
   master->get_option("--graph")->required(false);
   master->add_option("--out", master_job.out,
-                     "the result directory: part-NNNNN files and _SUCCESS, replaced atomically");
+                     "the result directory: part-NNNNN files and _SUCCESS, replaced atomically; "
+                     "or a PostgreSQL URI postgresql://..., whose table (--out-table) then holds "
+                     "exactly the results, replaced in one transaction");
+  master->add_option("--out-table", master_job.out_table,
+                     "PostgreSQL --out: the result table (default: the app's name), created with "
+                     "columns id and value when missing");
   master
       ->add_option("--min-workers", master_flags.min_workers,
                    "workers to wait for (0: every connected worker, at least one)")
@@ -1047,6 +1095,13 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
       }
       // A job's PostgreSQL graph is read through the db module (docs/design.md §10).
       worker_options.attach_graph = db::AttachSource;
+      worker_options.ship_results = [](const bsp::JobDetails& d, const std::string& results) {
+        auto stage = d.output_options.find(db::kStageOption);
+        if (!db::IsPostgresUri(d.output) || stage == d.output_options.end()) {
+          return absl::InvalidArgumentError("job details: results for a sink this worker lacks");
+        }
+        return db::CopyIntoStage(d.output, stage->second, results);
+      };
       // The process ends here anyway: a teardown gRPC cannot finish does not keep it alive.
       worker_options.on_stuck_teardown = [limit = worker_options.teardown_limit](
                                              const absl::Status& result) {

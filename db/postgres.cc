@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -523,8 +524,9 @@ absl::Status CopyResults(PGconn* c, const std::string& table_sql, const std::str
   return absl::OkStatus();
 }
 
-absl::Status Publish(PGconn* c, const SinkOptions& options, const std::string& results,
-                     const JobRecord& record, bool* already) {
+// Replaces the rows of the result table with `fill`'s and records the job, in one transaction.
+absl::Status Publish(PGconn* c, const SinkOptions& options, const JobRecord& record, bool* already,
+                     const std::function<absl::Status(const Table&)>& fill) {
   for (const char* sql : {"BEGIN", kPublishLock}) {
     if (auto r = Exec(c, sql, "starting to publish",
                       sql == kPublishLock ? PGRES_TUPLES_OK : PGRES_COMMAND_OK);
@@ -570,7 +572,7 @@ absl::Status Publish(PGconn* c, const SinkOptions& options, const std::string& r
       !r.ok()) {
     return r.status();
   }
-  if (auto st = CopyResults(c, t->sql, results); !st.ok()) return st;
+  if (auto st = fill(*t); !st.ok()) return st;
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : record.params) params[k] = v;
   if (auto r = Exec(c,
@@ -689,7 +691,65 @@ absl::Status PublishResults(const SinkOptions& options, const std::string& resul
   auto conn = Connect(options.uri);
   if (!conn.ok()) return conn.status();
   // On failure the connection closes with the transaction open, which rolls it back.
-  return Publish(conn->get(), options, results, record, already);
+  return Publish(conn->get(), options, record, already,
+                 [&](const Table& t) { return CopyResults(conn->get(), t.sql, results); });
+}
+
+absl::Status CreateStage(const SinkOptions& options, const std::string& stage) {
+  auto conn = Connect(options.uri);
+  if (!conn.ok()) return conn.status();
+  PGconn* c = conn->get();
+  return Exec(c,
+              absl::StrCat("CREATE UNLOGGED TABLE ", Identifier(c, stage), " (id ", options.id_type,
+                           " NOT NULL, value ", options.value_type, ")"),
+              absl::StrCat("creating staging table ", stage))
+      .status();
+}
+
+absl::Status CopyIntoStage(const std::string& uri, const std::string& stage,
+                           const std::string& results) {
+  auto conn = Connect(uri);
+  if (!conn.ok()) return conn.status();
+  PGconn* c = conn->get();
+  // One transaction per worker: its rows are in the staging table whole or not at all.
+  if (auto r = Exec(c, "BEGIN", "staging the results"); !r.ok()) return r.status();
+  if (auto st = CopyResults(c, Identifier(c, stage), results); !st.ok()) return st;
+  return Exec(c, "COMMIT", "staging the results").status();
+}
+
+absl::Status PublishStage(const SinkOptions& options, const std::string& stage, uint64_t vertices,
+                          const JobRecord& record, bool* already) {
+  if (already != nullptr) *already = false;
+  auto conn = Connect(options.uri);
+  if (!conn.ok()) return conn.status();
+  PGconn* c = conn->get();
+  const std::string staged = Identifier(c, stage);
+  return Publish(c, options, record, already, [&](const Table& t) -> absl::Status {
+    // Every part is there, once: the staging table holds as many rows as the job has vertices.
+    auto count = Exec(c, absl::StrCat("SELECT count(*) FROM ", staged), "counting the staged rows",
+                      PGRES_TUPLES_OK);
+    if (!count.ok()) return count.status();
+    const uint64_t rows = std::strtoull(PQgetvalue(count->get(), 0, 0), nullptr, 10);
+    if (rows != vertices) {
+      return absl::DataLossError(absl::StrCat("PostgreSQL: staging table ", staged, " holds ", rows,
+                                              " rows; the job has ", vertices, " vertices"));
+    }
+    if (auto r = Exec(
+            c, absl::StrCat("INSERT INTO ", t.sql, " (id, value) SELECT id, value FROM ", staged),
+            "publishing the staged results");
+        !r.ok()) {
+      return r.status();
+    }
+    return Exec(c, absl::StrCat("DROP TABLE ", staged), "dropping the staging table").status();
+  });
+}
+
+void DropStage(const std::string& uri, const std::string& stage) {
+  auto conn = Connect(uri);
+  if (!conn.ok()) return;
+  PGconn* c = conn->get();
+  (void)Exec(c, absl::StrCat("DROP TABLE IF EXISTS ", Identifier(c, stage)),
+             "dropping a staging table");
 }
 
 }  // namespace lockstep::db

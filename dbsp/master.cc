@@ -92,6 +92,7 @@ struct Attempt {
   const std::atomic<bool>& cancel;
   const bsp::JobDetails& details;  // the attempt's own: attempt, restore_from, resume_superstep
   const std::optional<job::JobOutput>& output;
+  const std::optional<std::map<std::string, std::string>>& staged;  // or a sink's staging (§10)
   const job::CheckpointPlan& checkpoints;
   const std::string& log_prefix;
   bool last_attempt = false;
@@ -264,7 +265,9 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   const auto started = Clock::now();
   // Bad input fails at once, not after the workers have been waited for: the output location,
   // and the app's parameters (the master's own empty-graph start checks them).
-  if (auto st = job::CheckOutput(spec.details.output); !st.ok()) return st;
+  if (!spec.sink) {
+    if (auto st = job::CheckOutput(spec.details.output); !st.ok()) return st;
+  }
   const bool resuming = !spec.resume_job.empty();
   const std::string job_id = resuming ? spec.resume_job : NewJobId();
   {
@@ -353,14 +356,33 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     return attempt == 0 ? job_id : absl::StrCat(job_id, "-", attempt + 1);
   };
   std::unique_ptr<job::Lease> lease;
-  auto prepared = job::PrepareOutput(details.output, staging_name(first_attempt), lease);
-  if (!prepared.ok()) return prepared.status();
-  std::optional<job::JobOutput> output = *prepared;
+  std::optional<job::JobOutput> output;
+  // A sink that is not a directory: the attempt's staging place (§10).
+  std::optional<std::map<std::string, std::string>> staged;
+  auto prepare = [&](uint32_t attempt) -> absl::Status {
+    if (spec.sink) {
+      auto made = spec.sink->prepare(staging_name(attempt));
+      if (!made.ok()) return made.status();
+      staged = *std::move(made);
+      return absl::OkStatus();
+    }
+    auto prepared = job::PrepareOutput(details.output, staging_name(attempt), lease);
+    if (!prepared.ok()) return prepared.status();
+    output = *prepared;
+    return absl::OkStatus();
+  };
+  auto discard = [&] {
+    if (output) job::DiscardOutput(*output);
+    if (staged) spec.sink->discard(*staged);
+    if (lease) lease->Release();
+    output.reset();
+    staged.reset();
+  };
+  if (auto st = prepare(first_attempt); !st.ok()) return st;
   if (record) remove_checkpoints.dir = checkpoint_root;
   job::CheckpointPlan checkpoints;
   auto end_job = [&](absl::Status reason) -> absl::Status {
-    if (output) job::DiscardOutput(*output);
-    if (lease) lease->Release();
+    discard();
     if (record && cancel.load()) {
       // A master stopped (SIGTERM: a pod evicted, a node drained) leaves its job, record and
       // checkpoints to the next master on the same checkpoint directory (§7.7).
@@ -435,7 +457,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
       std::tie(details.restore_from, details.resume_superstep) = resume;
     }
     const bool last_attempt = restarts_used >= spec.max_restarts;
-    Attempt run{spec,       cancel,       details, output,    checkpoints,
+    Attempt run{spec,       cancel,       details, output,    staged,  checkpoints,
                 log_prefix, last_attempt, started, failed_at, attempts};
     run.record = record ? &*record : nullptr;
     run.master_lease = master_lease.get();
@@ -447,7 +469,8 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
         std::filesystem::remove(job::JobRecordPath(checkpoint_root), ec);
       }
       output.reset();
-      lease->Release();
+      staged.reset();  // published: nothing staged is left
+      if (lease) lease->Release();
       result.attempts = attempt + 1;
       spdlog::info("{}completed: {} vertices, {} supersteps, {:.3f} s{}; published {}", log_prefix,
                    result.vertices, result.supersteps, result.seconds,
@@ -466,12 +489,8 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     ++restarts_used;
     // A fresh staging directory: a worker of the failed attempt still writing its part cannot
     // put it among the next attempt's.
-    job::DiscardOutput(*output);
-    lease->Release();
-    output.reset();
-    prepared = job::PrepareOutput(details.output, staging_name(attempt + 1), lease);
-    if (!prepared.ok()) return end_job(prepared.status());
-    output = *prepared;
+    discard();
+    if (auto prepared = prepare(attempt + 1); !prepared.ok()) return end_job(prepared);
     // The next attempt resumes from here (the failed attempt's manifest writer has ended).
     if (!checkpoint_root.empty()) resume = NewestCheckpoint(checkpoint_root);
     const uint64_t from = resume.second;
@@ -687,7 +706,11 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
     auto extents = split->Extents(i);
     a.details.range_first = extents->first;
     a.details.range_last = extents->second;
-    a.details.output = run.output->staging + "/" + job::PartName(i);
+    if (run.staged) {
+      a.details.output_options = *run.staged;  // details.output names the sink
+    } else {
+      a.details.output = run.output->staging + "/" + job::PartName(i);
+    }
     a.peer_timeout = spec.peer_timeout;
     a.peer_addresses = peer_addresses;
     a.job_key = job_key;
@@ -744,9 +767,12 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
         uint64_t written = 0;
         for (uint32_t i = 0; i < n; ++i) {
           const protocol::Step& e = (*entries)[i];
-          if (auto st = job::VerifyPart(run.output->staging + "/" + job::PartName(i), e.part);
-              !st.ok()) {
-            return fail(absl::DataLossError(absl::StrCat(names[i], ": ", st.message())));
+          // A sink's staging is checked as it is published.
+          if (run.output) {
+            if (auto st = job::VerifyPart(run.output->staging + "/" + job::PartName(i), e.part);
+                !st.ok()) {
+              return fail(absl::DataLossError(absl::StrCat(names[i], ": ", st.message())));
+            }
           }
           written += e.part.vertices;
         }
@@ -790,10 +816,18 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
                             {"crc32c", parts[i].part.crc32c}});
         }
         success["parts"] = listed;
-        if (auto st = job::PublishOutput(*run.output, success.dump(2) + "\n"); !st.ok()) {
-          return fail(st);
+        if (run.staged) {
+          if (auto st = spec.sink->publish(*run.staged, result.vertices, success.dump());
+              !st.ok()) {
+            return fail(st);
+          }
+          result.output = details.output;
+        } else {
+          if (auto st = job::PublishOutput(*run.output, success.dump(2) + "\n"); !st.ok()) {
+            return fail(st);
+          }
+          result.output = run.output->final;
         }
-        result.output = run.output->final;
         run.published = true;
         // Publishing is the commit point: a worker that fails or hangs up from here on cannot
         // undo a complete, published result.

@@ -2,9 +2,15 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <filesystem>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <utility>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
@@ -21,6 +27,63 @@
 
 namespace lockstep::dbsp {
 namespace {
+
+// A job's runner whose results go to a sink that is not a file (a database table): the results
+// are written to a file in a directory of this worker's, then shipped; the directory goes with it.
+class ShippingRunner final : public bsp::JobRunner {
+ public:
+  using Ship = std::function<absl::Status(const bsp::JobDetails&, const std::string&)>;
+  // Points `details.output` at the file.
+  static absl::StatusOr<ShippingRunner> Make(bsp::JobRunner& inner, Ship ship,
+                                             bsp::JobDetails& details) {
+    if (!ship) {
+      return absl::UnimplementedError(absl::StrCat("this worker cannot write results to ",
+                                                   bsp::SanitizeForLog(details.output, 100)));
+    }
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir =
+        absl::StrCat(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp", "/lockstep-part.XXXXXX");
+    if (::mkdtemp(dir.data()) == nullptr) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot make a directory ", dir, ": ", std::strerror(errno)));
+    }
+    bsp::JobDetails sink = details;  // as the master gave it: `output` names the sink
+    details.output = dir + "/part";
+    return ShippingRunner(inner, std::move(ship), std::move(dir), std::move(sink));
+  }
+  ShippingRunner(ShippingRunner&& o) noexcept
+      : inner_(o.inner_),
+        ship_(std::move(o.ship_)),
+        dir_(std::exchange(o.dir_, std::string())),
+        sink_(std::move(o.sink_)) {}
+  ~ShippingRunner() override {
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+
+  absl::Status CheckParams(const bsp::JobDetails& d) const override {
+    return inner_.CheckParams(d);
+  }
+  absl::StatusOr<std::unique_ptr<bsp::Executor>> StartJob(
+      const bsp::JobDetails& d, const bsp::ExecutorFactory& factory) override {
+    return inner_.StartJob(d, factory);
+  }
+  absl::StatusOr<bsp::OutputSummary> CompleteJob(const bsp::JobDetails& d) override {
+    auto written = inner_.CompleteJob(d);
+    if (!written.ok()) return written;
+    if (auto st = ship_(sink_, d.output); !st.ok()) return st;
+    return written;
+  }
+  void AbortJob(const bsp::JobDetails& d) override { inner_.AbortJob(d); }
+
+ private:
+  ShippingRunner(bsp::JobRunner& inner, Ship ship, std::string dir, bsp::JobDetails sink)
+      : inner_(inner), ship_(std::move(ship)), dir_(std::move(dir)), sink_(std::move(sink)) {}
+  bsp::JobRunner& inner_;
+  Ship ship_;
+  std::string dir_;
+  bsp::JobDetails sink_;
+};
 
 using Clock = std::chrono::steady_clock;
 
@@ -228,8 +291,22 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
                                                 "'"));
         } else {
           std::unique_ptr<bsp::JobRunner> runner = app->make_runner(nullptr);
+          std::optional<ShippingRunner> shipping;
+          bsp::JobDetails details = assignment->details;
+          if (!details.output_options.empty()) {
+            // Results for a sink that is not a file: written to a file of this worker's first.
+            auto made = ShippingRunner::Make(*runner, options.ship_results, details);
+            if (made.ok()) {
+              shipping.emplace(std::move(*made));
+            } else {
+              st = made.status();
+            }
+          }
           try {
-            st = job::RunWorkerJob(*runner, assignment->details, job, tag);
+            if (st.ok()) {
+              st = job::RunWorkerJob(shipping ? static_cast<bsp::JobRunner&>(*shipping) : *runner,
+                                     details, job, tag);
+            }
           } catch (const std::exception& e) {
             // The engine turns running out of memory into a status; this is what is left.
             st = absl::InternalError(absl::StrCat("the job failed: ", e.what()));

@@ -33,6 +33,7 @@ v1::JobDetails ToWire(const Assignment& a) {
   w.set_undirected(d.graph.undirected);
   for (const auto& [k, v] : d.graph.options) (*w.mutable_graph_options())[k] = v;
   w.set_output(d.output);
+  for (const auto& [k, v] : d.output_options) (*w.mutable_output_options())[k] = v;
   w.set_worker_index(d.worker_index);
   w.set_worker_count(d.worker_count);
   w.set_max_supersteps(d.max_supersteps);
@@ -67,6 +68,7 @@ absl::StatusOr<Assignment> FromWire(const v1::JobDetails& w) {
   d.graph = {w.graph_path(), w.graph_format(), w.undirected()};
   for (const auto& [k, v] : w.graph_options()) d.graph.options[k] = v;
   d.output = w.output();
+  for (const auto& [k, v] : w.output_options()) d.output_options[k] = v;
   d.save_parts = w.save_parts();
   d.checkpoint_dir = w.checkpoint_dir();
   d.attempt = w.attempt();

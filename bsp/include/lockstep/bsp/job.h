@@ -29,6 +29,10 @@ struct JobDetails {
   GraphSource graph;
   // The file this process writes its results to.
   std::string output;
+  // Distributed only: set when the job's results go somewhere that is not a file (a database
+  // table, docs/design.md §10): where the worker ships the file it wrote (not on the wire's
+  // `output`, which then names the sink).
+  std::map<std::string, std::string> output_options;
   // Distributed workers only: if set, they first write the graph's partitioned binary form to
   // this directory (WritePartFilesDistributed) and the job runs on it.
   std::string save_parts;

@@ -99,4 +99,18 @@ struct SinkOptions {
 absl::Status PublishResults(const SinkOptions& options, const std::string& results,
                             const JobRecord& record, bool* already = nullptr);
 
+// A distributed job's results (docs/design.md §10): the master creates a staging table for each
+// attempt (UNLOGGED, no index, named after the job), every worker copies its part into it in a
+// transaction of its own, and the master publishes it in the one transaction PublishResults
+// describes, which checks that it holds `vertices` rows and drops it. DropStage removes a failed
+// attempt's staging table (if it exists).
+absl::Status CreateStage(const SinkOptions& options, const std::string& stage);
+// The output option that names a job's staging table.
+inline constexpr char kStageOption[] = "db.stage";
+absl::Status CopyIntoStage(const std::string& uri, const std::string& stage,
+                           const std::string& results);
+absl::Status PublishStage(const SinkOptions& options, const std::string& stage, uint64_t vertices,
+                          const JobRecord& record, bool* already = nullptr);
+void DropStage(const std::string& uri, const std::string& stage);
+
 }  // namespace lockstep::db

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -78,6 +79,22 @@ struct JobSpec {
   // The ID of an unfinished job in checkpoint_dir to finish (FindUnfinishedJob; docs/design.md
   // §7.7); empty: a new job.
   std::string resume_job;
+  // Set when the results go to a sink that is not a directory (a database table, docs/design.md
+  // §10); details.output then names it. The master prepares a staging place per attempt, the
+  // workers ship their parts there (JobDetails::output_options), and the master publishes it
+  // once every worker has, or discards it.
+  struct Sink {
+    // The staging place of the attempt named `name`: the options the workers ship with.
+    std::function<absl::StatusOr<std::map<std::string, std::string>>(const std::string& name)>
+        prepare;
+    // Publishes what was staged, which must hold `vertices` results, with the job's record (the
+    // JSON a directory's _SUCCESS holds).
+    std::function<absl::Status(const std::map<std::string, std::string>& staged, uint64_t vertices,
+                               const std::string& record)>
+        publish;
+    std::function<void(const std::map<std::string, std::string>& staged)> discard;
+  };
+  std::optional<Sink> sink;
 };
 
 // What a master started on a checkpoint directory finishes (docs/design.md §7.7). With `given` (a

@@ -34,6 +34,10 @@ struct WorkerOptions {
   // Makes the text source of a job's graph that is not a file (a database, docs/design.md §10)
   // from its path and options; an error fails the job. Without one such a graph cannot be read.
   std::function<absl::Status(bsp::GraphSource& graph)> attach_graph;
+  // Ships the results file a worker wrote to a job's sink that is not a file (a database table:
+  // JobDetails::output_options); an error fails the job. Without one such a job fails.
+  std::function<absl::Status(const bsp::JobDetails& details, const std::string& results)>
+      ship_results;
 };
 
 // A worker: dials the master (with backoff), waits in its pool, runs any app of `apps` named in
