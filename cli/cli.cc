@@ -28,6 +28,7 @@
 #include <variant>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_format.h"
 #include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/cli/duration.h"
@@ -483,8 +484,10 @@ int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
     record.compute_seconds = compute_s;
     auto sink = SinkFor(app, flags);
     if (!sink.ok()) return Fail(sink.status());
+    const auto publish_start = std::chrono::steady_clock::now();
     if (auto st = db::PublishResults(*sink, job->output, record); !st.ok()) return Fail(st);
-    wrote = absl::StrCat("table ", sink->table, " (job ", record.job_id, ")");
+    wrote = absl::StrFormat("table %s (job %s), published in %.3f s", sink->table, record.job_id,
+                            SecondsSince(publish_start));
   }
   spdlog::info(
       "{}: {} vertices, {} supersteps, load {:.3f} s, compute {:.3f} s, total {:.3f} s; "

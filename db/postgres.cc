@@ -289,8 +289,8 @@ absl::StatusOr<Conn> OpenRead(const std::string& uri, const std::string& snapsho
 
 // The rows of worker `rank` of `size` by `column` of `table`, as a condition the server
 // evaluates (docs/design.md §10): for uuid IDs the worker's own UUID range (an index makes it a
-// range scan); for integers an equal part of [min, max] of the column in the snapshot (the same
-// on every worker); for text a hash of the ID. Empty: every row.
+// range scan); for integers a range between quantiles of the column in the snapshot (the same on
+// every worker); for text a hash of the ID. Empty: every row.
 absl::StatusOr<std::string> SharePredicate(PGconn* c, const Table& table, const std::string& column,
                                            const std::string& id_type, uint32_t rank,
                                            uint32_t size) {
@@ -307,24 +307,47 @@ absl::StatusOr<std::string> SharePredicate(PGconn* c, const Table& table, const 
   if (id_type == "text") {
     return absl::StrCat("(hashtext(", col, ") & 2147483647) % ", size, " = ", rank);
   }
-  auto bounds =
-      Exec(c, absl::StrCat("SELECT min(", col, "), max(", col, ") FROM ", table.sql),
-           absl::StrCat("reading the range of IDs in table ", table.sql), PGRES_TUPLES_OK);
-  if (!bounds.ok()) return bounds.status();
-  if (PQgetisnull(bounds->get(), 0, 0)) return std::string(rank == 0 ? "true" : "false");
-  const int64_t lo = std::strtoll(PQgetvalue(bounds->get(), 0, 0), nullptr, 10);
-  const int64_t hi = std::strtoll(PQgetvalue(bounds->get(), 0, 1), nullptr, 10);
-  // lo + floor((hi - lo) * r / size), in unsigned arithmetic that cannot overflow.
-  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
-  const auto cut = [&](uint32_t r) {
-    return static_cast<int64_t>(static_cast<uint64_t>(lo) + span / size * r +
-                                span % size * r / size);
+  // Integers: split at quantiles of the column, from a block sample (1%, a fixed seed) when it
+  // holds enough rows, else from every row. Both read only the snapshot, so every worker computes
+  // the same bounds; the shares are then about equal in rows, however the IDs are spread.
+  std::string cuts;
+  for (uint32_t r = 1; r < size; ++r) {
+    absl::StrAppend(&cuts, r > 1 ? ", " : "", static_cast<double>(r) / size);
+  }
+  const auto quantiles = [&](const std::string& from) {
+    return Exec(c,
+                absl::StrCat("SELECT count(*), percentile_disc(ARRAY[", cuts,
+                             "]::float8[]) WITHIN GROUP (ORDER BY ", col, ") FROM ", from),
+                absl::StrCat("splitting table ", table.sql, " into shares"), PGRES_TUPLES_OK);
   };
+  auto q = quantiles(absl::StrCat(table.sql, " TABLESAMPLE SYSTEM (1) REPEATABLE (7)"));
+  if (!q.ok()) return q.status();
+  if (std::strtoull(PQgetvalue(q->get(), 0, 0), nullptr, 10) < 10000) {
+    q = quantiles(table.sql);
+    if (!q.ok()) return q.status();
+  }
+  if (PQgetisnull(q->get(), 0, 1)) return std::string(rank == 0 ? "true" : "false");
+  // "{b1,b2,...}": the P-1 bounds, integers.
+  std::vector<std::string> bounds;
+  std::string_view list = PQgetvalue(q->get(), 0, 1);
+  list.remove_prefix(1);
+  list.remove_suffix(1);
+  for (size_t at = 0; at <= list.size();) {
+    size_t comma = list.find(',', at);
+    if (comma == std::string_view::npos) comma = list.size();
+    bounds.emplace_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  if (bounds.size() + 1 != size) {
+    return absl::InternalError(absl::StrCat("PostgreSQL gave ", bounds.size(), " bounds for ", size,
+                                            " shares of table ", table.sql));
+  }
   // The first and last shares are open-ended, so no row falls outside every share.
   std::string where;
-  if (rank > 0) absl::StrAppend(&where, col, " >= ", cut(rank));
-  if (rank + 1 < size)
-    absl::StrAppend(&where, where.empty() ? "" : " AND ", col, " < ", cut(rank + 1));
+  if (rank > 0) absl::StrAppend(&where, col, " >= ", bounds[rank - 1]);
+  if (rank + 1 < size) {
+    absl::StrAppend(&where, where.empty() ? "" : " AND ", col, " < ", bounds[rank]);
+  }
   return where;
 }
 

@@ -239,11 +239,13 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
                       kPeerInflightBytes, a.peer_timeout);
         collective.emplace(*links, a.max_batch_bytes, 2 * a.peer_timeout);
         assignment->details.exchange = &*collective;
-        assignment->details.on_partition_loaded = [tag](const bsp::PartitionLoadStats& s) {
+        assignment->details.on_partition_loaded = [tag, start = std::chrono::steady_clock::now()](
+                                                      const bsp::PartitionLoadStats& s) {
           spdlog::info(
-              "{}loaded its share: lines {} | records {} | vertices known {} | edges held {} | "
-              "rounds {}",
-              tag, s.lines_parsed, s.records_parsed, s.vertices_known, s.edges_received, s.rounds);
+              "{}loaded its share: lines {} | records {} | vertices known {} | edges held {} "
+              "| rounds {} | {:.3f} s",
+              tag, s.lines_parsed, s.records_parsed, s.vertices_known, s.edges_received, s.rounds,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         };
       }
       job::WorkerJob job(link, assignment.ok() ? *assignment : transport::Assignment{});
