@@ -3,10 +3,12 @@
 #  1. every overlay renders with the machine's kubectl and with Debian's kubernetes-client 1.20
 #     (kustomize v2), and every rendered object validates against kubernetes-models' schemas;
 #  2. the validator rejects a broken object (so that step 1 can fail);
-#  3. the dev overlay's own command lines (init container, master with its ConfigMap, workers) run
-#     here as processes: the probes' ports and services answer SERVING, the periodic master
-#     publishes PageRank equal to local mode, and SIGTERM ends master and workers within the
-#     pods' termination grace period.
+#  3. the dev overlay's own command lines (init containers, master with its ConfigMap, workers) run
+#     here as processes, against a throw-away PostgreSQL standing in for its StatefulSet (initdb
+#     and pg_ctl in a temporary directory, as nobody under root): the graph is loaded with the
+#     load-graph container's psql command, the probes' ports and services answer SERVING, the
+#     periodic master publishes PageRank into the database equal to local mode, and SIGTERM ends
+#     master and workers within the pods' termination grace period.
 set -euo pipefail
 lockstep=$1
 source_dir=$2
@@ -14,8 +16,15 @@ build_dir=$3
 k8s=$source_dir/k8s
 work=$(mktemp -d)
 pids=()
+pg=""
+pg_as=()
+pgbin=""
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  if [ -n "$pg" ]; then
+    "${pg_as[@]}" "$pgbin/pg_ctl" -D "$pg/data" -m immediate stop >/dev/null 2>&1 || true
+    rm -rf "$pg"
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -58,7 +67,9 @@ for kc in "${kubectls[@]}"; do
     kinds=$(grep -c '^kind: ' "$out")
     [ "$(echo "$report" | tail -1)" = "$kinds passed, 0 failed" ] ||
       fail "overlays/$o ($version): $report (expected $kinds objects)"
-    for kind in Namespace ConfigMap Service Deployment PersistentVolumeClaim; do
+    kinds_wanted=(Namespace ConfigMap Service Deployment PersistentVolumeClaim)
+    [ "$o" = dev ] && kinds_wanted+=(StatefulSet Secret)  # its PostgreSQL and the password
+    for kind in "${kinds_wanted[@]}"; do
       grep -q "^kind: $kind\$" "$out" || fail "overlays/$o ($version) renders no $kind"
     done
     echo "overlays/$o with kubectl $version: $(echo "$report" | tail -1)"
@@ -75,12 +86,35 @@ echo "$report" | grep -q 'containerPort must be integer' || fail "unexpected rep
 # --- 3. the dev overlay's commands, run here as processes
 dev=$work/dev-${version}.yaml
 args() { node "$validator/args.mjs" "$dev" "$@"; }
-# The pods' paths (/data, /results, /checkpoints, /etc/lockstep) become directories of this test.
+# The StatefulSet's PostgreSQL: a server of this test's, on a Unix socket in its directory.
+pg=$(mktemp -d /tmp/lockstep-k8s-pg.XXXXXX)
+if [ "$(id -u)" -eq 0 ]; then
+  chown nobody "$pg"
+  pg_as=(runuser -u nobody --)
+fi
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+[ -x "$pgbin/initdb" ] || fail "no PostgreSQL server (scripts/setup.sh installs it)"
+"${pg_as[@]}" "$pgbin/initdb" -D "$pg/data" -A trust -U lockstep >"$work/initdb.log" 2>&1 ||
+  fail "initdb: $(tail -3 "$work/initdb.log")"
+"${pg_as[@]}" "$pgbin/pg_ctl" -D "$pg/data" -w -l "$pg/log" \
+  -o "-k $pg -c listen_addresses='' -p 5432 -c fsync=off" start >/dev/null || fail "pg_ctl start"
+pg_uri="postgresql://lockstep@${pg//\//%2F}:5432/links"
+psql -X -q "postgresql://lockstep@${pg//\//%2F}:5432/postgres" -c "CREATE DATABASE links" ||
+  fail "CREATE DATABASE links"
+sql() { psql -X -q -At "$pg_uri" -c "$1" 2>/dev/null; }
+
+# The pods' paths (/data, /results, /checkpoints, /etc/lockstep) become directories of this test,
+# and the database's Service this test's server.
 mkdir -p "$work/data" "$work/results" "$work/checkpoints" "$work/etc"
 relocate() { sed -e "s#/data/#$work/data/#g" -e "s#/results/#$work/results/#g" \
-  -e "s#/checkpoints/#$work/checkpoints/#g" -e "s#/etc/lockstep/#$work/etc/#g"; }
+  -e "s#/checkpoints/#$work/checkpoints/#g" -e "s#/etc/lockstep/#$work/etc/#g" \
+  -e "s#postgresql://lockstep@lockstep-postgres:5432/links#$pg_uri#g" \
+  -e "s#^--host=lockstep-postgres\$#--host=$pg#"; }
 mapfile -t generate < <(args lockstep-master generate-graph | relocate)
 "$lockstep" "${generate[@]}" >"$work/generate.log" 2>&1 || fail "init container: ${generate[*]}"
+mapfile -t load < <(args lockstep-master load-graph | relocate)
+psql "${load[@]}" >"$work/load.log" 2>&1 || fail "init container load-graph: $(cat "$work/load.log")"
+[ "$(sql "SELECT count(*) FROM edges")" -gt 0 ] || fail "load-graph loaded no edge"
 args configmap lockstep-job job.toml | relocate >"$work/etc/job.toml"
 
 read -r master_port master_ready < <(args lockstep-master master readinessProbe)
@@ -115,8 +149,13 @@ for i in 1 2; do
 done
 
 # The periodic master publishes its first result once both workers are in.
-for _ in $(seq 300); do [ -f "$work/results/pagerank/_SUCCESS" ] && break; sleep 0.1; done
-[ -f "$work/results/pagerank/_SUCCESS" ] || fail "no result published in 30 s"
+published() {
+  local n
+  n=$(sql "SELECT count(*) FROM lockstep_jobs") || return 1
+  [ "${n:-0}" -ge 1 ]
+}
+for _ in $(seq 300); do published && break; sleep 0.1; done
+published || fail "no result published in 30 s"
 "$lockstep" health "127.0.0.1:$port" --service "$master_ready" >/dev/null ||
   fail "master readiness ($master_ready) is not SERVING"
 "$lockstep" health "127.0.0.1:$port" >/dev/null || fail "master liveness is not SERVING"
@@ -135,8 +174,9 @@ sed -e 's/^\[master\]$/[run.pagerank]/' -e '/^app = /d' -e '/^min-workers = /d' 
   -e "s#^out = .*#out = \"$work/local.txt\"#" "$work/etc/job.toml" >"$work/local.toml"
 "$lockstep" --config "$work/local.toml" run pagerank >"$work/local.log" 2>&1 ||
   fail "local mode with the ConfigMap's job"
+sql "COPY (SELECT id, value FROM pagerank) TO STDOUT" | tr '\t' ' ' >"$work/table.txt"
 "$lockstep" validate --app pagerank --expected "$work/local.txt" \
-  --actual "$work/results/pagerank" >"$work/validate.log" 2>&1 ||
+  --actual "$work/table.txt" >"$work/validate.log" 2>&1 ||
   fail "the dev overlay's result differs from local mode: $(cat "$work/validate.log")"
 cat "$work/validate.log"
 
