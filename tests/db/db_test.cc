@@ -69,32 +69,52 @@ class DbTest : public ::testing::Test {
 
   // A master and `n` workers running one job of `args` (the master's options after its
   // --listen); the sorted lines of the parts it publishes in `out`, and what each worker logged.
+  // Starts `lockstep master --listen` (any port) with `args`, logging to NAME.err, and waits
+  // until it listens.
+  pid_t StartMaster(const std::string& name, std::vector<std::string> args) {
+    const std::string port_file = dir_.File(name + ".port");
+    std::filesystem::remove(port_file);
+    args.insert(args.begin(), {"master", "--listen", "127.0.0.1:0", "--port-file", port_file});
+    const pid_t pid = Start(args, name + ".err");
+    for (int i = 0; i < 1000 && ReadFile(port_file).empty(); ++i) ::usleep(10000);
+    return pid;
+  }
+  // Starts `n` workers of master NAME with `args` added, logging to NAME-workerI.err.
+  std::vector<pid_t> StartWorkers(const std::string& name, uint32_t n,
+                                  const std::vector<std::string>& args) {
+    const std::string port = ReadFile(dir_.File(name + ".port"));
+    std::vector<pid_t> workers;
+    for (uint32_t w = 0; w < n; ++w) {
+      std::vector<std::string> argv = {"worker", "--master",
+                                       "127.0.0.1:" + port.substr(0, port.find('\n'))};
+      argv.insert(argv.end(), args.begin(), args.end());
+      workers.push_back(Start(argv, name + "-worker" + std::to_string(w) + ".err"));
+    }
+    return workers;
+  }
+  std::vector<Process> WaitWorkers(const std::string& name, const std::vector<pid_t>& workers) {
+    std::vector<Process> done;
+    for (size_t w = 0; w < workers.size(); ++w) {
+      done.push_back(Wait(workers[w], name + "-worker" + std::to_string(w) + ".err"));
+    }
+    return done;
+  }
+
   struct Cluster {
     Process master;
     std::vector<Process> workers;
     std::vector<std::string> lines;
   };
   Cluster RunCluster(uint32_t n, std::vector<std::string> args, const std::string& out) {
-    const std::string port_file = dir_.File("port");
-    std::filesystem::remove(port_file);
     const bool files = !db::IsPostgresUri(out);
     if (files) std::filesystem::remove_all(out);
-    args.insert(args.begin(), {"master", "--listen", "127.0.0.1:0", "--port-file", port_file,
-                               "--min-workers", std::to_string(n), "--out", out});
-    const pid_t master = Start(args, "master.err");
-    for (int i = 0; i < 1000 && ReadFile(port_file).empty(); ++i) ::usleep(10000);
-    const std::string port = ReadFile(port_file);
-    std::vector<pid_t> workers;
-    for (uint32_t w = 0; w < n; ++w) {
-      workers.push_back(Start({"worker", "--master", "127.0.0.1:" + port.substr(0, port.find('\n')),
-                               "--max-jobs", "1", "--threads", "1"},
-                              "worker" + std::to_string(w) + ".err"));
-    }
+    args.insert(args.end(), {"--min-workers", std::to_string(n), "--out", out});
+    const pid_t master = StartMaster("cluster", args);
+    const std::vector<pid_t> workers =
+        StartWorkers("cluster", n, {"--max-jobs", "1", "--threads", "1"});
     Cluster c;
-    c.master = Wait(master, "master.err");
-    for (uint32_t w = 0; w < n; ++w) {
-      c.workers.push_back(Wait(workers[w], "worker" + std::to_string(w) + ".err"));
-    }
+    c.master = Wait(master, "cluster.err");
+    c.workers = WaitWorkers("cluster", workers);
     if (c.master.exit_code == 0 && files) {
       for (const auto& e : std::filesystem::directory_iterator(out)) {
         if (e.path().filename().string().starts_with("part-")) {
@@ -190,13 +210,11 @@ TEST_F(DbTest, EveryAppReadsTheSameGraphFromTablesAsFromFiles) {
       "DROP TABLE IF EXISTS k_vertices; CREATE TABLE k_vertices (id bigint PRIMARY KEY);"
       "INSERT INTO k_vertices SELECT src FROM k_edges UNION SELECT dst FROM k_edges "
       "UNION VALUES (5000000), (5000001), (5000002);");
-  const std::string v = dir_.Write("g.v", Rows("SELECT id FROM k_vertices ORDER BY id"));
+  dir_.Write("g.v", Rows("SELECT id FROM k_vertices ORDER BY id"));
   const std::string e = dir_.Write("g.e", Rows("SELECT src, dst FROM k_edges ORDER BY src, dst"));
   const std::string props =
       dir_.Write("g.properties",
                  "graph.g.vertex-file = g.v\ngraph.g.edge-file = g.e\ngraph.g.directed = true\n");
-  (void)v;
-  (void)e;
   const std::string uri = server->Uri();
   for (const auto& app : kApps) {
     SCOPED_TRACE(app[0]);
@@ -515,7 +533,7 @@ std::vector<std::string> SortedLines(const std::string& text) {
 
 TEST_F(DbTest, ClustersOfTwoAndThreeWorkersReadTheirSharesAndAnswerAsRunDoes) {
   // Integer IDs with a vertex table (isolated vertices), text IDs, and UUIDs: each a different
-  // share predicate (a range of [min, max], a hash, the workers' own UUID ranges).
+  // share predicate (a range between quantiles, a hash, the workers' own UUID ranges).
   LoadEdges("c_edges", "bigint", ReadFile(std::string(LOCKSTEP_DATA_DIR) + "/kronecker-12.el"));
   server->Sql(
       "DROP TABLE IF EXISTS c_vertices; CREATE TABLE c_vertices (id bigint PRIMARY KEY);"
@@ -614,19 +632,10 @@ TEST_F(DbTest, APeriodicMasterServesTheNextJobAfterABadOneOnAFreshSnapshot) {
   server->Sql(
       "DROP TABLE IF EXISTS e_edges, e_out; CREATE TABLE e_edges (src int, dst int);"
       "INSERT INTO e_edges VALUES (1, 2), (2, 3), (3, 1), (4, NULL);");
-  const std::string port_file = dir_.File("every.port");
-  const pid_t master =
-      Start({"master", "--listen", "127.0.0.1:0", "--port-file", port_file, "--app", "pagerank",
-             "--graph", uri, "--db-edges-table=e_edges", "--out", uri, "--out-table=e_out",
-             "--every", "200ms", "--min-workers", "2"},
-            "every.err");
-  for (int i = 0; i < 1000 && ReadFile(port_file).empty(); ++i) ::usleep(10000);
-  const std::string port = ReadFile(port_file);
-  std::vector<pid_t> workers;
-  for (int w = 0; w < 2; ++w) {
-    workers.push_back(Start({"worker", "--master", "127.0.0.1:" + port.substr(0, port.find('\n'))},
-                            "every-worker" + std::to_string(w) + ".err"));
-  }
+  const pid_t master = StartMaster(
+      "every", {"--app", "pagerank", "--graph", uri, "--db-edges-table=e_edges", "--out", uri,
+                "--out-table=e_out", "--every", "200ms", "--min-workers", "2"});
+  const std::vector<pid_t> workers = StartWorkers("every", 2, {});
   // The first jobs fail on the NULL; once the row is mended, the next job (a new snapshot) runs.
   const auto wait_for = [&](const std::function<bool()>& done) {
     for (int i = 0; i < 1500 && !done(); ++i) ::usleep(20000);
@@ -642,9 +651,7 @@ TEST_F(DbTest, APeriodicMasterServesTheNextJobAfterABadOneOnAFreshSnapshot) {
   for (pid_t w : workers) ::kill(w, SIGTERM);
   ::kill(master, SIGTERM);
   const Process m = Wait(master, "every.err");
-  for (size_t w = 0; w < workers.size(); ++w) {
-    Wait(workers[w], "every-worker" + std::to_string(w) + ".err");
-  }
+  WaitWorkers("every", workers);
   EXPECT_EQ(m.exit_code, 0) << m.err;
   EXPECT_THAT(m.err, HasSubstr("row (4, NULL): NULL in column \"dst\""));
   EXPECT_EQ(server->Sql("SELECT count(*) FROM e_out"), "4\n");
@@ -657,11 +664,9 @@ TEST_F(DbTest, AJobReadsTheSnapshotItStartedOnWhateverIsWrittenMeanwhile) {
   server->Sql(
       "DROP TABLE IF EXISTS w_edges; CREATE TABLE w_edges (src int, dst int);"
       "INSERT INTO w_edges VALUES (1, 2), (2, 3), (3, 1);");
-  const std::string port_file = dir_.File("snap.port");
-  const pid_t master = Start({"master", "--listen", "127.0.0.1:0", "--port-file", port_file,
-                              "--app", "pagerank", "--graph", uri, "--db-edges-table=w_edges",
-                              "--out", dir_.File("snap.out"), "--min-workers", "2"},
-                             "snap.err");
+  const pid_t master =
+      StartMaster("snap", {"--app", "pagerank", "--graph", uri, "--db-edges-table=w_edges", "--out",
+                           dir_.File("snap.out"), "--min-workers", "2"});
   // The master exports the job's snapshot before it takes workers; the crawler writes after that
   // and before any worker reads.
   for (int i = 0; i < 1000 && ReadFile(dir_.File("snap.err")).find("the job reads snapshot") ==
@@ -670,17 +675,9 @@ TEST_F(DbTest, AJobReadsTheSnapshotItStartedOnWhateverIsWrittenMeanwhile) {
     ::usleep(10000);
   }
   server->Sql("INSERT INTO w_edges VALUES (3, 99), (99, 1);");
-  const std::string port = ReadFile(port_file);
-  std::vector<pid_t> workers;
-  for (int w = 0; w < 2; ++w) {
-    workers.push_back(Start(
-        {"worker", "--master", "127.0.0.1:" + port.substr(0, port.find('\n')), "--max-jobs", "1"},
-        "snap-worker" + std::to_string(w) + ".err"));
-  }
+  const std::vector<pid_t> workers = StartWorkers("snap", 2, {"--max-jobs", "1"});
   const Process m = Wait(master, "snap.err");
-  for (size_t w = 0; w < workers.size(); ++w) {
-    Wait(workers[w], "snap-worker" + std::to_string(w) + ".err");
-  }
+  WaitWorkers("snap", workers);
   ASSERT_EQ(m.exit_code, 0) << m.err;
   std::string all;
   for (const auto& e : std::filesystem::directory_iterator(dir_.File("snap.out"))) {
