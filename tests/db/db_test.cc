@@ -549,9 +549,11 @@ TEST_F(DbTest, ClustersOfTwoAndThreeWorkersReadTheirSharesAndAnswerAsRunDoes) {
     std::string table;
     std::vector<std::string> apps;
     std::string vertices;
+    bool undirected = false;
   };
   const std::vector<Case> cases = {
       {"c_edges", {"pagerank", "wcc", "cdlp", "lcc", "coloring", "bfs", "sssp"}, "c_vertices"},
+      {"c_edges", {"pagerank", "lcc"}, "none", true},
       {"c_text", {"pagerank", "wcc"}, "none"},
       {"c_uuid", {"pagerank", "cdlp"}, "none"}};
   for (const Case& c : cases) {
@@ -559,6 +561,7 @@ TEST_F(DbTest, ClustersOfTwoAndThreeWorkersReadTheirSharesAndAnswerAsRunDoes) {
       std::vector<std::string> flags = {"--db-edges-table=" + c.table,
                                         "--db-vertices-table=" + c.vertices};
       if (c.vertices == "none") flags.pop_back();
+      if (c.undirected) flags.push_back("--undirected");
       if (app == "bfs" || app == "sssp") flags.push_back("--source=1");
       std::vector<std::string> local = {"run", app, "--graph", uri, "--out", dir_.File("local")};
       local.insert(local.end(), flags.begin(), flags.end());
