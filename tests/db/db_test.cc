@@ -81,10 +81,10 @@ class DbTest : public ::testing::Test {
   }
   // Starts `n` workers of master NAME with `args` added, logging to NAME-workerI.err.
   std::vector<pid_t> StartWorkers(const std::string& name, uint32_t n,
-                                  const std::vector<std::string>& args) {
+                                  const std::vector<std::string>& args, uint32_t first = 0) {
     const std::string port = ReadFile(dir_.File(name + ".port"));
     std::vector<pid_t> workers;
-    for (uint32_t w = 0; w < n; ++w) {
+    for (uint32_t w = first; w < first + n; ++w) {
       std::vector<std::string> argv = {"worker", "--master",
                                        "127.0.0.1:" + port.substr(0, port.find('\n'))};
       argv.insert(argv.end(), args.begin(), args.end());
@@ -690,6 +690,40 @@ TEST_F(DbTest, AJobReadsTheSnapshotItStartedOnWhateverIsWrittenMeanwhile) {
   ASSERT_EQ(lines.size(), 3u) << all;  // vertices 1, 2 and 3: not 99, written after the export
   EXPECT_EQ(lines[0].substr(0, 2), "1 ");
   EXPECT_EQ(lines[2].substr(0, 2), "3 ");
+}
+
+TEST_F(DbTest, AJobRecoveredOnANewWorkerReadsItsSnapshotStill) {
+  LoadEdges("r_edges", "bigint", ReadFile(std::string(LOCKSTEP_DATA_DIR) + "/kronecker-12.el"));
+  const std::string uri = server->Uri();
+  const std::vector<std::string> job = {
+      "--graph", uri, "--db-edges-table=r_edges", "--tolerance", "0", "--max-iterations", "2000"};
+  std::vector<std::string> local = {"run", "pagerank", "--out", dir_.File("rec.local")};
+  local.insert(local.end(), job.begin(), job.end());
+  ASSERT_EQ(Run(local).exit_code, 0);
+  std::vector<std::string> args = {
+      "--app",         "pagerank", "--out",          dir_.File("rec.out"),
+      "--min-workers", "2",        "--max-restarts", "1"};
+  args.insert(args.end(), job.begin(), job.end());
+  const pid_t master = StartMaster("rec", args);
+  std::vector<pid_t> workers = StartWorkers("rec", 2, {"--max-jobs", "1"});
+  for (int i = 0;
+       i < 3000 && ReadFile(dir_.File("rec.err")).find("superstep 20 ") == std::string::npos; ++i) {
+    ::usleep(10000);
+  }
+  // The crawler writes, then a worker is lost: the spare that replaces it reads the job's
+  // snapshot (the master's session still lives), not the new rows.
+  server->Sql("INSERT INTO r_edges VALUES (1, 777777), (777777, 2);");
+  ::kill(workers[1], SIGKILL);
+  workers.push_back(StartWorkers("rec", 1, {"--max-jobs", "1"}, 2)[0]);
+  const Process m = Wait(master, "rec.err");
+  WaitWorkers("rec", workers);
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_THAT(m.err, HasSubstr("attempt 2"));
+  std::string all;
+  for (const auto& e : std::filesystem::directory_iterator(dir_.File("rec.out"))) {
+    if (e.path().filename().string().starts_with("part-")) all += ReadFile(e.path().string());
+  }
+  EXPECT_EQ(SortedLines(all), SortedLines(ReadFile(dir_.File("rec.local"))));
 }
 
 TEST_F(DbTest, TheMasterRefusesWhatIsStillToCome) {
