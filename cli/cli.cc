@@ -429,6 +429,24 @@ dbsp::JobSpec::Sink DatabaseSink(const catalogue::AppInfo& app, const JobFlags& 
   return sink;
 }
 
+// A distributed job's PostgreSQL table, in its details' output options (and its record).
+constexpr char kTableOption[] = "db.table";
+
+// The parts of a master's spec that a database needs and a job record cannot hold (§10): the
+// snapshot option, which lives with this master only, and the sink's functions.
+void AttachDatabase(dbsp::JobSpec& spec) {
+  const bsp::JobDetails& d = spec.details;
+  if (db::IsPostgresUri(d.graph.path)) spec.ephemeral_graph_options = {db::kSnapshotOption};
+  if (!db::IsPostgresUri(d.output)) return;
+  JobFlags flags;
+  flags.graph = d.graph.path;
+  if (db::IsPostgresUri(d.graph.path)) flags.tables = db::TablesFromOptions(d.graph.options);
+  flags.out = d.output;
+  auto table = d.output_options.find(kTableOption);
+  if (table != d.output_options.end()) flags.out_table = table->second;
+  spec.sink = DatabaseSink(*spec.app, flags);
+}
+
 int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
   if (top > 0) {
     // --top reads the result back from --out: a device or FIFO would give nothing back, or block.
@@ -562,16 +580,7 @@ std::variant<int, dbsp::JobSpec> MasterSpec(const catalogue::AppRegistry& apps,
                                             const MasterFlags& m, JobFlags flags) {
   if (flags.graph.empty()) return UsageError(absl::InvalidArgumentError("--graph is required"));
   if (flags.out.empty()) return UsageError(absl::InvalidArgumentError("--out is required"));
-  if (db::IsPostgresUri(flags.out) && !m.checkpoint_dir.empty()) {
-    return UsageError(absl::InvalidArgumentError(
-        "--checkpoint-dir with a PostgreSQL --out is still to come (docs/design.md §10)"));
-  }
   const bool database = db::IsPostgresUri(flags.graph);
-  if (database && !m.checkpoint_dir.empty()) {
-    return UsageError(absl::InvalidArgumentError(
-        "--checkpoint-dir with a PostgreSQL --graph is still to come (docs/design.md §10): a "
-        "resumed job must read the snapshot it started on"));
-  }
   if (database && !m.save_parts.empty()) {
     return UsageError(absl::InvalidArgumentError(
         "--save-parts writes the partitioned form of a graph in files; a PostgreSQL --graph is "
@@ -613,7 +622,11 @@ std::variant<int, dbsp::JobSpec> MasterSpec(const catalogue::AppRegistry& apps,
   dbsp::JobSpec spec;
   spec.app = app;
   spec.details = *job;
-  if (db::IsPostgresUri(flags.out)) spec.sink = DatabaseSink(*app, flags);
+  if (db::IsPostgresUri(flags.out)) {
+    spec.details.output_options[kTableOption] =
+        flags.out_table.empty() ? app->name : flags.out_table;
+  }
+  AttachDatabase(spec);
   if (m.max_workers > 0 && m.min_workers > m.max_workers) {
     // The pool would wait for the minimum and then take only the maximum.
     return UsageError(absl::InvalidArgumentError(
@@ -716,6 +729,7 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
                                          apps, nullptr);
     if (!found.ok()) return RefuseJob(found.status());
     spec = **found;
+    AttachDatabase(spec);
   } else {
     auto made = MasterSpec(apps, m, std::move(flags));
     if (const int* code = std::get_if<int>(&made)) return *code;
@@ -723,7 +737,10 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
     if (!spec.checkpoint_dir.empty()) {
       auto found = dbsp::FindUnfinishedJob(spec.checkpoint_dir, apps, &spec);
       if (!found.ok()) return RefuseJob(found.status());
-      if (*found) spec = **found;
+      if (*found) {
+        spec = **found;
+        AttachDatabase(spec);
+      }
     }
   }
   const catalogue::AppInfo* app = spec.app;

@@ -132,15 +132,23 @@ constexpr char kMasterRestarted[] = "the master restarted";
 nlohmann::json JobOfSpec(const JobSpec& spec) {
   const bsp::JobDetails& d = spec.details;
   std::error_code ec;
-  return {{"app", d.app},
-          {"params", d.params},
-          {"graph",
-           {{"path", std::filesystem::absolute(d.graph.path, ec).string()},
-            {"format", d.graph.format},
-            {"undirected", d.graph.undirected}}},
-          {"output", std::filesystem::absolute(d.output, ec).string()},
-          {"save_parts", d.save_parts},
-          {"max_supersteps", d.max_supersteps}};
+  // A graph or an output that is not a file (a database, §10) is named as given.
+  const bool graph_file = d.graph.options.empty();
+  std::map<std::string, std::string> options = d.graph.options;
+  for (const std::string& key : spec.ephemeral_graph_options) options.erase(key);
+  nlohmann::json job = {
+      {"app", d.app},
+      {"params", d.params},
+      {"graph",
+       {{"path", graph_file ? std::filesystem::absolute(d.graph.path, ec).string() : d.graph.path},
+        {"format", d.graph.format},
+        {"undirected", d.graph.undirected}}},
+      {"output", spec.sink ? d.output : std::filesystem::absolute(d.output, ec).string()},
+      {"save_parts", d.save_parts},
+      {"max_supersteps", d.max_supersteps}};
+  if (!options.empty()) job["graph"]["options"] = options;
+  if (!d.output_options.empty()) job["output_options"] = d.output_options;
+  return job;
 }
 nlohmann::json RunOfSpec(const JobSpec& spec) {
   return {{"min_workers", spec.pool.min_workers},
@@ -172,7 +180,13 @@ absl::StatusOr<JobSpec> SpecOfRecord(const job::JobRecord& r, const std::string&
     d.graph.path = j.at("graph").at("path").get<std::string>();
     d.graph.format = j.at("graph").at("format").get<std::string>();
     d.graph.undirected = j.at("graph").at("undirected").get<bool>();
+    if (j.at("graph").contains("options")) {
+      d.graph.options = j.at("graph").at("options").get<std::map<std::string, std::string>>();
+    }
     d.output = j.at("output").get<std::string>();
+    if (j.contains("output_options")) {
+      d.output_options = j.at("output_options").get<std::map<std::string, std::string>>();
+    }
     d.save_parts = j.at("save_parts").get<std::string>();
     d.max_supersteps = j.at("max_supersteps").get<uint64_t>();
     using ms = std::chrono::milliseconds;
@@ -400,6 +414,24 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   std::vector<std::string> reasons;
   Clock::time_point failed_at = started;
   std::pair<std::string, uint64_t> resume;  // the checkpoint the next attempt starts from
+  // A graph read from a snapshot that lived with another master: its checkpoints are of a graph
+  // this master cannot read again, so the job starts over on a snapshot of its own (§10).
+  bool new_snapshot = false;
+  for (const std::string& key : spec.ephemeral_graph_options) {
+    new_snapshot = new_snapshot || details.graph.options.contains(key);
+  }
+  if (resuming && new_snapshot) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(checkpoint_root, ec)) {
+      if (entry.path().filename().string().starts_with("attempt-")) {
+        std::filesystem::remove_all(entry.path(), ec);
+      }
+    }
+    spdlog::warn(
+        "resuming job {} from the start on a new snapshot of its graph: the snapshot it "
+        "read ended with the master that exported it",
+        job_id);
+  }
   if (resuming) {
     resume = NewestCheckpoint(checkpoint_root);
     attempts.push_back({{"attempt", first_attempt + 1},
@@ -707,7 +739,8 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
     a.details.range_first = extents->first;
     a.details.range_last = extents->second;
     if (run.staged) {
-      a.details.output_options = *run.staged;  // details.output names the sink
+      // details.output names the sink; the staging place goes with its options.
+      for (const auto& [k, v] : *run.staged) a.details.output_options[k] = v;
     } else {
       a.details.output = run.output->staging + "/" + job::PartName(i);
     }

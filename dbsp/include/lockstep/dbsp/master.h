@@ -95,6 +95,10 @@ struct JobSpec {
     std::function<void(const std::map<std::string, std::string>& staged)> discard;
   };
   std::optional<Sink> sink;
+  // Graph options that hold for one master only (a database snapshot its session exports, §10):
+  // not kept in the job's record, and a job resumed by another master restores no checkpoint
+  // taken on them but starts over from superstep 0 on its own.
+  std::vector<std::string> ephemeral_graph_options;
 };
 
 // What a master started on a checkpoint directory finishes (docs/design.md §7.7). With `given` (a
