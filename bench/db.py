@@ -15,7 +15,9 @@ index on src and ANALYZEd. Each trial measures, in this order:
     load time is the "| X s" of its "loaded its share" line (its COPY of its share, the parse, the
     routing to the owners, the ranking: the whole partitioned load), against psql's COPY of the
     same rows (`WHERE src >= a AND src < b`, the bounds computed as the workers compute them:
-    quantiles of a 1% block sample);
+    quantiles of a 1% block sample), alone and with every share's COPY side by side, as the
+    workers read (on a machine with fewer cores than server and worker processes, the fairer
+    ceiling);
   - publish: `lockstep run pagerank --out URI` ("published in X s": one transaction that deletes
     the previous rows, copies the new ones in and records the job) against psql's `\\copy` of the
     same rows into a fresh table of the same shape (id bigint PRIMARY KEY, value double precision).
@@ -163,6 +165,7 @@ def main():
             f"{args.workers} workers, {args.trials} trials")
         local, local_file, local_psql = [], [], []
         worker_ratio, worker_rate, worker_psql_rate = [], [], []
+        worker_ratio_together = []
         publish, publish_psql, rows = [], [], 0
         for trial in range(args.trials):
             # Local load: the whole table, against psql's COPY of it and the text file.
@@ -179,6 +182,17 @@ def main():
             local_file.append(float(LOAD_RE.search(err).group(1)))
             # Per worker: each worker's share against psql's COPY of the same rows.
             logs = cluster(binary, server.uri, args.workers, os.path.join(server.dir, "dist"))
+            # The ceiling side by side too: every share's psql COPY at once, as the workers read.
+            with open(os.devnull, "w") as null:
+                start = time.monotonic()
+                copies = [subprocess.Popen(
+                    ["psql", "-X", "-q", server.uri, "-c",
+                     f"COPY (SELECT src, dst FROM edges WHERE {where}) TO STDOUT"], stdout=null)
+                    for where in conditions]
+                together = []
+                for c in copies:
+                    c.wait()
+                    together.append(time.monotonic() - start)
             for rank, wlog in enumerate(logs):
                 m = SHARE_RE.search(wlog)
                 rows_read, seconds = int(m.group(1)), float(m.group(2))
@@ -188,6 +202,7 @@ def main():
                                      f"COPY (SELECT src, dst FROM edges WHERE {where}) TO STDOUT"],
                                     stdout=null)
                 worker_ratio.append(seconds / ceiling)
+                worker_ratio_together.append(seconds / together[rank])
                 worker_rate.append(rows_read / seconds)
                 worker_psql_rate.append(rows_read / ceiling)
             # Publish: one transaction against a plain COPY FROM into a fresh table.
@@ -217,6 +232,8 @@ def main():
         log(f"per-worker load ({args.workers} workers), M rows/s           "
             f"{scale.spread([r / 1e6 for r in worker_rate])}   "
             f"{scale.spread([r / 1e6 for r in worker_psql_rate])}   {scale.spread(worker_ratio)}x")
+        log(f"per-worker load against all shares' psql COPYs side by side              "
+            f"{scale.spread(worker_ratio_together)}x")
         log(f"publish ({rows} rows), M rows/s               {scale.spread(rate(rows, publish))}"
             f"   {scale.spread(rate(rows, publish_psql))}   "
             f"{scale.spread(ratio(publish, publish_psql))}x")

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "lockstep/bsp/vertex_id.h"
 #include "lockstep/partition/range.h"
 #include "nlohmann/json.hpp"
+#include "spdlog/spdlog.h"
 
 namespace lockstep::db {
 namespace {
@@ -54,6 +56,19 @@ absl::StatusOr<Conn> Connect(const std::string& uri) {
     return absl::UnavailableError(absl::StrCat(
         "PostgreSQL at ", Shown(uri), ": cannot connect: ", Clean(PQerrorMessage(c.get()))));
   }
+  // The server's notices and warnings go to the log, one line each, not to stderr as they are.
+  PQsetNoticeReceiver(
+      c.get(),
+      [](void*, const PGresult* r) {
+        const char* severity = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+        const std::string message = Clean(PQresultErrorMessage(r));
+        if (severity != nullptr && std::strcmp(severity, "WARNING") == 0) {
+          spdlog::warn("PostgreSQL: {}", message);
+        } else {
+          spdlog::debug("PostgreSQL: {}", message);
+        }
+      },
+      nullptr);
   return c;
 }
 
@@ -86,17 +101,23 @@ struct Table {
   std::string sql;   // the table's name, quoted as SQL needs it
   std::string name;  // as given, for messages
   std::map<std::string, std::string> columns;
+  bool sampleable = false;  // a table (TABLESAMPLE applies), not a view
 };
 
 absl::StatusOr<Table> Describe(PGconn* c, const std::string& name, const std::string& flag) {
-  auto found =
-      Exec(c, "SELECT to_regclass($1)::text", "looking up a table", PGRES_TUPLES_OK, {name});
+  auto found = Exec(c,
+                    "SELECT to_regclass($1)::text, (SELECT relkind FROM pg_class WHERE oid = "
+                    "to_regclass($1))",
+                    "looking up a table", PGRES_TUPLES_OK, {name});
   if (!found.ok()) return found.status();
   if (PQgetisnull(found->get(), 0, 0)) {
     return absl::NotFoundError(
         absl::StrCat("PostgreSQL: no table \"", bsp::SanitizeForLog(name, 100), "\" (", flag, ")"));
   }
   Table t{PQgetvalue(found->get(), 0, 0), name, {}};
+  // TABLESAMPLE reads tables and materialized views only, not views.
+  const std::string_view kind = PQgetvalue(found->get(), 0, 1);
+  t.sampleable = kind == "r" || kind == "m" || kind == "p";
   auto cols = Exec(c,
                    "SELECT a.attname, t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = "
                    "a.atttypid WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT "
@@ -320,9 +341,11 @@ absl::StatusOr<std::string> SharePredicate(PGconn* c, const Table& table, const 
                              "]::float8[]) WITHIN GROUP (ORDER BY ", col, ") FROM ", from),
                 absl::StrCat("splitting table ", table.sql, " into shares"), PGRES_TUPLES_OK);
   };
-  auto q = quantiles(absl::StrCat(table.sql, " TABLESAMPLE SYSTEM (1) REPEATABLE (7)"));
+  auto q =
+      quantiles(table.sampleable ? absl::StrCat(table.sql, " TABLESAMPLE SYSTEM (1) REPEATABLE (7)")
+                                 : table.sql);
   if (!q.ok()) return q.status();
-  if (std::strtoull(PQgetvalue(q->get(), 0, 0), nullptr, 10) < 10000) {
+  if (table.sampleable && std::strtoull(PQgetvalue(q->get(), 0, 0), nullptr, 10) < 10000) {
     q = quantiles(table.sql);
     if (!q.ok()) return q.status();
   }
@@ -406,6 +429,9 @@ class PostgresShare final : public bsp::GraphTextShare {
   uint64_t rows_ = 0;
 };
 
+// How many streams a whole read (`lockstep run`) uses at most.
+constexpr uint32_t kReadStreams = 4;
+
 class PostgresSource final : public bsp::GraphTextSource {
  public:
   PostgresSource(std::string uri, SourceTables tables, std::string snapshot)
@@ -440,13 +466,56 @@ class PostgresSource final : public bsp::GraphTextSource {
         return st;
       }
     }
-    const Rows rows = EdgeRows(c, *layout, weights);
-    if (auto st = CopyOut(c, rows.query, absl::StrCat("reading ", text.edges_name), text.edges);
-        !st.ok()) {
-      return st;
+    // The edges in shares read at once over connections of their own (one server process each:
+    // COPY's formatting on the server is what a single stream waits for), all in this read's
+    // snapshot, exported here unless the job gave one. Their order does not matter: LoadGraph
+    // sorts the edges.
+    std::string snapshot = snapshot_;
+    const uint32_t shares = std::clamp(std::thread::hardware_concurrency(), 1u, kReadStreams);
+    if (snapshot.empty() && shares > 1) {
+      auto id =
+          Exec(c, "SELECT pg_export_snapshot()", "exporting the read's snapshot", PGRES_TUPLES_OK);
+      if (!id.ok()) return id.status();
+      snapshot = PQgetvalue(id->get(), 0, 0);
     }
-    if (auto st = CheckRows(text.edges, tables_.edges, rows.columns, rows.text_ids); !st.ok()) {
-      return st;
+    const Rows rows = EdgeRows(c, *layout, weights);
+    std::vector<std::string> parts(shares);
+    std::vector<absl::Status> status(shares);
+    const auto read_share = [&](uint32_t r) {
+      // Share 0 on this read's connection, the others on their own.
+      absl::StatusOr<Conn> own = Conn();
+      if (r > 0) own = OpenRead(uri_, snapshot);
+      if (!own.ok()) {
+        status[r] = own.status();
+        return;
+      }
+      PGconn* sc = r == 0 ? c : own->get();
+      auto where = SharePredicate(sc, layout->edges, tables_.src, layout->id_type, r, shares);
+      if (!where.ok()) {
+        status[r] = where.status();
+        return;
+      }
+      const std::string query =
+          where->empty() ? rows.query : absl::StrCat(rows.query, " WHERE ", *where);
+      status[r] = CopyOut(sc, query, absl::StrCat("reading ", text.edges_name), parts[r]);
+      if (status[r].ok()) {
+        status[r] = CheckRows(parts[r], tables_.edges, rows.columns, rows.text_ids);
+      }
+    };
+    std::vector<std::thread> threads;
+    for (uint32_t r = 1; r < shares; ++r) threads.emplace_back(read_share, r);
+    read_share(0);
+    for (std::thread& t : threads) t.join();
+    for (const absl::Status& st : status) {
+      if (!st.ok()) return st;
+    }
+    size_t bytes = 0;
+    for (const std::string& p : parts) bytes += p.size();
+    text.edges = std::move(parts[0]);
+    text.edges.reserve(bytes);
+    for (uint32_t r = 1; r < shares; ++r) {
+      text.edges += parts[r];
+      std::string().swap(parts[r]);
     }
     if (auto r = Exec(c, "COMMIT", "ending the read"); !r.ok()) return r.status();
     return text;

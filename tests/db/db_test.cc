@@ -512,8 +512,8 @@ TEST_F(DbTest, AServerStoppedMidLoadOrMidPublishLeavesThePreviousResults) {
     stopper.join();
     server->Start();
     EXPECT_EQ(p.exit_code, 1);
-    EXPECT_THAT(p.err, HasSubstr(table == "slow_edges" ? "reading table \"slow_edges\""
-                                                       : "writing the results"));
+    // The load stops wherever the server went (splitting the table into shares, or reading it).
+    EXPECT_THAT(p.err, HasSubstr(table == "slow_edges" ? "slow_edges" : "writing the results"));
     EXPECT_EQ(Rows("SELECT * FROM slow_out"), "7 0.5\n");
   }
 }
