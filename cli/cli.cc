@@ -770,7 +770,8 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
     std::unique_ptr<db::ExportedSnapshot> snapshot;
     absl::Status exported_ok;
     if (db::IsPostgresUri(spec.details.graph.path)) {
-      auto exported = db::ExportedSnapshot::Export(spec.details.graph.path);
+      auto exported = db::ExportedSnapshot::Export(
+          spec.details.graph.path, db::TablesFromOptions(spec.details.graph.options));
       if (exported.ok()) {
         snapshot = *std::move(exported);
         spec.details.graph.options[db::kSnapshotOption] = snapshot->id();

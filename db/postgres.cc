@@ -317,16 +317,18 @@ absl::StatusOr<std::string> SharePredicate(PGconn* c, const Table& table, const 
                                            uint32_t size) {
   if (size <= 1) return std::string();
   const std::string col = Identifier(c, column);
+  // A NULL ID satisfies no condition: share 0 takes it, for the row checks to refuse it.
+  const std::string nulls = rank == 0 ? absl::StrCat(" OR ", col, " IS NULL") : "";
   if (id_type == "uuid") {
     auto range = partition::Range::Whole(size);
     if (!range.ok()) return range.status();
     auto extents = range->Extents(rank);
     if (!extents.ok()) return extents.status();
-    return absl::StrCat(col, " BETWEEN '", bsp::ToString(extents->first), "'::uuid AND '",
-                        bsp::ToString(extents->second), "'::uuid");
+    return absl::StrCat("(", col, " BETWEEN '", bsp::ToString(extents->first), "'::uuid AND '",
+                        bsp::ToString(extents->second), "'::uuid", nulls, ")");
   }
   if (id_type == "text") {
-    return absl::StrCat("(hashtext(", col, ") & 2147483647) % ", size, " = ", rank);
+    return absl::StrCat("((hashtext(", col, ") & 2147483647) % ", size, " = ", rank, nulls, ")");
   }
   // Integers: split at quantiles of the column, from a block sample (1%, a fixed seed) when it
   // holds enough rows, else from every row. Both read only the snapshot, so every worker computes
@@ -349,7 +351,7 @@ absl::StatusOr<std::string> SharePredicate(PGconn* c, const Table& table, const 
     q = quantiles(table.sql);
     if (!q.ok()) return q.status();
   }
-  if (PQgetisnull(q->get(), 0, 1)) return std::string(rank == 0 ? "true" : "false");
+  if (PQgetisnull(q->get(), 0, 1)) return std::string(rank == 0 ? "true" : "false");  // no rows
   // "{b1,b2,...}": the P-1 bounds, integers.
   std::vector<std::string> bounds;
   std::string_view list = PQgetvalue(q->get(), 0, 1);
@@ -371,7 +373,7 @@ absl::StatusOr<std::string> SharePredicate(PGconn* c, const Table& table, const 
   if (rank + 1 < size) {
     absl::StrAppend(&where, where.empty() ? "" : " AND ", col, " < ", bounds[rank]);
   }
-  return where;
+  return absl::StrCat("(", where, nulls, ")");
 }
 
 // A worker's share of a table: one COPY, read a round at a time (the server waits on the socket
@@ -502,10 +504,11 @@ class PostgresSource final : public bsp::GraphTextSource {
         status[r] = CheckRows(parts[r], tables_.edges, rows.columns, rows.text_ids);
       }
     };
-    std::vector<std::thread> threads;
-    for (uint32_t r = 1; r < shares; ++r) threads.emplace_back(read_share, r);
-    read_share(0);
-    for (std::thread& t : threads) t.join();
+    {
+      std::vector<std::jthread> threads;  // joined however this block is left
+      for (uint32_t r = 1; r < shares; ++r) threads.emplace_back(read_share, r);
+      read_share(0);
+    }
     for (const absl::Status& st : status) {
       if (!st.ok()) return st;
     }
@@ -594,10 +597,21 @@ absl::Status CopyResults(PGconn* c, const std::string& table_sql, const std::str
   std::string buf(1 << 20, '\0');
   size_t n;
   bool sent = true;
+  std::string escaped;
   while (sent && (n = std::fread(buf.data(), 1, buf.size(), f)) > 0) {
     // A line is "id value": neither holds a space, so every space separates the two columns.
     std::replace(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n), ' ', '\t');
-    sent = PQputCopyData(c, buf.data(), static_cast<int>(n)) == 1;
+    std::string_view block(buf.data(), n);
+    if (block.find('\\') != std::string_view::npos) {
+      // COPY's text form reads a backslash as an escape (an ID from a file may hold one).
+      escaped.clear();
+      for (char ch : block) {
+        if (ch == '\\') escaped.push_back('\\');
+        escaped.push_back(ch);
+      }
+      block = escaped;
+    }
+    sent = PQputCopyData(c, block.data(), static_cast<int>(block.size())) == 1;
   }
   const bool read_failed = std::ferror(f) != 0;
   std::fclose(f);
@@ -651,7 +665,8 @@ absl::Status Publish(PGconn* c, const SinkOptions& options, const JobRecord& rec
       !r.ok()) {
     return r.status();
   }
-  auto t = Describe(c, options.table, "--out-table");
+  // Found as it was made: the name as given, quoted (not parsed as SQL, which would fold case).
+  auto t = Describe(c, table, "--out-table");
   if (!t.ok()) return t.status();
   for (const char* column : {"id", "value"}) {
     if (!t->columns.contains(column)) {
@@ -756,9 +771,21 @@ ExportedSnapshot::ExportedSnapshot(std::unique_ptr<Session> session, std::string
     : session_(std::move(session)), id_(std::move(id)) {}
 ExportedSnapshot::~ExportedSnapshot() = default;
 
-absl::StatusOr<std::unique_ptr<ExportedSnapshot>> ExportedSnapshot::Export(const std::string& uri) {
+absl::StatusOr<std::unique_ptr<ExportedSnapshot>> ExportedSnapshot::Export(
+    const std::string& uri, const SourceTables& tables) {
   auto conn = OpenRead(uri, "");
   if (!conn.ok()) return conn.status();
+  // The graph's tables cannot be rewritten under the job (TRUNCATE, VACUUM FULL, CLUSTER and
+  // the like are not MVCC-safe, and would move the rows the share bounds sample) while it runs;
+  // ordinary writes go on.
+  auto layout = ReadLayout(conn->get(), tables);
+  if (!layout.ok()) return layout.status();
+  std::string lock = absl::StrCat("LOCK TABLE ", layout->edges.sql);
+  if (layout->vertices) absl::StrAppend(&lock, ", ", layout->vertices->sql);
+  if (auto r = Exec(conn->get(), lock + " IN ACCESS SHARE MODE", "locking the graph's tables");
+      !r.ok()) {
+    return r.status();
+  }
   auto id = Exec(conn->get(), "SELECT pg_export_snapshot()", "exporting the job's snapshot",
                  PGRES_TUPLES_OK);
   if (!id.ok()) return id.status();

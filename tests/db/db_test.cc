@@ -338,6 +338,16 @@ TEST_F(DbTest, PublishedResultsAreExactlyTheJobsAndItIsRecorded) {
   EXPECT_EQ(server->Sql("SELECT to_regclass('pagerank') IS NULL"), "t\n");
 }
 
+TEST_F(DbTest, ATableNameIsTakenAsGivenAndIdsKeepTheirBackslashes) {
+  const std::string uri = server->Uri();
+  server->Sql("DROP TABLE IF EXISTS \"Mixed\", mixed;");
+  const std::string el = dir_.Write("b.el", "a\\b c\nc a\\b\n");
+  const Process p = Run({"run", "pagerank", "--graph", el, "--out", uri, "--out-table=Mixed"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(server->Sql("SELECT id FROM \"Mixed\" ORDER BY id"), "a\\b\nc\n");
+  EXPECT_EQ(server->Sql("SELECT to_regclass('mixed') IS NULL"), "t\n");
+}
+
 TEST_F(DbTest, PublishingAJobIdTwiceChangesNothing) {
   server->Sql("DROP TABLE IF EXISTS twice;");
   db::SinkOptions sink{server->Uri(), "twice", "text", "double precision"};
@@ -408,6 +418,9 @@ TEST_F(DbTest, BadRowsAndTablesFailNamingThemAndPublishNothing) {
       "precision); INSERT INTO kept VALUES ('before', 1);"
       "DROP TABLE IF EXISTS bad_null; CREATE TABLE bad_null (src bigint, dst bigint);"
       "INSERT INTO bad_null VALUES (1, 2), (2, NULL);"
+      "DROP TABLE IF EXISTS bad_src; CREATE TABLE bad_src (src bigint, dst bigint);"
+      "INSERT INTO bad_src SELECT g, g + 1 FROM generate_series(1, 20000) g;"
+      "INSERT INTO bad_src VALUES (NULL, 3);"
       "DROP TABLE IF EXISTS bad_space; CREATE TABLE bad_space (src text, dst text);"
       "INSERT INTO bad_space VALUES ('a', 'b'), ('b', 'c d');"
       "DROP TABLE IF EXISTS bad_weight; CREATE TABLE bad_weight (src int, dst int, weight float8);"
@@ -423,6 +436,8 @@ TEST_F(DbTest, BadRowsAndTablesFailNamingThemAndPublishNothing) {
   };
   const std::vector<Case> cases = {
       {{"--db-edges-table=bad_null"}, "table \"bad_null\", row (2, NULL): NULL in column \"dst\""},
+      // A NULL source is in no share's range: the first share takes it, to refuse it.
+      {{"--db-edges-table=bad_src"}, "table \"bad_src\", row (NULL, 3): NULL in column \"src\""},
       {{"--db-edges-table=bad_space"},
        "table \"bad_space\", row (b, c d): a space or carriage return"},
       {{"--db-edges-table=nope"}, "no table \"nope\" (--db-edges-table)"},

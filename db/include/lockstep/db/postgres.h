@@ -57,7 +57,9 @@ absl::Status AttachSource(bsp::GraphSource& graph);
 // snapshot with it.
 class ExportedSnapshot {
  public:
-  static absl::StatusOr<std::unique_ptr<ExportedSnapshot>> Export(const std::string& uri);
+  // Also locks the graph's tables against rewrites (ACCESS SHARE) while the snapshot lives.
+  static absl::StatusOr<std::unique_ptr<ExportedSnapshot>> Export(const std::string& uri,
+                                                                  const SourceTables& tables);
   ~ExportedSnapshot();
   const std::string& id() const { return id_; }
 
