@@ -397,6 +397,10 @@ dbsp::JobSpec::Sink DatabaseSink(const catalogue::AppInfo& app, const JobFlags& 
     if (!options.ok()) return options.status();
     std::string stage = "lockstep_stage_" + name;
     std::replace(stage.begin(), stage.end(), '-', '_');
+    // The job's staging tables of attempts before this one (a master that died left them): job
+    // IDs are UUIDs (36 characters), to which a later attempt's name adds "-N".
+    const std::string job_prefix = stage.substr(0, std::min<size_t>(stage.size(), 15 + 36));
+    if (auto st = db::DropStages(options->uri, job_prefix); !st.ok()) return st;
     if (auto st = db::CreateStage(*options, stage); !st.ok()) return st;
     return std::map<std::string, std::string>{{db::kStageOption, stage}};
   };

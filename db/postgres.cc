@@ -775,6 +775,13 @@ absl::StatusOr<std::unique_ptr<ExportedSnapshot>> ExportedSnapshot::Export(
     const std::string& uri, const SourceTables& tables) {
   auto conn = OpenRead(uri, "");
   if (!conn.ok()) return conn.status();
+  // The session idles in its transaction for the whole job: a server's timeout for that must not
+  // end it (and the snapshot with it).
+  if (auto r = Exec(conn->get(), "SET idle_in_transaction_session_timeout = 0",
+                    "keeping the job's snapshot");
+      !r.ok()) {
+    return r.status();
+  }
   // The graph's tables cannot be rewritten under the job (TRUNCATE, VACUUM FULL, CLUSTER and
   // the like are not MVCC-safe, and would move the rows the share bounds sample) while it runs;
   // ordinary writes go on.
@@ -865,10 +872,37 @@ absl::Status PublishStage(const SinkOptions& options, const std::string& stage, 
 
 void DropStage(const std::string& uri, const std::string& stage) {
   auto conn = Connect(uri);
-  if (!conn.ok()) return;
+  absl::Status st = conn.status();
+  if (conn.ok()) {
+    PGconn* c = conn->get();
+    st = Exec(c, absl::StrCat("DROP TABLE IF EXISTS ", Identifier(c, stage)),
+              "dropping a staging table")
+             .status();
+  }
+  if (!st.ok()) {
+    spdlog::warn("staging table {} is left behind: {}", bsp::SanitizeForLog(stage, 100),
+                 std::string(st.message()));
+  }
+}
+
+absl::Status DropStages(const std::string& uri, const std::string& prefix) {
+  auto conn = Connect(uri);
+  if (!conn.ok()) return conn.status();
   PGconn* c = conn->get();
-  (void)Exec(c, absl::StrCat("DROP TABLE IF EXISTS ", Identifier(c, stage)),
-             "dropping a staging table");
+  auto found = Exec(c,
+                    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND "
+                    "left(tablename, length($1)) = $1",
+                    "looking for staging tables", PGRES_TUPLES_OK, {prefix});
+  if (!found.ok()) return found.status();
+  for (int i = 0; i < PQntuples(found->get()); ++i) {
+    const std::string name = PQgetvalue(found->get(), i, 0);
+    if (auto r = Exec(c, absl::StrCat("DROP TABLE IF EXISTS ", Identifier(c, name)),
+                      "dropping a staging table");
+        !r.ok()) {
+      return r.status();
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace lockstep::db

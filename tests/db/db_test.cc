@@ -786,6 +786,9 @@ TEST_F(DbTest, AMasterThatResumesAJobStartsOverOnANewSnapshotAndSaysSo) {
   const std::string want = Rows("SELECT id, value FROM ck_local ORDER BY id");
   EXPECT_THAT(want, HasSubstr("888888 "));
   EXPECT_EQ(Rows("SELECT id, value FROM ck_out ORDER BY id"), want);
+  // The killed master's staging table went with the job.
+  EXPECT_EQ(server->Sql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'lockstep_stage%'"),
+            "0\n");
 }
 
 TEST_F(DbTest, SavePartsIsRefusedForADatabaseGraph) {

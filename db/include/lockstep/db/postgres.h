@@ -114,5 +114,7 @@ absl::Status CopyIntoStage(const std::string& uri, const std::string& stage,
 absl::Status PublishStage(const SinkOptions& options, const std::string& stage, uint64_t vertices,
                           const JobRecord& record, bool* already = nullptr);
 void DropStage(const std::string& uri, const std::string& stage);
+// Drops every staging table whose name starts with `prefix` (a job's, left by a master that died).
+absl::Status DropStages(const std::string& uri, const std::string& prefix);
 
 }  // namespace lockstep::db
