@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -208,22 +209,8 @@ absl::StatusOr<Layout> ReadLayout(PGconn* c, const SourceTables& tables) {
   return l;
 }
 
-// Appends the output of COPY (query) TO STDOUT (text format: fields split by tabs, one row per
-// line, NULL as \N, and a backslash before a tab, newline or backslash in a value).
-absl::Status CopyOut(PGconn* c, const std::string& query, const std::string& what,
-                     std::string& out) {
-  auto started = Exec(c, absl::StrCat("COPY (", query, ") TO STDOUT"), what, PGRES_COPY_OUT);
-  if (!started.ok()) return started.status();
-  char* buf = nullptr;
-  int n;
-  while ((n = PQgetCopyData(c, &buf, 0)) > 0) {
-    out.append(buf, static_cast<size_t>(n));
-    PQfreemem(buf);
-  }
-  if (n == -2) {
-    return absl::UnavailableError(
-        absl::StrCat("PostgreSQL: ", what, ": ", Clean(PQerrorMessage(c))));
-  }
+// Takes the result that ends a COPY on `c` (and any after it): OK, or why it failed.
+absl::Status EndCopy(PGconn* c, const std::string& what) {
   Result end(PQgetResult(c));
   const bool ok = end != nullptr && PQresultStatus(end.get()) == PGRES_COMMAND_OK;
   std::string error = ok ? "" : Clean(end ? PQresultErrorMessage(end.get()) : PQerrorMessage(c));
@@ -231,6 +218,40 @@ absl::Status CopyOut(PGconn* c, const std::string& query, const std::string& wha
   }
   if (!ok) return absl::UnavailableError(absl::StrCat("PostgreSQL: ", what, ": ", error));
   return absl::OkStatus();
+}
+
+// Appends rows of a COPY ... TO STDOUT under way on `c` to `out` until it holds `max_bytes` or
+// the COPY ends (`done` is then set). Text format: fields split by tabs, one row per line, NULL
+// as \N, and a backslash before a tab, newline or backslash in a value.
+absl::Status ReadCopy(PGconn* c, const std::string& what, uint64_t max_bytes, std::string& out,
+                      uint64_t& rows, bool& done) {
+  while (!done && out.size() < max_bytes) {
+    char* buf = nullptr;
+    const int n = PQgetCopyData(c, &buf, 0);
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+      PQfreemem(buf);
+      ++rows;
+      continue;
+    }
+    if (n == -2) {
+      return absl::UnavailableError(
+          absl::StrCat("PostgreSQL: ", what, ": ", Clean(PQerrorMessage(c))));
+    }
+    if (auto st = EndCopy(c, what); !st.ok()) return st;
+    done = true;
+  }
+  return absl::OkStatus();
+}
+
+// Appends the whole output of COPY (query) TO STDOUT.
+absl::Status CopyOut(PGconn* c, const std::string& query, const std::string& what,
+                     std::string& out) {
+  auto started = Exec(c, absl::StrCat("COPY (", query, ") TO STDOUT"), what, PGRES_COPY_OUT);
+  if (!started.ok()) return started.status();
+  uint64_t rows = 0;
+  bool done = false;
+  return ReadCopy(c, what, std::numeric_limits<uint64_t>::max(), out, rows, done);
 }
 
 // Checks that COPY's text is what the edge-list form reads: no NULL (\N) and no escaped
@@ -308,27 +329,39 @@ absl::StatusOr<Conn> OpenRead(const std::string& uri, const std::string& snapsho
   return conn;
 }
 
-// The rows of worker `rank` of `size` by `column` of `table`, as a condition the server
-// evaluates (docs/design.md §10): for uuid IDs the worker's own UUID range (an index makes it a
-// range scan); for integers a range between quantiles of the column in the snapshot (the same on
-// every worker); for text a hash of the ID. Empty: every row.
-absl::StatusOr<std::string> SharePredicate(PGconn* c, const Table& table, const std::string& column,
-                                           const std::string& id_type, uint32_t rank,
-                                           uint32_t size) {
-  if (size <= 1) return std::string();
+// The rows of each of `size` shares of `table` by `column`, as conditions the server evaluates
+// (docs/design.md §10): for uuid IDs each worker's own UUID range (an index makes it a range
+// scan); for integers ranges between quantiles of the column in the snapshot (the same on every
+// worker); for text a hash of the ID. Empty conditions (one share): every row.
+absl::StatusOr<std::vector<std::string>> ShareConditions(PGconn* c, const Table& table,
+                                                         const std::string& column,
+                                                         const std::string& id_type,
+                                                         uint32_t size) {
+  if (size <= 1) return std::vector<std::string>(1);
   const std::string col = Identifier(c, column);
-  // A NULL ID satisfies no condition: share 0 takes it, for the row checks to refuse it.
-  const std::string nulls = rank == 0 ? absl::StrCat(" OR ", col, " IS NULL") : "";
+  // The condition of share r; a NULL ID satisfies none, so share 0 takes it, for the row checks
+  // to refuse it.
+  std::vector<std::string> where(size);
+  const auto add = [&](uint32_t r, const std::string& condition) {
+    where[r] =
+        absl::StrCat("(", condition, r == 0 ? absl::StrCat(" OR ", col, " IS NULL") : "", ")");
+  };
   if (id_type == "uuid") {
     auto range = partition::Range::Whole(size);
     if (!range.ok()) return range.status();
-    auto extents = range->Extents(rank);
-    if (!extents.ok()) return extents.status();
-    return absl::StrCat("(", col, " BETWEEN '", bsp::ToString(extents->first), "'::uuid AND '",
-                        bsp::ToString(extents->second), "'::uuid", nulls, ")");
+    for (uint32_t r = 0; r < size; ++r) {
+      auto extents = range->Extents(r);
+      if (!extents.ok()) return extents.status();
+      add(r, absl::StrCat(col, " BETWEEN '", bsp::ToString(extents->first), "'::uuid AND '",
+                          bsp::ToString(extents->second), "'::uuid"));
+    }
+    return where;
   }
   if (id_type == "text") {
-    return absl::StrCat("((hashtext(", col, ") & 2147483647) % ", size, " = ", rank, nulls, ")");
+    for (uint32_t r = 0; r < size; ++r) {
+      add(r, absl::StrCat("(hashtext(", col, ") & 2147483647) % ", size, " = ", r));
+    }
+    return where;
   }
   // Integers: split at quantiles of the column, from a block sample (1%, a fixed seed) when it
   // holds enough rows, else from every row. Both read only the snapshot, so every worker computes
@@ -351,7 +384,11 @@ absl::StatusOr<std::string> SharePredicate(PGconn* c, const Table& table, const 
     q = quantiles(table.sql);
     if (!q.ok()) return q.status();
   }
-  if (PQgetisnull(q->get(), 0, 1)) return std::string(rank == 0 ? "true" : "false");  // no rows
+  if (PQgetisnull(q->get(), 0, 1)) {  // no rows, or only NULL IDs: share 0 reads them all
+    where.assign(size, "false");
+    where[0] = "true";
+    return where;
+  }
   // "{b1,b2,...}": the P-1 bounds, integers.
   std::vector<std::string> bounds;
   std::string_view list = PQgetvalue(q->get(), 0, 1);
@@ -368,12 +405,15 @@ absl::StatusOr<std::string> SharePredicate(PGconn* c, const Table& table, const 
                                             " shares of table ", table.sql));
   }
   // The first and last shares are open-ended, so no row falls outside every share.
-  std::string where;
-  if (rank > 0) absl::StrAppend(&where, col, " >= ", bounds[rank - 1]);
-  if (rank + 1 < size) {
-    absl::StrAppend(&where, where.empty() ? "" : " AND ", col, " < ", bounds[rank]);
+  for (uint32_t r = 0; r < size; ++r) {
+    std::string condition;
+    if (r > 0) absl::StrAppend(&condition, col, " >= ", bounds[r - 1]);
+    if (r + 1 < size) {
+      absl::StrAppend(&condition, condition.empty() ? "" : " AND ", col, " < ", bounds[r]);
+    }
+    add(r, condition);
   }
-  return absl::StrCat("(", where, nulls, ")");
+  return where;
 }
 
 // A worker's share of a table: one COPY, read a round at a time (the server waits on the socket
@@ -383,6 +423,7 @@ class PostgresShare final : public bsp::GraphTextShare {
   PostgresShare(Conn conn, std::string table, std::vector<std::string> columns, bool text_ids)
       : conn_(std::move(conn)),
         table_(std::move(table)),
+        what_(absl::StrCat("reading table \"", bsp::SanitizeForLog(table_, 100), "\"")),
         columns_(std::move(columns)),
         text_ids_(text_ids) {}
 
@@ -391,33 +432,7 @@ class PostgresShare final : public bsp::GraphTextShare {
 
   absl::StatusOr<std::string> Next(uint64_t max_bytes) override {
     std::string out;
-    PGconn* c = conn_.get();
-    while (!done_ && out.size() < max_bytes) {
-      char* buf = nullptr;
-      const int n = PQgetCopyData(c, &buf, 0);
-      if (n > 0) {
-        out.append(buf, static_cast<size_t>(n));
-        PQfreemem(buf);
-        ++rows_;
-        continue;
-      }
-      if (n == -2) {
-        return absl::UnavailableError(absl::StrCat("PostgreSQL: reading table \"",
-                                                   bsp::SanitizeForLog(table_, 100),
-                                                   "\": ", Clean(PQerrorMessage(c))));
-      }
-      Result end(PQgetResult(c));
-      const bool ok = end != nullptr && PQresultStatus(end.get()) == PGRES_COMMAND_OK;
-      std::string error =
-          ok ? "" : Clean(end ? PQresultErrorMessage(end.get()) : PQerrorMessage(c));
-      while (Result more{PQgetResult(c)}) {
-      }
-      if (!ok) {
-        return absl::UnavailableError(absl::StrCat(
-            "PostgreSQL: reading table \"", bsp::SanitizeForLog(table_, 100), "\": ", error));
-      }
-      done_ = true;
-    }
+    if (auto st = ReadCopy(conn_.get(), what_, max_bytes, out, rows_, done_); !st.ok()) return st;
     if (auto st = CheckRows(out, table_, columns_, text_ids_); !st.ok()) return st;
     return out;
   }
@@ -425,6 +440,7 @@ class PostgresShare final : public bsp::GraphTextShare {
  private:
   Conn conn_;
   const std::string table_;
+  const std::string what_;
   const std::vector<std::string> columns_;
   const bool text_ids_;
   bool done_ = false;
@@ -481,6 +497,9 @@ class PostgresSource final : public bsp::GraphTextSource {
       snapshot = PQgetvalue(id->get(), 0, 0);
     }
     const Rows rows = EdgeRows(c, *layout, weights);
+    // The shares' conditions, computed once (they read only the snapshot).
+    auto where = ShareConditions(c, layout->edges, tables_.src, layout->id_type, shares);
+    if (!where.ok()) return where.status();
     std::vector<std::string> parts(shares);
     std::vector<absl::Status> status(shares);
     const auto read_share = [&](uint32_t r) {
@@ -492,13 +511,8 @@ class PostgresSource final : public bsp::GraphTextSource {
         return;
       }
       PGconn* sc = r == 0 ? c : own->get();
-      auto where = SharePredicate(sc, layout->edges, tables_.src, layout->id_type, r, shares);
-      if (!where.ok()) {
-        status[r] = where.status();
-        return;
-      }
-      const std::string query =
-          where->empty() ? rows.query : absl::StrCat(rows.query, " WHERE ", *where);
+      const std::string& w = (*where)[r];
+      const std::string query = w.empty() ? rows.query : absl::StrCat(rows.query, " WHERE ", w);
       status[r] = CopyOut(sc, query, absl::StrCat("reading ", text.edges_name), parts[r]);
       if (status[r].ok()) {
         status[r] = CheckRows(parts[r], tables_.edges, rows.columns, rows.text_ids);
@@ -537,9 +551,10 @@ class PostgresSource final : public bsp::GraphTextSource {
     }
     Rows rows = vertices ? VertexRows(c, *layout) : EdgeRows(c, *layout, weights);
     const Table& table = vertices ? *layout->vertices : layout->edges;
-    auto where = SharePredicate(c, table, rows.columns[0], layout->id_type, rank, size);
+    auto where = ShareConditions(c, table, rows.columns[0], layout->id_type, size);
     if (!where.ok()) return where.status();
-    if (!where->empty()) absl::StrAppend(&rows.query, " WHERE ", *where);
+    if (rank >= where->size()) return absl::InvalidArgumentError("no such share");
+    if (!(*where)[rank].empty()) absl::StrAppend(&rows.query, " WHERE ", (*where)[rank]);
     const std::string what = absl::StrCat("reading ", vertices ? VerticesName() : EdgesName());
     if (auto r = Exec(c, absl::StrCat("COPY (", rows.query, ") TO STDOUT"), what, PGRES_COPY_OUT);
         !r.ok()) {
@@ -620,14 +635,9 @@ absl::Status CopyResults(PGconn* c, const std::string& table_sql, const std::str
     return absl::UnavailableError(
         absl::StrCat("PostgreSQL: writing the results: ", Clean(PQerrorMessage(c))));
   }
-  Result end(PQgetResult(c));
-  const bool ok = end != nullptr && PQresultStatus(end.get()) == PGRES_COMMAND_OK;
-  std::string error = ok ? "" : Clean(end ? PQresultErrorMessage(end.get()) : PQerrorMessage(c));
-  while (Result more{PQgetResult(c)}) {
-  }
+  const absl::Status ended = EndCopy(c, "writing the results");
   if (read_failed) return absl::DataLossError(absl::StrCat("cannot read ", results));
-  if (!ok) return absl::UnavailableError(absl::StrCat("PostgreSQL: writing the results: ", error));
-  return absl::OkStatus();
+  return ended;
 }
 
 // Replaces the rows of the result table with `fill`'s and records the job, in one transaction.

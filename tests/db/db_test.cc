@@ -43,6 +43,23 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+std::vector<std::string> SortedLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// The lines of the part files a distributed job published in `dir`, sorted.
+std::vector<std::string> PartLines(const std::string& dir) {
+  std::string all;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename().string().starts_with("part-")) all += ReadFile(e.path().string());
+  }
+  return SortedLines(all);
+}
+
 struct Process {
   int exit_code = -1;
   std::string err;
@@ -116,15 +133,7 @@ class DbTest : public ::testing::Test {
     Cluster c;
     c.master = Wait(master, "cluster.err");
     c.workers = WaitWorkers("cluster", workers);
-    if (c.master.exit_code == 0 && files) {
-      for (const auto& e : std::filesystem::directory_iterator(out)) {
-        if (e.path().filename().string().starts_with("part-")) {
-          std::istringstream in(ReadFile(e.path().string()));
-          for (std::string line; std::getline(in, line);) c.lines.push_back(line);
-        }
-      }
-      std::sort(c.lines.begin(), c.lines.end());
-    }
+    if (c.master.exit_code == 0 && files) c.lines = PartLines(out);
     return c;
   }
 
@@ -539,14 +548,6 @@ uint64_t SharedRows(const std::string& log) {
   return at == std::string::npos ? 0 : std::stoull(log.substr(at + 24));
 }
 
-std::vector<std::string> SortedLines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  std::sort(lines.begin(), lines.end());
-  return lines;
-}
-
 TEST_F(DbTest, ClustersOfTwoAndThreeWorkersReadTheirSharesAndAnswerAsRunDoes) {
   // Integer IDs with a vertex table (isolated vertices), text IDs, and UUIDs: each a different
   // share predicate (a range between quantiles, a hash, the workers' own UUID ranges).
@@ -698,12 +699,8 @@ TEST_F(DbTest, AJobReadsTheSnapshotItStartedOnWhateverIsWrittenMeanwhile) {
   const Process m = Wait(master, "snap.err");
   WaitWorkers("snap", workers);
   ASSERT_EQ(m.exit_code, 0) << m.err;
-  std::string all;
-  for (const auto& e : std::filesystem::directory_iterator(dir_.File("snap.out"))) {
-    if (e.path().filename().string().starts_with("part-")) all += ReadFile(e.path().string());
-  }
-  const std::vector<std::string> lines = SortedLines(all);
-  ASSERT_EQ(lines.size(), 3u) << all;  // vertices 1, 2 and 3: not 99, written after the export
+  const std::vector<std::string> lines = PartLines(dir_.File("snap.out"));
+  ASSERT_EQ(lines.size(), 3u);  // vertices 1, 2 and 3: not 99, written after the export
   EXPECT_EQ(lines[0].substr(0, 2), "1 ");
   EXPECT_EQ(lines[2].substr(0, 2), "3 ");
 }
@@ -735,11 +732,7 @@ TEST_F(DbTest, AJobRecoveredOnANewWorkerReadsItsSnapshotStill) {
   WaitWorkers("rec", workers);
   ASSERT_EQ(m.exit_code, 0) << m.err;
   EXPECT_THAT(m.err, HasSubstr("attempt 2"));
-  std::string all;
-  for (const auto& e : std::filesystem::directory_iterator(dir_.File("rec.out"))) {
-    if (e.path().filename().string().starts_with("part-")) all += ReadFile(e.path().string());
-  }
-  EXPECT_EQ(SortedLines(all), SortedLines(ReadFile(dir_.File("rec.local"))));
+  EXPECT_EQ(PartLines(dir_.File("rec.out")), SortedLines(ReadFile(dir_.File("rec.local"))));
 }
 
 TEST_F(DbTest, AMasterThatResumesAJobStartsOverOnANewSnapshotAndSaysSo) {
