@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <random>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -640,15 +641,120 @@ absl::Status CopyResults(PGconn* c, const std::string& table_sql, const std::str
   return ended;
 }
 
-// Replaces the rows of the result table with `fill`'s and records the job, in one transaction.
-absl::Status Publish(PGconn* c, const SinkOptions& options, const JobRecord& record, bool* already,
-                     const std::function<absl::Status(const Table&)>& fill) {
-  for (const char* sql : {"BEGIN", kPublishLock}) {
-    if (auto r = Exec(c, sql, "starting to publish",
-                      sql == kPublishLock ? PGRES_TUPLES_OK : PGRES_COMMAND_OK);
+// A staging table for `options`' results: a logged table, since published it becomes the result
+// table itself.
+absl::Status MakeStage(PGconn* c, const SinkOptions& options, const std::string& stage) {
+  return Exec(c,
+              absl::StrCat("CREATE TABLE ", Identifier(c, stage), " (id ", options.id_type,
+                           " NOT NULL, value ", options.value_type, ")"),
+              absl::StrCat("creating staging table ", stage))
+      .status();
+}
+
+// Whether the result table `table` (which exists) is exactly what a publication would make of the
+// staging table: then the staging table takes its place (§10). The table must be a plain table in
+// the current schema, owned by this user, with columns id and value of the job's types, its one
+// index the primary key on id, and nothing else attached: no other index, constraint, default,
+// trigger, rule, policy, statistics object, comment, publication, inheritance, storage option, and
+// no view or foreign key that depends on it. Its privileges are copied over, so they may be any
+// that its owner granted.
+absl::StatusOr<bool> Swappable(PGconn* c, const std::string& table, const SinkOptions& options) {
+  auto r = Exec(
+      c,
+      "SELECT c.relkind = 'r' AND c.relpersistence = 'p' AND c.reltablespace = 0 AND c.reloptions "
+      "IS NULL AND c.relreplident = 'd' AND NOT c.relrowsecurity AND NOT c.relhastriggers AND NOT "
+      "c.relhasrules AND NOT c.relhassubclass AND NOT c.relispartition "
+      "AND c.relnamespace = to_regnamespace(quote_ident(current_schema())) "
+      "AND c.relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user) "
+      "AND NOT EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = c.oid) "
+      "AND ARRAY(SELECT attname || ' ' || format_type(atttypid, atttypmod) FROM pg_attribute "
+      "  WHERE attrelid = c.oid AND attnum > 0 AND NOT attisdropped ORDER BY attnum) "
+      "  = ARRAY['id ' || $2, 'value ' || $3] "
+      "AND NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = c.oid AND attnum > 0 AND "
+      "  (attacl IS NOT NULL OR atthasdef)) "
+      "AND NOT EXISTS (SELECT 1 FROM pg_constraint WHERE (conrelid = c.oid AND contype <> 'p') OR "
+      "  confrelid = c.oid) "
+      "AND (SELECT count(*) FROM pg_index i WHERE i.indrelid = c.oid) = 1 "
+      "AND EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum "
+      "  = i.indkey[0] WHERE i.indrelid = c.oid AND i.indisprimary AND i.indnatts = 1 AND "
+      "  a.attname = 'id') "
+      "AND NOT EXISTS (SELECT 1 FROM pg_depend WHERE deptype = 'n' AND ((refclassid = "
+      "  'pg_class'::regclass AND refobjid = c.oid) OR (refclassid = 'pg_type'::regclass AND "
+      "  refobjid = c.reltype))) "
+      "AND NOT EXISTS (SELECT 1 FROM pg_description WHERE classoid = 'pg_class'::regclass AND "
+      "  objoid = c.oid) "
+      "AND NOT EXISTS (SELECT 1 FROM pg_publication_rel WHERE prrelid = c.oid) "
+      "AND NOT EXISTS (SELECT 1 FROM pg_statistic_ext WHERE stxrelid = c.oid) "
+      "AND NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = c.oid) "
+      "AND NOT EXISTS (SELECT 1 FROM aclexplode(c.relacl) a WHERE a.grantor <> c.relowner) "
+      "AND NOT EXISTS (SELECT privilege_type FROM aclexplode(acldefault('r', c.relowner)) EXCEPT "
+      "  SELECT privilege_type FROM aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) "
+      "  WHERE grantee = c.relowner) "
+      "FROM pg_class c WHERE c.oid = $1::regclass",
+      "reading the result table's definition", PGRES_TUPLES_OK,
+      {table, options.id_type, options.value_type});
+  if (!r.ok()) return r.status();
+  return std::string_view(PQgetvalue(r->get(), 0, 0)) == "t";
+}
+
+// The staging table `stage` becomes the result table `name` (which `exists` or not), with the
+// old table's privileges; both are locked until the transaction ends.
+absl::Status SwapIn(PGconn* c, const std::string& stage, const std::string& name, bool exists) {
+  const std::string staged = Identifier(c, stage), table = Identifier(c, name);
+  const std::string index = Identifier(c, stage + "_pkey");
+  if (auto r = Exec(
+          c, absl::StrCat("ALTER TABLE ", staged, " ADD CONSTRAINT ", index, " PRIMARY KEY (id)"),
+          "indexing the staged results");
+      !r.ok()) {
+    return r.status();
+  }
+  if (exists) {
+    auto grants = Exec(c,
+                       "SELECT format('GRANT %s ON %s TO %s%s', a.privilege_type, $2::text, CASE "
+                       "WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid("
+                       "a.grantee)) END, CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE "
+                       "'' END) FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = "
+                       "$1::regclass AND a.grantee <> c.relowner",
+                       "reading the result table's privileges", PGRES_TUPLES_OK, {table, staged});
+    if (!grants.ok()) return grants.status();
+    for (int i = 0; i < PQntuples(grants->get()); ++i) {
+      if (auto r =
+              Exec(c, PQgetvalue(grants->get(), i, 0), "granting the result table's privileges");
+          !r.ok()) {
+        return r.status();
+      }
+    }
+    if (auto r = Exec(c, absl::StrCat("DROP TABLE ", table), "replacing the previous results");
         !r.ok()) {
       return r.status();
     }
+  }
+  if (auto r = Exec(c, absl::StrCat("ALTER TABLE ", staged, " RENAME TO ", table),
+                    "publishing the staged results");
+      !r.ok()) {
+    return r.status();
+  }
+  // The index takes the name PostgreSQL gives a primary key, unless another relation holds it.
+  const std::string pkey = name + "_pkey";
+  auto taken = Exec(c, "SELECT to_regclass(quote_ident($1)) IS NOT NULL",
+                    "naming the result table's index", PGRES_TUPLES_OK, {pkey});
+  if (!taken.ok()) return taken.status();
+  if (std::string_view(PQgetvalue(taken->get(), 0, 0)) == "t") return absl::OkStatus();
+  return Exec(c, absl::StrCat("ALTER INDEX ", index, " RENAME TO ", Identifier(c, pkey)),
+              "naming the result table's index")
+      .status();
+}
+
+// Publishes the staging table `stage`, which must hold `vertices` rows, as the result table, and
+// records the job, in the transaction `c` is in (docs/design.md §10). When the result table is
+// missing, or is exactly what the staging table would make of it (Swappable), the staging table is
+// renamed into its place; otherwise the table's rows are replaced in place. Either way a reader
+// sees the previous results or the new ones whole. The staging table is gone once the transaction
+// commits.
+absl::Status Publish(PGconn* c, const SinkOptions& options, const std::string& stage,
+                     uint64_t vertices, const JobRecord& record, bool* already) {
+  if (auto r = Exec(c, kPublishLock, "starting to publish", PGRES_TUPLES_OK); !r.ok()) {
+    return r.status();
   }
   if (auto r = Exec(c,
                     "CREATE TABLE IF NOT EXISTS lockstep_jobs (job_id text PRIMARY KEY, app text "
@@ -667,29 +773,45 @@ absl::Status Publish(PGconn* c, const SinkOptions& options, const JobRecord& rec
     if (already != nullptr) *already = true;
     return Exec(c, "ROLLBACK", "ending the publication").status();
   }
-  const std::string table = Identifier(c, options.table);
-  if (auto r = Exec(c,
-                    absl::StrCat("CREATE TABLE IF NOT EXISTS ", table, " (id ", options.id_type,
-                                 " PRIMARY KEY, value ", options.value_type, ")"),
-                    absl::StrCat("creating table ", table));
-      !r.ok()) {
-    return r.status();
+  const std::string staged = Identifier(c, stage);
+  // Every part is there, once: the staging table holds as many rows as the job has vertices.
+  auto count = Exec(c, absl::StrCat("SELECT count(*) FROM ", staged), "counting the staged rows",
+                    PGRES_TUPLES_OK);
+  if (!count.ok()) return count.status();
+  const uint64_t rows = std::strtoull(PQgetvalue(count->get(), 0, 0), nullptr, 10);
+  if (rows != vertices) {
+    return absl::DataLossError(absl::StrCat("PostgreSQL: staging table ", staged, " holds ", rows,
+                                            " rows; the job has ", vertices, " vertices"));
   }
   // Found as it was made: the name as given, quoted (not parsed as SQL, which would fold case).
+  const std::string table = Identifier(c, options.table);
   auto t = Describe(c, table, "--out-table");
-  if (!t.ok()) return t.status();
-  for (const char* column : {"id", "value"}) {
-    if (!t->columns.contains(column)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("PostgreSQL: result table ", table, " has no column \"", column,
-                       "\" (lockstep writes id and value; --out-table names another table)"));
+  if (!t.ok() && !absl::IsNotFound(t.status())) return t.status();
+  bool swap = !t.ok();
+  if (t.ok()) {
+    for (const char* column : {"id", "value"}) {
+      if (!t->columns.contains(column)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("PostgreSQL: result table ", table, " has no column \"", column,
+                         "\" (lockstep writes id and value; --out-table names another table)"));
+      }
+    }
+    auto swappable = Swappable(c, t->sql, options);
+    if (!swappable.ok()) return swappable.status();
+    swap = *swappable;
+  }
+  if (swap) {
+    if (auto st = SwapIn(c, stage, options.table, t.ok()); !st.ok()) return st;
+  } else {
+    for (const auto& [sql, what] :
+         {std::pair{absl::StrCat("DELETE FROM ", t->sql), "removing the previous results"},
+          std::pair{
+              absl::StrCat("INSERT INTO ", t->sql, " (id, value) SELECT id, value FROM ", staged),
+              "publishing the staged results"},
+          std::pair{absl::StrCat("DROP TABLE ", staged), "dropping the staging table"}}) {
+      if (auto r = Exec(c, sql, what); !r.ok()) return r.status();
     }
   }
-  if (auto r = Exec(c, absl::StrCat("DELETE FROM ", t->sql), "removing the previous results");
-      !r.ok()) {
-    return r.status();
-  }
-  if (auto st = fill(*t); !st.ok()) return st;
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : record.params) params[k] = v;
   if (auto r = Exec(c,
@@ -824,22 +946,25 @@ absl::StatusOr<std::string> IdType(const std::string& uri, const SourceTables& t
 absl::Status PublishResults(const SinkOptions& options, const std::string& results,
                             const JobRecord& record, bool* already) {
   if (already != nullptr) *already = false;
+  // Staged under a name of its own, as a distributed job's parts are, then published the same way.
+  std::random_device random;
+  const std::string stage =
+      absl::StrCat("lockstep_stage_run_", absl::Hex(random(), absl::kZeroPad8),
+                   absl::Hex(random(), absl::kZeroPad8));
   auto conn = Connect(options.uri);
   if (!conn.ok()) return conn.status();
-  // On failure the connection closes with the transaction open, which rolls it back.
-  return Publish(conn->get(), options, record, already,
-                 [&](const Table& t) { return CopyResults(conn->get(), t.sql, results); });
+  PGconn* c = conn->get();
+  // All in the one transaction: a failure anywhere leaves no staging table either.
+  if (auto r = Exec(c, "BEGIN", "starting to publish"); !r.ok()) return r.status();
+  if (auto st = MakeStage(c, options, stage); !st.ok()) return st;
+  if (auto st = CopyResults(c, Identifier(c, stage), results); !st.ok()) return st;
+  return Publish(c, options, stage, record.vertices, record, already);
 }
 
 absl::Status CreateStage(const SinkOptions& options, const std::string& stage) {
   auto conn = Connect(options.uri);
   if (!conn.ok()) return conn.status();
-  PGconn* c = conn->get();
-  return Exec(c,
-              absl::StrCat("CREATE UNLOGGED TABLE ", Identifier(c, stage), " (id ", options.id_type,
-                           " NOT NULL, value ", options.value_type, ")"),
-              absl::StrCat("creating staging table ", stage))
-      .status();
+  return MakeStage(conn->get(), options, stage);
 }
 
 absl::Status CopyIntoStage(const std::string& uri, const std::string& stage,
@@ -858,26 +983,9 @@ absl::Status PublishStage(const SinkOptions& options, const std::string& stage, 
   if (already != nullptr) *already = false;
   auto conn = Connect(options.uri);
   if (!conn.ok()) return conn.status();
-  PGconn* c = conn->get();
-  const std::string staged = Identifier(c, stage);
-  return Publish(c, options, record, already, [&](const Table& t) -> absl::Status {
-    // Every part is there, once: the staging table holds as many rows as the job has vertices.
-    auto count = Exec(c, absl::StrCat("SELECT count(*) FROM ", staged), "counting the staged rows",
-                      PGRES_TUPLES_OK);
-    if (!count.ok()) return count.status();
-    const uint64_t rows = std::strtoull(PQgetvalue(count->get(), 0, 0), nullptr, 10);
-    if (rows != vertices) {
-      return absl::DataLossError(absl::StrCat("PostgreSQL: staging table ", staged, " holds ", rows,
-                                              " rows; the job has ", vertices, " vertices"));
-    }
-    if (auto r = Exec(
-            c, absl::StrCat("INSERT INTO ", t.sql, " (id, value) SELECT id, value FROM ", staged),
-            "publishing the staged results");
-        !r.ok()) {
-      return r.status();
-    }
-    return Exec(c, absl::StrCat("DROP TABLE ", staged), "dropping the staging table").status();
-  });
+  // On failure the connection closes with the transaction open, which rolls it back.
+  if (auto r = Exec(conn->get(), "BEGIN", "starting to publish"); !r.ok()) return r.status();
+  return Publish(conn->get(), options, stage, vertices, record, already);
 }
 
 void DropStage(const std::string& uri, const std::string& stage) {

@@ -363,6 +363,7 @@ TEST_F(DbTest, PublishingAJobIdTwiceChangesNothing) {
   db::JobRecord record;
   record.job_id = "job-twice";
   record.app = "pagerank";
+  record.vertices = 2;
   record.graph = "g";
   const std::string first = dir_.Write("first", "a 0.5\nb 0.5\n");
   const std::string second = dir_.Write("second", "a 0.25\nc 0.75\n");
@@ -390,6 +391,7 @@ TEST_F(DbTest, AReaderNeverSeesAMixtureOfTwoPublications) {
   record.app = "pagerank";
   record.graph = "g";
   record.job_id = "mix-0";
+  record.vertices = 20000;
   ASSERT_TRUE(db::PublishResults(sink, fa, record).ok());
   std::atomic<bool> done{false};
   std::atomic<int> reads{0};
@@ -410,6 +412,8 @@ TEST_F(DbTest, AReaderNeverSeesAMixtureOfTwoPublications) {
     PQfinish(c);
   });
   for (int i = 1; i <= 20; ++i) {
+    // The first ten swap a new table in; then a view depends on the table, which is rewritten.
+    if (i == 11) server->Sql("CREATE VIEW mixed_view AS SELECT id FROM mixed;");
     record.job_id = "mix-" + std::to_string(i);
     auto st = db::PublishResults(sink, i % 2 ? fb : fa, record);
     ASSERT_TRUE(st.ok()) << st;
@@ -418,6 +422,43 @@ TEST_F(DbTest, AReaderNeverSeesAMixtureOfTwoPublications) {
   reader.join();
   EXPECT_GT(reads.load(), 20);
   EXPECT_EQ(seen, (std::set<std::string>{"20000|20000|aa", "20000|40000|bb"}));
+}
+
+TEST_F(DbTest, APlainResultTableIsSwappedWithItsGrantsAndAnyOtherIsRewrittenInPlace) {
+  server->Sql(
+      "DROP TABLE IF EXISTS swapped, kept_in_place CASCADE; DROP ROLE IF EXISTS front_end;"
+      "CREATE ROLE front_end; CREATE TABLE swapped (id text PRIMARY KEY, value double precision);"
+      "GRANT SELECT ON swapped TO front_end; GRANT INSERT ON swapped TO PUBLIC;"
+      "CREATE TABLE kept_in_place (id text PRIMARY KEY, value double precision);"
+      "CREATE VIEW kept_view AS SELECT id, value FROM kept_in_place;");
+  const std::string results = dir_.Write("r", "a 0.25\nb 0.75\n");
+  db::JobRecord record;
+  record.app = "pagerank";
+  record.graph = "g";
+  record.vertices = 2;
+  const std::string oid = "SELECT 'swapped'::regclass::oid, 'kept_in_place'::regclass::oid";
+  const std::string before = server->Sql(oid);
+  for (const char* table : {"swapped", "kept_in_place"}) {
+    record.job_id = std::string("grants-") + table;
+    auto st =
+        db::PublishResults({server->Uri(), table, "text", "double precision"}, results, record);
+    ASSERT_TRUE(st.ok()) << st;
+    EXPECT_EQ(Rows(std::string("SELECT id, value FROM ") + table + " ORDER BY id"),
+              "a 0.25\nb 0.75\n");
+  }
+  // The plain table is a new one, with the old one's privileges and a primary key of its name.
+  const std::string after = server->Sql(oid);
+  EXPECT_NE(after.substr(0, after.find('|')), before.substr(0, before.find('|')));
+  EXPECT_EQ(server->Sql("SELECT has_table_privilege('front_end', 'swapped', 'SELECT'), "
+                        "has_table_privilege('front_end', 'swapped', 'UPDATE'), "
+                        "has_table_privilege('public', 'swapped', 'INSERT'), "
+                        "(SELECT conname FROM pg_constraint WHERE conrelid = 'swapped'::regclass)"),
+            "t|f|t|swapped_pkey\n");
+  // The one a view depends on is the same table, rewritten; the view reads the new rows.
+  EXPECT_EQ(after.substr(after.find('|')), before.substr(before.find('|')));
+  EXPECT_EQ(Rows("SELECT id, value FROM kept_view ORDER BY id"), "a 0.25\nb 0.75\n");
+  EXPECT_EQ(server->Sql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'lockstep_stage%'"),
+            "0\n");
 }
 
 TEST_F(DbTest, BadRowsAndTablesFailNamingThemAndPublishNothing) {
@@ -537,8 +578,11 @@ TEST_F(DbTest, AServerStoppedMidLoadOrMidPublishLeavesThePreviousResults) {
     server->Start();
     EXPECT_EQ(p.exit_code, 1);
     // The load stops wherever the server went (splitting the table into shares, or reading it).
-    EXPECT_THAT(p.err, HasSubstr(table == "slow_edges" ? "slow_edges" : "writing the results"));
+    EXPECT_THAT(p.err,
+                HasSubstr(table == "slow_edges" ? "slow_edges" : "publishing the staged results"));
     EXPECT_EQ(Rows("SELECT * FROM slow_out"), "7 0.5\n");
+    EXPECT_EQ(server->Sql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'lockstep_stage%'"),
+              "0\n");
   }
 }
 

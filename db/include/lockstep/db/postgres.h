@@ -2,7 +2,7 @@
 
 // PostgreSQL as a graph source and a result sink (docs/design.md §10), on libpq. The engine (bsp)
 // links no database client: `OpenSource` makes the GraphTextSource that a GraphSource carries,
-// and `PublishResults` writes a finished job's results into a table in one transaction.
+// and `PublishResults` publishes a finished job's results as a table in one transaction.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -93,19 +93,23 @@ struct SinkOptions {
   std::string value_type;  // "double precision", "bigint", or an ID type (labels)
 };
 
-// Replaces the rows of `options.table` with the results in `results` (one "id value" line per
-// vertex, as a job's output file holds) and records the job in `lockstep_jobs`, in one
-// transaction: a reader sees the previous results or these, never a mixture, and a failure
-// leaves the previous ones. A job ID already in `lockstep_jobs` is not published again.
-// Sets `*already` when that is why nothing was written.
+// Publishes the results in `results` (one "id value" line per vertex, as a job's output file
+// holds; `record.vertices` of them) as `options.table` and records the job in `lockstep_jobs`:
+// the results are copied into a staging table of their own, then published as PublishStage does.
+// A reader sees the previous results or these, never a mixture, and a failure leaves the previous
+// ones and no staging table. A job ID already in `lockstep_jobs` is not published again; sets
+// `*already` when that is why nothing was written.
 absl::Status PublishResults(const SinkOptions& options, const std::string& results,
                             const JobRecord& record, bool* already = nullptr);
 
-// A distributed job's results (docs/design.md §10): the master creates a staging table for each
-// attempt (UNLOGGED, no index, named after the job), every worker copies its part into it in a
-// transaction of its own, and the master publishes it in the one transaction PublishResults
-// describes, which checks that it holds `vertices` rows and drops it. DropStage removes a failed
-// attempt's staging table (if it exists).
+// A job's results (docs/design.md §10): the master creates a staging table for each attempt (a
+// plain table with the result table's columns and no index, named after the job), every worker
+// copies its part into it in a transaction of its own, and the master publishes it in one
+// transaction that checks it holds `vertices` rows, takes the job's row in `lockstep_jobs`, and
+// either renames the staging table into the result table's place (when the result table is
+// missing, or plain: nothing but its primary key and privileges attached, which are carried over)
+// or replaces the result table's rows with the staged ones and drops the staging table. DropStage
+// removes a failed attempt's staging table (if it exists).
 absl::Status CreateStage(const SinkOptions& options, const std::string& stage);
 // The output option that names a job's staging table.
 inline constexpr char kStageOption[] = "db.stage";
