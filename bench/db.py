@@ -2,7 +2,7 @@
 """PostgreSQL as source and sink (issue 13, docs/design.md §10): load and publish rates against
 psql's own COPY of the same rows, side by side in each trial.
 
-    bench/db.py [--workers 2] [--trials 3] [--data DIR] BUILD_DIR SCALE
+    bench/db.py [--workers 1,2] [--trials 3] [--data DIR] BUILD_DIR SCALE
 
 A throw-away server (initdb and pg_ctl in a temporary directory, on a Unix socket there, as
 `nobody` when run as root; fsync off) holds the Kronecker graph of bench/kernels.py
@@ -11,16 +11,19 @@ index on src and ANALYZEd. Each trial measures, in this order:
   - local load: `lockstep run pagerank --graph URI --max-iterations 1` (one process, the whole
     table: COPY, parse, sort) against `psql -c "COPY (SELECT src, dst FROM edges) TO STDOUT" >
     /dev/null`, and against `lockstep run` on the same edges as a text file;
-  - per-worker load: a master and --workers workers (`--threads 1`) on loopback; each worker's
+  - per-worker load, for each count in --workers: a master and that many workers (`--threads 1`)
+    on loopback; each worker's
     load time is the "| X s" of its "loaded its share" line (its COPY of its share, the parse, the
     routing to the owners, the ranking: the whole partitioned load), against psql's COPY of the
     same rows (`WHERE src >= a AND src < b`, the bounds computed as the workers compute them:
     quantiles of a 1% block sample), alone and with every share's COPY side by side, as the
     workers read (on a machine with fewer cores than server and worker processes, the fairer
-    ceiling);
-  - publish: `lockstep run pagerank --out URI` ("published in X s": one transaction that deletes
-    the previous rows, copies the new ones in and records the job) against psql's `\\copy` of the
-    same rows into a fresh table of the same shape (id bigint PRIMARY KEY, value double precision).
+    ceiling). One worker, whose share is the whole table, is the figure of a worker and its
+    server process with a core each (as on a cluster) on a 2-core machine;
+  - publish: `lockstep run pagerank --out URI` ("published in X s": one transaction that copies
+    the rows into a staging table, keys it and swaps it in for the previous table, and records
+    the job) against psql's `\\copy` of the same rows into a fresh table of the same shape
+    (id bigint PRIMARY KEY, value double precision).
 Rates are edges (or rows) per second; ratios are lockstep's time over psql's, per trial (min /
 median / max). Python 3 standard library only.
 """
@@ -75,6 +78,15 @@ class Server:
         return subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", self.uri] +
                               list(args), check=True, stdout=stdout, text=True).stdout
 
+    def cpu(self):
+        """CPU seconds of the server's exited backends so far (the postmaster's reaped children)."""
+        with open(os.path.join(self.dir, "data", "postmaster.pid")) as f:
+            pid = int(f.readline())
+        time.sleep(0.2)  # backends of connections just closed are reaped
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self):
         subprocess.run(self.as_user + [f"{self.bin}/pg_ctl", "-D",
                                        os.path.join(self.dir, "data"), "-m", "immediate", "stop"],
@@ -128,18 +140,58 @@ def cluster(binary, uri, workers, out):
     procs = [subprocess.Popen([binary, "worker", "--master", f"127.0.0.1:{port}", "--max-jobs",
                                "1", "--threads", "1"], stderr=subprocess.PIPE, text=True)
              for _ in range(workers)]
-    logs = [p.communicate()[1] for p in procs]
+    logs, cpu = [], 0.0
+    for p in procs:
+        logs.append(p.stderr.read())
+        _, _, usage = os.wait4(p.pid, 0)
+        p.returncode = 0
+        cpu += usage.ru_utime + usage.ru_stime
     master.communicate()
     if master.returncode != 0:
         sys.exit("the distributed job failed")
-    return logs
+    return logs, cpu
+
+
+def per_worker(binary, server, workers, conditions, ratios, rates, psql_rates, together_ratios):
+    """One cluster's load: each worker's share against psql's COPY of the same rows, alone and
+    with every share's COPY side by side. Returns the CPU seconds of the workers (whole
+    processes) and of the server's backends in the job, then of the psqls and their backends side
+    by side."""
+    server_before = server.cpu()
+    logs, workers_cpu = cluster(binary, server.uri, workers, os.path.join(server.dir, "dist"))
+    server_cpu = server.cpu() - server_before
+    with open(os.devnull, "w") as null:
+        start = time.monotonic()
+        copies = [subprocess.Popen(
+            ["psql", "-X", "-q", server.uri, "-c",
+             f"COPY (SELECT src, dst FROM edges WHERE {where}) TO STDOUT"], stdout=null)
+            for where in conditions]
+        together, psql_cpu = [], 0.0
+        for c in copies:
+            _, _, usage = os.wait4(c.pid, 0)
+            c.returncode = 0
+            together.append(time.monotonic() - start)
+            psql_cpu += usage.ru_utime + usage.ru_stime
+    psql_server_cpu = server.cpu() - server_before - server_cpu
+    for rank, wlog in enumerate(logs):
+        m = SHARE_RE.search(wlog)
+        rows_read, seconds = int(m.group(1)), float(m.group(2))
+        with open(os.devnull, "w") as null:
+            ceiling = timed(["psql", "-X", "-q", server.uri, "-c",
+                             f"COPY (SELECT src, dst FROM edges WHERE {conditions[rank]}) TO "
+                             "STDOUT"], stdout=null)
+        ratios.append(seconds / ceiling)
+        together_ratios.append(seconds / together[rank])
+        rates.append(rows_read / seconds)
+        psql_rates.append(rows_read / ceiling)
+    return workers_cpu, server_cpu, psql_cpu, psql_server_cpu
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build")
     ap.add_argument("scale", type=int)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", default="1,2", help="worker counts, comma-separated")
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--data", default=os.environ.get("BENCH_DATA", tempfile.gettempdir()))
     args = ap.parse_args()
@@ -159,13 +211,17 @@ def main():
                     "-c", f"COPY edges FROM '{tsv}'",
                     "-c", "CREATE INDEX ON edges (src)", "-c", "ANALYZE edges")
         edges = int(server.psql("-c", "SELECT count(*) FROM edges"))
-        conditions = share_conditions(server, args.workers)
+        counts = [int(n) for n in args.workers.split(",")]
+        conditions = {n: share_conditions(server, n) for n in counts}
         results = os.path.join(server.dir, "results.tsv")
         log(f"scale {args.scale}: {edges} edges in table edges (bigint IDs, index on src); "
-            f"{args.workers} workers, {args.trials} trials")
+            f"{args.workers} workers, {args.trials} trials, {os.cpu_count()} cores")
         local, local_file, local_psql = [], [], []
-        worker_ratio, worker_rate, worker_psql_rate = [], [], []
-        worker_ratio_together = []
+        worker_ratio = {n: [] for n in counts}
+        worker_rate = {n: [] for n in counts}
+        worker_psql_rate = {n: [] for n in counts}
+        worker_ratio_together = {n: [] for n in counts}
+        cpu = {n: [] for n in counts}
         publish, publish_psql, rows = [], [], 0
         for trial in range(args.trials):
             # Local load: the whole table, against psql's COPY of it and the text file.
@@ -180,31 +236,10 @@ def main():
             err = lockstep_log([binary, "run", "pagerank", "--graph", graph, "--max-iterations",
                                 "1", "--out", os.path.join(server.dir, "file.out")])
             local_file.append(float(LOAD_RE.search(err).group(1)))
-            # Per worker: each worker's share against psql's COPY of the same rows.
-            logs = cluster(binary, server.uri, args.workers, os.path.join(server.dir, "dist"))
-            # The ceiling side by side too: every share's psql COPY at once, as the workers read.
-            with open(os.devnull, "w") as null:
-                start = time.monotonic()
-                copies = [subprocess.Popen(
-                    ["psql", "-X", "-q", server.uri, "-c",
-                     f"COPY (SELECT src, dst FROM edges WHERE {where}) TO STDOUT"], stdout=null)
-                    for where in conditions]
-                together = []
-                for c in copies:
-                    c.wait()
-                    together.append(time.monotonic() - start)
-            for rank, wlog in enumerate(logs):
-                m = SHARE_RE.search(wlog)
-                rows_read, seconds = int(m.group(1)), float(m.group(2))
-                where = conditions[rank]
-                with open(os.devnull, "w") as null:
-                    ceiling = timed(["psql", "-X", "-q", server.uri, "-c",
-                                     f"COPY (SELECT src, dst FROM edges WHERE {where}) TO STDOUT"],
-                                    stdout=null)
-                worker_ratio.append(seconds / ceiling)
-                worker_ratio_together.append(seconds / together[rank])
-                worker_rate.append(rows_read / seconds)
-                worker_psql_rate.append(rows_read / ceiling)
+            for n in counts:
+                cpu[n].append(per_worker(binary, server, n, conditions[n], worker_ratio[n],
+                                         worker_rate[n], worker_psql_rate[n],
+                                         worker_ratio_together[n]))
             # Publish: one transaction against a plain COPY FROM into a fresh table.
             err = lockstep_log([binary, "run", "pagerank", "--graph", server.uri,
                                 "--max-iterations", "1", "--out", server.uri])
@@ -220,7 +255,7 @@ def main():
                                        f"\\copy plain FROM '{results}'"]))
             log(f"trial {trial + 1}: local load {local[-1]:.3f} s (psql COPY {local_psql[-1]:.3f}"
                 f" s, text file {local_file[-1]:.3f} s); per worker "
-                + ", ".join(f"{r:.2f}x" for r in worker_ratio[-args.workers:])
+                + "; ".join(", ".join(f"{r:.2f}x" for r in worker_ratio[n][-n:]) for n in counts)
                 + f" of psql; publish {publish[-1]:.3f} s (psql \\copy {publish_psql[-1]:.3f} s)")
         ratio = lambda a, b: [x / y for x, y in zip(a, b)]
         rate = lambda n, ts: [n / t / 1e6 for t in ts]
@@ -229,11 +264,19 @@ def main():
         log(f"local load, M edges/s                         {scale.spread(rate(edges, local))}"
             f"   {scale.spread(rate(edges, local_psql))}   {scale.spread(ratio(local, local_psql))}x")
         log(f"local load from the text file, M edges/s     {scale.spread(rate(edges, local_file))}")
-        log(f"per-worker load ({args.workers} workers), M rows/s           "
-            f"{scale.spread([r / 1e6 for r in worker_rate])}   "
-            f"{scale.spread([r / 1e6 for r in worker_psql_rate])}   {scale.spread(worker_ratio)}x")
-        log(f"per-worker load against all shares' psql COPYs side by side              "
-            f"{scale.spread(worker_ratio_together)}x")
+        for n in counts:
+            log(f"per-worker load ({n} worker{'s' if n > 1 else ''}), M rows/s            "
+                f"{scale.spread([r / 1e6 for r in worker_rate[n]])}   "
+                f"{scale.spread([r / 1e6 for r in worker_psql_rate[n]])}   "
+                f"{scale.spread(worker_ratio[n])}x")
+            if n > 1:
+                log(f"  against all {n} shares' psql COPYs side by side                  "
+                    f"                  {scale.spread(worker_ratio_together[n])}x")
+            # Where the cores went: on a machine with fewer cores than processes, the load cannot
+            # take less wall time than its CPU seconds over the cores.
+            w, b, p, pb = (statistics.median(c[i] for c in cpu[n]) for i in range(4))
+            log(f"  CPU s (median): {n} worker process(es) {w:.2f} + their server backends "
+                f"{b:.2f}; {n} psql {p:.2f} + backends {pb:.2f}; {os.cpu_count()} cores")
         log(f"publish ({rows} rows), M rows/s               {scale.spread(rate(rows, publish))}"
             f"   {scale.spread(rate(rows, publish_psql))}   "
             f"{scale.spread(ratio(publish, publish_psql))}x")

@@ -3,11 +3,14 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <utility>
@@ -417,35 +420,107 @@ absl::StatusOr<std::vector<std::string>> ShareConditions(PGconn* c, const Table&
   return where;
 }
 
-// A worker's share of a table: one COPY, read a round at a time (the server waits on the socket
-// in between).
+// A worker's share of a table: one COPY, read and checked a round ahead by a thread of its own,
+// so that the server formats the next rows while the load parses and routes these (rather than
+// waiting on the socket in between).
 class PostgresShare final : public bsp::GraphTextShare {
  public:
   PostgresShare(Conn conn, std::string table, std::vector<std::string> columns, bool text_ids)
       : conn_(std::move(conn)),
+        cancel_(PQgetCancel(conn_.get())),
         table_(std::move(table)),
         what_(absl::StrCat("reading table \"", bsp::SanitizeForLog(table_, 100), "\"")),
         columns_(std::move(columns)),
         text_ids_(text_ids) {}
 
-  bool done() const override { return done_; }
+  ~PostgresShare() override {
+    if (!reader_.joinable()) return;
+    bool reading;
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+      reading = !finished_;
+    }
+    moved_.notify_all();
+    // A reader waiting on the server (a share abandoned mid-COPY) is woken by cancelling the COPY.
+    if (reading && cancel_ != nullptr) {
+      char error[256];
+      PQcancel(cancel_.get(), error, sizeof error);
+    }
+    reader_.join();
+  }
+
+  // Never waits: until the reader has queued its last round, more may come (and Next may then
+  // return the empty rest).
+  bool done() const override {
+    std::lock_guard lock(mu_);
+    return finished_ && ready_.empty();
+  }
+
   uint64_t rows() const override { return rows_; }
 
   absl::StatusOr<std::string> Next(uint64_t max_bytes) override {
-    std::string out;
-    if (auto st = ReadCopy(conn_.get(), what_, max_bytes, out, rows_, done_); !st.ok()) return st;
-    if (auto st = CheckRows(out, table_, columns_, text_ids_); !st.ok()) return st;
-    return out;
+    if (!reader_.joinable() && !finished_) {
+      reader_ = std::thread([this, max_bytes] { Read(max_bytes); });
+    }
+    std::unique_lock lock(mu_);
+    moved_.wait(lock, [&] { return !ready_.empty() || finished_; });
+    if (ready_.empty()) return std::string();
+    Round round = std::move(ready_.front());
+    ready_.pop_front();
+    lock.unlock();
+    moved_.notify_all();
+    rows_ += round.rows;
+    return std::move(round.text);
   }
 
  private:
+  struct Round {
+    absl::StatusOr<std::string> text;
+    uint64_t rows = 0;
+  };
+  // Rounds read ahead of the load, at most.
+  static constexpr size_t kAhead = 2;
+
+  void Read(uint64_t max_bytes) {
+    for (bool done = false; !done;) {
+      Round round{std::string(), 0};
+      round.text->reserve(max_bytes + (64 << 10));
+      absl::Status st = ReadCopy(conn_.get(), what_, max_bytes, *round.text, round.rows, done);
+      if (st.ok()) st = CheckRows(*round.text, table_, columns_, text_ids_);
+      if (!st.ok()) {
+        round.text = st;
+        done = true;
+      }
+      std::unique_lock lock(mu_);
+      moved_.wait(lock, [&] { return ready_.size() < kAhead || stop_; });
+      if (stop_) break;
+      ready_.push_back(std::move(round));
+      finished_ = done;
+      lock.unlock();
+      moved_.notify_all();
+    }
+    std::lock_guard lock(mu_);
+    finished_ = true;
+  }
+
+  struct CancelDeleter {
+    void operator()(PGcancel* c) const { PQfreeCancel(c); }
+  };
+
   Conn conn_;
+  const std::unique_ptr<PGcancel, CancelDeleter> cancel_;
   const std::string table_;
   const std::string what_;
   const std::vector<std::string> columns_;
   const bool text_ids_;
-  bool done_ = false;
-  uint64_t rows_ = 0;
+  uint64_t rows_ = 0;  // handed out by Next
+  mutable std::mutex mu_;
+  mutable std::condition_variable moved_;
+  std::deque<Round> ready_;  // under mu_, as below
+  bool finished_ = false;    // the reader has queued its last round
+  bool stop_ = false;
+  std::thread reader_;
 };
 
 // How many streams a whole read (`lockstep run`) uses at most.

@@ -767,6 +767,8 @@ ParsedFile PartitionLoader::ParseRound(const std::string& path, std::string text
 void PartitionLoader::FinishShare(ShareText& reader, FileKind kind, uint64_t& lines) {
   const uint32_t parse_kind = kind == FileKind::kVertices ? kVertexParse : kEdgeParse;
   if (failure_.set && failure_.kind <= parse_kind) return;
+  // A table's rows have no line numbers for another share's error to count: nothing to read on.
+  if (source_.text != nullptr) return;
   while (!reader.done()) {
     auto text = reader.Next(options_.round_bytes);
     if (!text.ok()) return Note(failure_, FromStatus(text.status()));

@@ -653,6 +653,43 @@ TEST_F(DbTest, ClustersOfTwoAndThreeWorkersReadTheirSharesAndAnswerAsRunDoes) {
   }
 }
 
+TEST_F(DbTest, AJobThatFailsStopsTheSharesStillStreaming) {
+  // uuid IDs: worker 0's share is the low half of the UUIDs, worker 1's the high half. Worker 0
+  // meets a NULL in its first round; worker 1's first round (40,000 rows, about 3 MB) comes at
+  // once, then its rows come one per 10 ms (10 s in all) from a slow view.
+  server->Sql(
+      "DROP TABLE IF EXISTS streaming_src CASCADE; CREATE TABLE streaming_src (src uuid, dst "
+      "uuid);"
+      "INSERT INTO streaming_src SELECT ('00000000-0000-0000-0000-' || lpad(g::text, 12, "
+      "'0'))::uuid, ('00000000-0000-0000-0000-' || lpad((g + 1)::text, 12, '0'))::uuid FROM "
+      "generate_series(1, 1000) g;"
+      "INSERT INTO streaming_src VALUES ('00000000-0000-0000-0000-000000000001', NULL);"
+      "INSERT INTO streaming_src SELECT ('ffffffff-0000-0000-0000-' || lpad(g::text, 12, "
+      "'0'))::uuid, ('ffffffff-0000-0000-0000-' || lpad((g + 1)::text, 12, '0'))::uuid FROM "
+      "generate_series(1, 40000) g;"
+      "INSERT INTO streaming_src SELECT ('ffffffff-0000-0000-0000-' || lpad(g::text, 12, "
+      "'0'))::uuid, ('ffffffff-0000-0000-0000-' || lpad((g + 1)::text, 12, '0'))::uuid FROM "
+      "generate_series(100001, 101000) g;"
+      "CREATE OR REPLACE FUNCTION streaming_slow(id uuid) RETURNS boolean LANGUAGE plpgsql "
+      "VOLATILE AS $$ BEGIN IF id > 'ffffffff-0000-0000-0000-000000100000' THEN PERFORM "
+      "pg_sleep(0.01); END IF; RETURN true; END $$;"
+      "CREATE VIEW streaming AS SELECT src, dst FROM streaming_src WHERE streaming_slow(src);");
+  const auto start = std::chrono::steady_clock::now();
+  const Cluster c =
+      RunCluster(2, {"--app", "pagerank", "--graph", server->Uri(), "--db-edges-table=streaming"},
+                 dir_.File("streaming.out"));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(c.master.exit_code, 1);
+  EXPECT_THAT(c.master.err, HasSubstr("NULL in column \"dst\""));
+  // Nobody read worker 1's share to its end: the job stopped after the first round, and the
+  // COPY still streaming was cancelled.
+  EXPECT_LT(seconds, 8.0) << c.master.err << c.workers[0].err << c.workers[1].err;
+  EXPECT_EQ(server->Sql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%streaming%' "
+                        "AND pid <> pg_backend_pid()"),
+            "0\n");
+}
+
 TEST_F(DbTest, AClusterPublishesIntoATableInOneTransactionAndAFailureLeavesIt) {
   LoadEdges("s_edges", "bigint", ReadFile(std::string(LOCKSTEP_DATA_DIR) + "/kronecker-12.el"));
   const std::string uri = server->Uri();
