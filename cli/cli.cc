@@ -33,8 +33,10 @@
 #include "lockstep/bsp/text.h"
 #include "lockstep/cli/duration.h"
 #include "lockstep/db/postgres.h"
+#include "lockstep/dbsp/grpc_log.h"
 #include "lockstep/dbsp/health.h"
 #include "lockstep/dbsp/master.h"
+#include "lockstep/dbsp/security.h"
 #include "lockstep/dbsp/worker.h"
 #include "lockstep/generate/generate.h"
 #include "lockstep/validate/validate.h"
@@ -577,7 +579,33 @@ struct MasterFlags {
   std::string recovery_timeout = "10s";
   std::string straggler_timeout = "0";
   bool replace_stragglers = false;
+  dbsp::SecurityFlags security;
 };
+
+// The flags that secure a process's gRPC connections (docs/design.md §7.9), on master, worker and
+// the commands that talk to them.
+void AddSecurityOptions(CLI::App* app, dbsp::SecurityFlags& f) {
+  app->add_option("--tls-cert", f.tls_cert,
+                  "PEM certificate of this process, signed by --tls-ca (mutual TLS: with "
+                  "--tls-key and --tls-ca)");
+  app->add_option("--tls-key", f.tls_key, "PEM private key of --tls-cert");
+  app->add_option("--tls-ca", f.tls_ca,
+                  "PEM certificate of the cluster's authority: only peers whose certificate it "
+                  "signed are trusted");
+  app->add_option("--token-file", f.token_file,
+                  "a file holding the cluster's join token (a trailing newline is ignored): every "
+                  "worker must present it");
+  app->add_flag("--insecure", f.insecure,
+                "plain text on purpose: no warning when listening beyond loopback without TLS");
+}
+
+// The Security of `flags`, or the exit code of its usage error.
+std::variant<int, std::shared_ptr<const dbsp::Security>> LoadSecurity(
+    const dbsp::SecurityFlags& flags) {
+  auto security = dbsp::Security::Load(flags);
+  if (!security.ok()) return UsageError(security.status());
+  return *std::move(security);
+}
 
 // The job on a master's command line (--app and its flags), or the exit code of its error.
 std::variant<int, dbsp::JobSpec> MasterSpec(const catalogue::AppRegistry& apps,
@@ -719,12 +747,15 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
           "--app is required (or --checkpoint-dir alone, to resume the unfinished job there)"));
     }
     for (const std::string& name : given) {
-      if (name != "--listen" && name != "--port-file" && name != "--checkpoint-dir" &&
-          name != "--config") {
+      static const std::set<std::string> kWithResume = {
+          "--listen",  "--port-file", "--checkpoint-dir", "--config",  "--tls-cert",
+          "--tls-key", "--tls-ca",    "--token-file",     "--insecure"};
+      if (!kWithResume.contains(name)) {
         return UsageError(absl::InvalidArgumentError(absl::StrCat(
             name,
             " without --app: --checkpoint-dir alone resumes the unfinished job there with "
-            "its recorded settings (only --listen and --port-file go with it); give --app and "
+            "its recorded settings (only --listen, --port-file and the security flags go with "
+            "it); give --app and "
             "the job's flags to name the job")));
       }
     }
@@ -758,9 +789,13 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
         Stragglers(p.stragglers));
   };
 
-  auto master = dbsp::Master::Start(m.listen);
+  auto security = LoadSecurity(m.security);
+  if (const int* code = std::get_if<int>(&security)) return *code;
+  auto master =
+      dbsp::Master::Start(m.listen, std::get<std::shared_ptr<const dbsp::Security>>(security));
   if (!master.ok()) return Fail(master.status());
   spdlog::info("master listening on port {}", (*master)->port());
+  dbsp::LogSecurity("master", m.listen, *std::get<std::shared_ptr<const dbsp::Security>>(security));
   if (!m.port_file.empty()) {
     if (auto st = bsp::WriteFileAtomically(m.port_file, std::to_string((*master)->port()) + "\n");
         !st.ok()) {
@@ -955,6 +990,7 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
                      "run a job every DURATION until SIGTERM (the periodic refresh)");
   master->add_option("--port-file", master_flags.port_file,
                      "write the port the master listens on to this file");
+  AddSecurityOptions(master, master_flags.security);
   AppOptions master_app_options;
   for (const catalogue::AppInfo& app : apps.apps()) {
     for (const catalogue::AppParam& p : app.params) master_app_options.Add(master, p);
@@ -979,6 +1015,8 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
       ->add_option("--health-port", health_port,
                    "serve gRPC health checks on this port, for probes (0: any free port)")
       ->check(CLI::Range(0, 65535));
+  dbsp::SecurityFlags worker_security;
+  AddSecurityOptions(worker, worker_security);
 
   // health HOST:PORT [--service NAME]
   CLI::App* health = cli.add_subcommand(
@@ -992,6 +1030,8 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
                      std::string("the service to ask about: '' (the process), ") +
                          dbsp::kMasterHealthService + " or " + dbsp::kWorkerHealthService);
   health->add_option("--timeout", health_timeout, "give up after this long")->capture_default_str();
+  dbsp::SecurityFlags health_security;
+  AddSecurityOptions(health, health_security);
 
   // generate kronecker|uniform ...
   CLI::App* generate =
@@ -1093,6 +1133,7 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
     parallelism.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
   }
   InstallSignalHandlers();
+  dbsp::RouteGrpcLogs();
 
   auto dispatch = [&]() -> int {
     if (run->parsed() && chosen != nullptr) return RunLocal(*chosen, run_flags, top);
@@ -1112,6 +1153,9 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
       // CPU (docs/design.md §4).
       mallopt(M_ARENA_MAX, 1);
 #endif
+      auto security = LoadSecurity(worker_security);
+      if (const int* code = std::get_if<int>(&security)) return *code;
+      worker_options.security = std::get<std::shared_ptr<const dbsp::Security>>(security);
       if (health_port >= 0) {
         worker_options.health_address = "0.0.0.0:" + std::to_string(health_port);
         worker_options.health_started = [](int port) {
@@ -1154,7 +1198,10 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
     if (health->parsed()) {
       auto timeout = ParseDuration(health_timeout, "--timeout");
       if (!timeout.ok()) return UsageError(timeout.status());
-      auto status = dbsp::CheckHealth(health_target, health_service, *timeout);
+      auto security = LoadSecurity(health_security);
+      if (const int* code = std::get_if<int>(&security)) return *code;
+      auto status = dbsp::CheckHealth(health_target, health_service, *timeout,
+                                      *std::get<std::shared_ptr<const dbsp::Security>>(security));
       if (!status.ok()) return Fail(status.status());
       std::cout << *status << "\n";
       return *status == "SERVING" ? 0 : kExitFailed;

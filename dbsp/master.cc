@@ -260,8 +260,9 @@ std::string DescribeJob(const nlohmann::json& job) {
 Master::Master(std::unique_ptr<transport::MasterServer> server) : server_(std::move(server)) {}
 Master::~Master() { Shutdown(); }
 
-absl::StatusOr<std::unique_ptr<Master>> Master::Start(const std::string& address) {
-  auto server = transport::MasterServer::Start(address);
+absl::StatusOr<std::unique_ptr<Master>> Master::Start(const std::string& address,
+                                                      std::shared_ptr<const Security> security) {
+  auto server = transport::MasterServer::Start(address, std::move(security));
   if (!server.ok()) return server.status();
   (*server)->health().Set(kMasterHealthService, true);
   return std::unique_ptr<Master>(new Master(std::move(*server)));

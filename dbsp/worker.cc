@@ -96,10 +96,11 @@ constexpr size_t kPeerInflightBytes = 64 << 20;
 
 // The peer server on `address`; the default, every interface over IPv6, falls back to IPv4 on a
 // host without IPv6.
-absl::StatusOr<std::unique_ptr<transport::PeerServer>> StartPeerServer(const std::string& address) {
-  auto server = transport::PeerServer::Start(address);
+absl::StatusOr<std::unique_ptr<transport::PeerServer>> StartPeerServer(
+    const std::string& address, const std::shared_ptr<const Security>& security) {
+  auto server = transport::PeerServer::Start(address, security);
   if (!server.ok() && address == WorkerOptions().peer_listen) {
-    server = transport::PeerServer::Start("0.0.0.0:0");
+    server = transport::PeerServer::Start("0.0.0.0:0", security);
   }
   return server;
 }
@@ -112,7 +113,7 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
   // deadline.
   std::unique_ptr<HealthServer> health;  // written under mu
   std::unique_ptr<transport::PeerServer> peer_server;
-  transport::PeerChannels peer_channels;
+  transport::PeerChannels peer_channels(options.security);
   std::shared_ptr<grpc::Channel> channel;  // written under mu
   std::unique_ptr<v1::JobQueue::Stub> stub;
   std::chrono::milliseconds backoff(100);
@@ -175,7 +176,8 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
   };
 
   if (!options.health_address.empty()) {
-    auto started = HealthServer::Start(options.health_address, kWorkerHealthService);
+    auto started =
+        HealthServer::Start(options.health_address, kWorkerHealthService, *options.security);
     if (!started.ok()) return result = started.status();
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -184,15 +186,16 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
     if (options.health_started) options.health_started(health->port());
   }
   {
-    auto started = StartPeerServer(options.peer_listen);
+    auto started = StartPeerServer(options.peer_listen, options.security);
     if (!started.ok()) return result = started.status();
     peer_server = std::move(*started);
   }
   const std::string advertised =
       options.advertise.empty() ? absl::StrCat(":", peer_server->port()) : options.advertise;
   spdlog::info("serving peers on port {} (advertised as {})", peer_server->port(), advertised);
+  LogSecurity("worker's peer server", options.peer_listen, *options.security);
   {
-    auto made = grpc::CreateCustomChannel(options.master, grpc::InsecureChannelCredentials(),
+    auto made = grpc::CreateCustomChannel(options.master, options.security->ChannelCredentials(),
                                           transport::ClientChannelArguments());
     stub = v1::JobQueue::NewStub(made);
     std::lock_guard<std::mutex> lock(mu);
@@ -201,7 +204,7 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
 
   while (!stop.load() && (options.max_jobs == 0 || jobs < options.max_jobs)) {
     transport::MasterLink link(*stub, kOutboxBytes);
-    link.Start(advertised);
+    link.Start(advertised, *options.security);
     std::optional<v1::MasterPayload> first = link.AwaitFirst(stop);
     if (!first || !first->has_job_details()) {
       const grpc::Status st = link.Finish(std::chrono::milliseconds(stop.load() ? 0 : 1000));

@@ -48,14 +48,15 @@ HealthServer::~HealthServer() {
 }
 
 absl::StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(const std::string& address,
-                                                                  const std::string& service) {
+                                                                  const std::string& service,
+                                                                  const Security& security) {
   std::unique_ptr<HealthServer> s(new HealthServer());
   s->health_ = std::make_unique<transport::HealthService>();
   s->health_->Set(service, false);
   s->service_ = service;
   grpc::ServerBuilder builder;
   transport::ConfigureServer(builder);  // as the master's: keepalive, and a port in use is an error
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &s->port_);
+  builder.AddListeningPort(address, security.ServerCredentials(), &s->port_);
   builder.RegisterService(s->health_.get());
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {
@@ -65,9 +66,10 @@ absl::StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(const std::str
 }
 
 absl::StatusOr<std::string> CheckHealth(const std::string& address, const std::string& service,
-                                        std::chrono::milliseconds timeout) {
+                                        std::chrono::milliseconds timeout,
+                                        const Security& security) {
   auto stub = grpc::health::v1::Health::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+      grpc::CreateChannel(address, security.ChannelCredentials()));
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + timeout);
   HealthCheckRequest request;

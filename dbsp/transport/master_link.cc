@@ -22,8 +22,9 @@ MasterLink::~MasterLink() {
   if (!done) Finish(std::chrono::milliseconds(0));
 }
 
-void MasterLink::Start(const std::string& peer_address) {
+void MasterLink::Start(const std::string& peer_address, const Security& security) {
   if (!peer_address.empty()) context_.AddMetadata(kPeerAddressKey, peer_address);
+  security.Sign(context_);
   stub_.async()->JobStream(&context_, this);
   AddHold();
   StartRead(&in_);

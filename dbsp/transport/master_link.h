@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "job/phase_time.h"
+#include "lockstep/dbsp/security.h"
 #include "lockstep/v1/jobqueue.grpc.pb.h"
 #include "transport/streams.h"
 
@@ -27,8 +28,9 @@ class MasterLink final : public grpc::ClientBidiReactor<v1::WorkerPayload, v1::M
   MasterLink(v1::JobQueue::Stub& stub, size_t outbox_bytes);
   ~MasterLink() override;
 
-  // Opens the stream, saying where this worker's peers reach it (peer.h, kPeerAddressKey).
-  void Start(const std::string& peer_address);
+  // Opens the stream, saying where this worker's peers reach it (peer.h, kPeerAddressKey), with
+  // the join token `security` holds.
+  void Start(const std::string& peer_address, const Security& security = *Security::Plain());
   // The first payload; nullopt if the stream ended first or `stop` was set (then it is cancelled).
   std::optional<v1::MasterPayload> AwaitFirst(const std::atomic<bool>& stop);
   // Hands every further payload to `handler` (set once, before the job runs).

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/text.h"
 #include "spdlog/spdlog.h"
+#include "transport/admission.h"
 #include "transport/grpc_options.h"
 #include "transport/peer.h"
 
@@ -329,12 +330,24 @@ void WorkerPool::ShutDown() {
 
 // --- MasterServer
 
+// A stream refused before it joins the pool: finished at once.
+class RefusedStream final : public grpc::ServerBidiReactor<v1::WorkerPayload, v1::MasterPayload> {
+ public:
+  explicit RefusedStream(const grpc::Status& status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
 class MasterServer::Service final : public v1::JobQueue::CallbackService {
  public:
-  explicit Service(WorkerPool& pool) : pool_(pool) {}
+  Service(WorkerPool& pool, const Security& security) : pool_(pool), security_(security) {}
 
   grpc::ServerBidiReactor<v1::WorkerPayload, v1::MasterPayload>* JobStream(
       grpc::CallbackServerContext* context) override {
+    if (!Admitted(security_, *context)) {
+      LogRefused(context->peer());
+      return new RefusedStream(
+          grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no valid join token"));
+    }
     std::string advertised;
     const auto& metadata = context->client_metadata();
     if (auto it = metadata.find(kPeerAddressKey); it != metadata.end()) {
@@ -347,18 +360,38 @@ class MasterServer::Service final : public v1::JobQueue::CallbackService {
   }
 
  private:
+  // At most a line a second, however many are refused (a flood must not flood the log).
+  void LogRefused(const std::string& peer) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_log_ < std::chrono::seconds(1)) {
+      ++unlogged_;
+      return;
+    }
+    spdlog::warn("refused a worker from {}: no valid join token{}", bsp::SanitizeForLog(peer, 128),
+                 unlogged_ == 0 ? "" : absl::StrCat(" (and ", unlogged_, " more since the last)"));
+    last_log_ = now;
+    unlogged_ = 0;
+  }
+
   WorkerPool& pool_;
+  const Security& security_;
+  std::mutex mu_;
+  std::chrono::steady_clock::time_point last_log_{};
+  uint64_t unlogged_ = 0;
 };
 
-MasterServer::MasterServer() : service_(std::make_unique<Service>(pool_)) {}
+MasterServer::MasterServer(std::shared_ptr<const Security> security)
+    : security_(std::move(security)), service_(std::make_unique<Service>(pool_, *security_)) {}
 
 MasterServer::~MasterServer() { Shutdown(); }
 
-absl::StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(const std::string& address) {
-  std::unique_ptr<MasterServer> s(new MasterServer());
+absl::StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
+    const std::string& address, std::shared_ptr<const Security> security) {
+  std::unique_ptr<MasterServer> s(new MasterServer(std::move(security)));
   grpc::ServerBuilder builder;
   ConfigureServer(builder);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &s->port_);
+  builder.AddListeningPort(address, s->security_->ServerCredentials(), &s->port_);
   builder.RegisterService(s->service_.get());
   builder.RegisterService(&s->health_);
   s->server_ = builder.BuildAndStart();

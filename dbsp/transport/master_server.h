@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "job/phase_time.h"
 #include "lockstep/dbsp/master.h"
+#include "lockstep/dbsp/security.h"
 #include "lockstep/v1/jobqueue.grpc.pb.h"
 #include "transport/health_service.h"
 #include "transport/streams.h"
@@ -128,7 +129,10 @@ class WorkerPool final : public WorkerStreamHandler {
 // The master's gRPC server: the job queue service, the pool, and the health service.
 class MasterServer {
  public:
-  static absl::StatusOr<std::unique_ptr<MasterServer>> Start(const std::string& address);
+  // Listens on `address`, secured by `security`: a worker without its token is refused before it
+  // enters the pool.
+  static absl::StatusOr<std::unique_ptr<MasterServer>> Start(
+      const std::string& address, std::shared_ptr<const Security> security = Security::Plain());
   ~MasterServer();
 
   int port() const { return port_; }
@@ -139,9 +143,10 @@ class MasterServer {
 
  private:
   class Service;
-  MasterServer();
+  explicit MasterServer(std::shared_ptr<const Security> security);
 
   WorkerPool pool_;
+  std::shared_ptr<const Security> security_;
   std::unique_ptr<Service> service_;
   HealthService health_;
   std::unique_ptr<grpc::Server> server_;

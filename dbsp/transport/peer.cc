@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/text.h"
 #include "spdlog/spdlog.h"
+#include "transport/admission.h"
 #include "transport/grpc_options.h"
 
 namespace lockstep::dbsp::transport {
@@ -42,9 +43,14 @@ class PeerServer::Service final : public v1::PeerExchange::CallbackService {
 
   grpc::ServerUnaryReactor* Deliver(grpc::CallbackServerContext* context,
                                     const v1::PeerBatch* request, v1::PeerAck*) override {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    if (!Admitted(*server_.security_, *context)) {
+      server_.Refuse(context->peer());
+      reactor->Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no valid join token"));
+      return reactor;
+    }
     // The request is ours until Finish: the handler moves its bytes out rather than copying them.
     grpc::Status status = server_.Dispatch(*const_cast<v1::PeerBatch*>(request), context->peer());
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(status);
     return reactor;
   }
@@ -59,17 +65,27 @@ PeerServer::~PeerServer() {
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
 }
 
-absl::StatusOr<std::unique_ptr<PeerServer>> PeerServer::Start(const std::string& address) {
+absl::StatusOr<std::unique_ptr<PeerServer>> PeerServer::Start(
+    const std::string& address, std::shared_ptr<const Security> security) {
   std::unique_ptr<PeerServer> s(new PeerServer());
+  s->security_ = std::move(security);
   grpc::ServerBuilder builder;
   ConfigureServer(builder);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &s->port_);
+  builder.AddListeningPort(address, s->security_->ServerCredentials(), &s->port_);
   builder.RegisterService(s->service_.get());
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("--peer-listen: cannot listen on ", address));
   }
   return s;
+}
+
+void PeerServer::Refuse(const std::string& peer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Once per address: a peer that keeps trying does not flood the log.
+  if (peer == last_refused_peer_) return;
+  last_refused_peer_ = peer;
+  spdlog::warn("refused a call from {}: no valid join token", bsp::SanitizeForLog(peer, 128));
 }
 
 void PeerServer::Register(const std::string& key, PeerBatchHandler* handler) {
@@ -116,7 +132,7 @@ std::shared_ptr<grpc::Channel> PeerChannels::Get(const std::string& address) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& channel = channels_[address];
   if (!channel) {
-    channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+    channel = grpc::CreateCustomChannel(address, security_->ChannelCredentials(),
                                         ClientChannelArguments());
   }
   return channel;
@@ -144,7 +160,8 @@ struct PeerLinks::Call {
 
 PeerLinks::PeerLinks(PeerChannels& channels, std::vector<std::string> addresses, uint32_t self,
                      std::string job_key, size_t inflight_bytes, std::chrono::milliseconds timeout)
-    : addresses_(std::move(addresses)),
+    : security_(channels.security()),
+      addresses_(std::move(addresses)),
       self_(self),
       key_(std::move(job_key)),
       inflight_limit_(inflight_bytes),
@@ -208,6 +225,7 @@ absl::Status PeerLinks::Send(uint32_t to, v1::PeerBatch batch) {
 
 void PeerLinks::Start(Call* call) {
   call->context = std::make_shared<grpc::ClientContext>();
+  security_.Sign(*call->context);
   if (timeout_.count() > 0) {
     // gRPC takes a system-clock deadline.
     const auto left = std::chrono::duration_cast<std::chrono::system_clock::duration>(

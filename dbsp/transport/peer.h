@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lockstep/dbsp/security.h"
 #include "lockstep/v1/jobqueue.grpc.pb.h"
 
 namespace lockstep::dbsp::transport {
@@ -47,8 +48,10 @@ class PeerBatchHandler {
 // a sender whose job has not started here yet tries again) and logged.
 class PeerServer {
  public:
-  // Listens on `address` (HOST:PORT; port 0 picks a free one).
-  static absl::StatusOr<std::unique_ptr<PeerServer>> Start(const std::string& address);
+  // Listens on `address` (HOST:PORT; port 0 picks a free one), secured by `security`: a call
+  // without its token is refused.
+  static absl::StatusOr<std::unique_ptr<PeerServer>> Start(
+      const std::string& address, std::shared_ptr<const Security> security = Security::Plain());
   ~PeerServer();
 
   int port() const { return port_; }
@@ -62,27 +65,35 @@ class PeerServer {
   PeerServer();
   // Hands a batch to the registered job, or refuses it.
   grpc::Status Dispatch(v1::PeerBatch& batch, const std::string& peer);
+  // Logs a call refused for want of the join token.
+  void Refuse(const std::string& peer);
 
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::shared_ptr<const Security> security_;
   int port_ = 0;
   std::mutex mu_;
   std::condition_variable idle_;
   std::string key_;
   PeerBatchHandler* handler_ = nullptr;
   int calls_in_handler_ = 0;
-  std::string last_refused_key_;  // logs a foreign job's key once
+  std::string last_refused_key_;   // logs a foreign job's key once
+  std::string last_refused_peer_;  // and a peer without the token
 };
 
 // Channels to other workers, by address, kept across jobs (a job's peers are often the last
 // job's).
 class PeerChannels {
  public:
+  explicit PeerChannels(std::shared_ptr<const Security> security = Security::Plain())
+      : security_(std::move(security)) {}
   std::shared_ptr<grpc::Channel> Get(const std::string& address);
+  const Security& security() const { return *security_; }
   // Drops the channels to addresses not in `keep`.
   void Retain(const std::vector<std::string>& keep);
 
  private:
+  const std::shared_ptr<const Security> security_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<grpc::Channel>> channels_;
 };
@@ -147,6 +158,7 @@ class PeerLinks {
   template <class Pred>
   void WaitReporting(std::unique_lock<std::mutex>& lock, Pred done);
 
+  const Security& security_;  // the PeerChannels'
   const std::vector<std::string> addresses_;
   const uint32_t self_;
   const std::string key_;

@@ -3,12 +3,9 @@
 // reads the same graph from tables as from a file, byte for byte; results are published in one
 // transaction that a concurrent reader never sees half done; bad tables, rows and servers fail
 // with errors naming them and leave the previous results alone.
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,10 +24,9 @@
 #include <vector>
 
 #include "lockstep/db/postgres.h"
+#include "util/lockstep_process.h"
 #include "util/postgres_server.h"
 #include "util/temp_dir.h"
-
-extern char** environ;
 
 namespace lockstep {
 namespace {
@@ -60,10 +56,7 @@ std::vector<std::string> PartLines(const std::string& dir) {
   return SortedLines(all);
 }
 
-struct Process {
-  int exit_code = -1;
-  std::string err;
-};
+using test::Process;
 
 // One server for the whole suite (initdb takes a second); each test uses tables of its own names
 // or drops what it made.
@@ -81,43 +74,27 @@ class DbTest : public ::testing::Test {
 
   // Runs `lockstep args...` (with `env` added to the environment), waiting at most 120 s.
   Process Run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
-    return Wait(Start(args, "stderr", env), "stderr");
+    return procs_.Run(args, env);
   }
+  pid_t StartMaster(const std::string& name, std::vector<std::string> args,
+                    const std::string& listen = "127.0.0.1:0") {
+    return procs_.StartMaster(name, std::move(args), listen);
+  }
+  std::vector<pid_t> StartWorkers(const std::string& name, uint32_t n,
+                                  const std::vector<std::string>& args, uint32_t first = 0) {
+    return procs_.StartWorkers(name, n, args, first);
+  }
+  std::vector<Process> WaitWorkers(const std::string& name, const std::vector<pid_t>& workers) {
+    return procs_.WaitWorkers(name, workers);
+  }
+  pid_t Start(const std::vector<std::string>& args, const std::string& err_name,
+              const std::vector<std::string>& env = {}) {
+    return procs_.Start(args, err_name, env);
+  }
+  Process Wait(pid_t pid, const std::string& err_name) { return procs_.Wait(pid, err_name); }
 
   // A master and `n` workers running one job of `args` (the master's options after its
   // --listen); the sorted lines of the parts it publishes in `out`, and what each worker logged.
-  // Starts `lockstep master --listen` (any port) with `args`, logging to NAME.err, and waits
-  // until it listens.
-  pid_t StartMaster(const std::string& name, std::vector<std::string> args,
-                    const std::string& listen = "127.0.0.1:0") {
-    const std::string port_file = dir_.File(name + ".port");
-    std::filesystem::remove(port_file);
-    args.insert(args.begin(), {"master", "--listen", listen, "--port-file", port_file});
-    const pid_t pid = Start(args, name + ".err");
-    for (int i = 0; i < 1000 && ReadFile(port_file).empty(); ++i) ::usleep(10000);
-    return pid;
-  }
-  // Starts `n` workers of master NAME with `args` added, logging to NAME-workerI.err.
-  std::vector<pid_t> StartWorkers(const std::string& name, uint32_t n,
-                                  const std::vector<std::string>& args, uint32_t first = 0) {
-    const std::string port = ReadFile(dir_.File(name + ".port"));
-    std::vector<pid_t> workers;
-    for (uint32_t w = first; w < first + n; ++w) {
-      std::vector<std::string> argv = {"worker", "--master",
-                                       "127.0.0.1:" + port.substr(0, port.find('\n'))};
-      argv.insert(argv.end(), args.begin(), args.end());
-      workers.push_back(Start(argv, name + "-worker" + std::to_string(w) + ".err"));
-    }
-    return workers;
-  }
-  std::vector<Process> WaitWorkers(const std::string& name, const std::vector<pid_t>& workers) {
-    std::vector<Process> done;
-    for (size_t w = 0; w < workers.size(); ++w) {
-      done.push_back(Wait(workers[w], name + "-worker" + std::to_string(w) + ".err"));
-    }
-    return done;
-  }
-
   struct Cluster {
     Process master;
     std::vector<Process> workers;
@@ -137,49 +114,6 @@ class DbTest : public ::testing::Test {
     return c;
   }
 
-  pid_t Start(const std::vector<std::string>& args, const std::string& err_name,
-              const std::vector<std::string>& env = {}) {
-    std::vector<std::string> argv_storage = {LOCKSTEP_BINARY};
-    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : argv_storage) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_storage = env;
-    for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
-    std::vector<char*> envp;
-    for (std::string& e : env_storage) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    const std::string err = dir_.File(err_name);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = 0;
-    EXPECT_EQ(::posix_spawn(&pid, LOCKSTEP_BINARY, &actions, nullptr, argv.data(), envp.data()), 0);
-    posix_spawn_file_actions_destroy(&actions);
-    return pid;
-  }
-
-  Process Wait(pid_t pid, const std::string& err_name) {
-    int status = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    pid_t done = 0;
-    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
-           std::chrono::steady_clock::now() < deadline) {
-      ::usleep(10000);
-    }
-    if (done == 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      ADD_FAILURE() << "still running after 120 s: killed";
-    }
-    Process p;
-    p.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    p.err = ReadFile(dir_.File(err_name));
-    return p;
-  }
-
   // Loads the edge list `el` ("src dst" lines) into table `name` (src, dst of `type`).
   void LoadEdges(const std::string& name, const std::string& type, const std::string& el) {
     std::string tsv = el;
@@ -197,6 +131,7 @@ class DbTest : public ::testing::Test {
   }
 
   test::TempDir dir_{"lockstep-db"};
+  test::LockstepProcesses procs_{dir_, LOCKSTEP_BINARY};
 };
 
 constexpr const char* kApps[][2] = {{"pagerank", ""},      {"wcc", ""},      {"cdlp", ""},

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "lockstep/dbsp/security.h"
 
 namespace grpc {
 class Server;
@@ -26,9 +27,11 @@ class HealthService;
 // A server that serves nothing but the health service: a worker's probe port.
 class HealthServer {
  public:
-  // Listens on `address` (HOST:PORT; port 0 picks a free one). `service` starts NOT_SERVING.
-  static absl::StatusOr<std::unique_ptr<HealthServer>> Start(const std::string& address,
-                                                             const std::string& service);
+  // Listens on `address` (HOST:PORT; port 0 picks a free one), with `security`'s credentials.
+  // `service` starts NOT_SERVING.
+  static absl::StatusOr<std::unique_ptr<HealthServer>> Start(
+      const std::string& address, const std::string& service,
+      const Security& security = *Security::Plain());
   ~HealthServer();
   HealthServer(const HealthServer&) = delete;
   HealthServer& operator=(const HealthServer&) = delete;
@@ -47,6 +50,7 @@ class HealthServer {
 // Asks the health service at `address` for `service`'s status: "SERVING", "NOT_SERVING", ...
 // An unreachable peer or an unknown service is an error naming the address.
 absl::StatusOr<std::string> CheckHealth(const std::string& address, const std::string& service,
-                                        std::chrono::milliseconds timeout);
+                                        std::chrono::milliseconds timeout,
+                                        const Security& security = *Security::Plain());
 
 }  // namespace lockstep::dbsp

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/executor.h"
 #include "lockstep/catalogue/app.h"
+#include "lockstep/dbsp/security.h"
 
 namespace lockstep::dbsp {
 
@@ -127,7 +128,9 @@ struct JobResult {
 class Master {
  public:
   // Listens on `address` (HOST:PORT; port 0 picks a free one).
-  static absl::StatusOr<std::unique_ptr<Master>> Start(const std::string& address);
+  // Serves workers on `address`, its connections secured by `security`.
+  static absl::StatusOr<std::unique_ptr<Master>> Start(
+      const std::string& address, std::shared_ptr<const Security> security = Security::Plain());
   ~Master();
 
   int port() const;

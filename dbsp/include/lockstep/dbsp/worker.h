@@ -8,11 +8,14 @@
 #include "absl/status/status.h"
 #include "lockstep/bsp/graph_input.h"
 #include "lockstep/catalogue/app.h"
+#include "lockstep/dbsp/security.h"
 
 namespace lockstep::dbsp {
 
 struct WorkerOptions {
   std::string master;  // HOST:PORT
+  // How every connection is secured: to the master, to and from the other workers, health.
+  std::shared_ptr<const Security> security = Security::Plain();
   // Where the worker serves the other workers of its jobs (HOST:PORT; port 0 picks a free one),
   // and the address it asks them to use: HOST:PORT, or empty for the host its connection to the
   // master comes from with the port it listens on (docs/design.md §5.7).
