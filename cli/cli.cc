@@ -582,7 +582,7 @@ struct MasterFlags {
   dbsp::SecurityFlags security;
 };
 
-// The flags that secure a process's gRPC connections (docs/design.md §7.9), on master, worker and
+// The flags that secure a process's gRPC connections (docs/design.md §11), on master, worker and
 // the commands that talk to them.
 void AddSecurityOptions(CLI::App* app, dbsp::SecurityFlags& f) {
   app->add_option("--tls-cert", f.tls_cert,

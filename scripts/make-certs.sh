@@ -1,5 +1,5 @@
 #!/bin/sh
-# Makes a cluster's certificates with openssl (docs/design.md §7.9, k8s/README.md):
+# Makes a cluster's certificates with openssl (docs/design.md §11, k8s/README.md):
 #   scripts/make-certs.sh DIR [NAME ...]
 # writes DIR/ca.pem and DIR/ca.key (the cluster's own authority: keep ca.key off the cluster),
 # and for each NAME (default: master worker) DIR/NAME.pem and DIR/NAME.key, signed by it, for

@@ -34,29 +34,11 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+std::string ReadFile(const std::string& path) { return test::ReadWholeFile(path); }
 
-std::vector<std::string> SortedLines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  std::sort(lines.begin(), lines.end());
-  return lines;
-}
-
-// The lines of the part files a distributed job published in `dir`, sorted.
-std::vector<std::string> PartLines(const std::string& dir) {
-  std::string all;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.path().filename().string().starts_with("part-")) all += ReadFile(e.path().string());
-  }
-  return SortedLines(all);
-}
-
+using test::PartLines;
 using test::Process;
+using test::SortedLines;
 
 // One server for the whole suite (initdb takes a second); each test uses tables of its own names
 // or drops what it made.

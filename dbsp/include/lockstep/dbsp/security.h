@@ -1,6 +1,6 @@
 #pragma once
 
-// How a cluster's gRPC connections are secured (docs/design.md §7.9): mutual TLS under one
+// How a cluster's gRPC connections are secured (docs/design.md §11): mutual TLS under one
 // certificate authority, a shared join token, both, or plain text. Every connection of a process
 // (master and workers, worker and worker, health checks) uses the one Security it was given.
 #include <memory>

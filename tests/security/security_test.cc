@@ -1,0 +1,236 @@
+// A secured cluster (docs/design.md §11) as real processes: mutual TLS under certificates the
+// suite makes with openssl (scripts/make-certs.sh) and the join token. A secured cluster answers
+// as `lockstep run` does; workers without the authority's certificate or the token, plain text,
+// and garbage on the port are refused while the master goes on to serve its job; a worker trusts
+// no master its authority did not sign; bad security flags are usage errors.
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "util/lockstep_process.h"
+#include "util/temp_dir.h"
+
+namespace lockstep {
+namespace {
+
+using test::Process;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kGraph = std::string(LOCKSTEP_DATA_DIR) + "/kronecker-12.el";
+
+// The suite's certificates: an authority with a master's and a worker's certificate and a token,
+// and in other/ an authority of its own, as a stranger's cluster has.
+test::TempDir* certs = nullptr;
+
+void MakeCerts(const std::string& dir, const std::string& extra) {
+  const std::string cmd = std::string(LOCKSTEP_SOURCE_DIR) + "/scripts/make-certs.sh " + dir + " " +
+                          extra + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+class SecurityTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    certs = new test::TempDir("lockstep-certs");
+    MakeCerts(certs->path().string(), "--token");
+    MakeCerts(certs->File("other"), "--token");
+  }
+  static void TearDownTestSuite() {
+    delete certs;
+    certs = nullptr;
+  }
+
+  // --tls-* flags for certificate NAME of the authority in `dir` ("" for the suite's own).
+  static std::vector<std::string> Tls(const std::string& name, const std::string& dir = "") {
+    const std::string d = dir.empty() ? certs->path().string() : certs->File(dir);
+    return {"--tls-cert", d + "/" + name + ".pem", "--tls-key", d + "/" + name + ".key", "--tls-ca",
+            d + "/ca.pem"};
+  }
+  static std::vector<std::string> Token(const std::string& file = "") {
+    return {"--token-file", file.empty() ? certs->File("token") : file};
+  }
+  static std::vector<std::string> Join(std::vector<std::string> a,
+                                       const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  }
+
+  // The graph's PageRank as `lockstep run` writes it, sorted.
+  std::vector<std::string> LocalAnswer() {
+    const Process p =
+        procs_.Run({"run", "pagerank", "--graph", kGraph, "--out", dir_.File("local")});
+    EXPECT_EQ(p.exit_code, 0) << p.err;
+    return test::SortedLines(test::ReadWholeFile(dir_.File("local")));
+  }
+
+  // A master of one PageRank job on 2 workers, secured by `flags`.
+  pid_t StartMaster(const std::string& name, const std::vector<std::string>& flags,
+                    const std::string& acquire = "60s") {
+    return procs_.StartMaster(
+        name, Join({"--app", "pagerank", "--graph", kGraph, "--out", dir_.File(name + ".out"),
+                    "--min-workers", "2", "--acquire-timeout", acquire},
+                   flags));
+  }
+
+  test::TempDir dir_{"lockstep-security"};
+  test::LockstepProcesses procs_{dir_, LOCKSTEP_BINARY};
+};
+
+// Connects to the master's port and writes `bytes` (not TLS), then closes.
+void SendRaw(const std::string& port, const std::string& bytes) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(port)));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  EXPECT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ::close(fd);
+}
+
+TEST_F(SecurityTest, AClusterWithMutualTlsAndATokenAnswersAsRunDoes) {
+  const std::vector<std::string> want = LocalAnswer();
+  const pid_t master = StartMaster("tls", Join(Tls("master"), Token()));
+  const auto workers = procs_.StartWorkers(
+      "tls", 2, Join(Join({"--max-jobs", "1", "--threads", "1"}, Tls("worker")), Token()));
+  const Process m = procs_.Wait(master, "tls.err");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_THAT(m.err, HasSubstr("master listening on 127.0.0.1:0: mutual TLS and a join token"));
+  for (const Process& w : procs_.WaitWorkers("tls", workers)) EXPECT_EQ(w.exit_code, 0) << w.err;
+  // The workers exchanged their messages directly, over TLS too.
+  EXPECT_EQ(test::PartLines(dir_.File("tls.out")), want);
+}
+
+TEST_F(SecurityTest, RoguesAreRefusedAndTheMasterServesItsJob) {
+  const std::vector<std::string> want = LocalAnswer();
+  const std::string wrong_token = dir_.Write("wrong-token", "not-the-token\n");
+  const pid_t master = StartMaster("m", Join(Tls("master"), Token()));
+  const std::vector<std::string> once = {"--max-jobs", "1", "--threads", "1"};
+  // Plain text; the right token without a certificate the authority signed; the right
+  // certificate with a wrong token and with none.
+  const std::vector<std::vector<std::string>> rogues = {
+      Join(once, Token()),
+      Join(Join(once, Tls("worker", "other")), Token()),
+      Join(Join(once, Tls("worker")), Token(wrong_token)),
+      Join(once, Tls("worker")),
+  };
+  std::vector<pid_t> rogue_pids;
+  for (uint32_t r = 0; r < rogues.size(); ++r) {
+    rogue_pids.push_back(procs_.StartWorkers("m", 1, rogues[r], 10 + r)[0]);
+  }
+  // Garbage, an HTTP/1 request and half an HTTP/2 preface on the port.
+  const std::string port = procs_.Port("m");
+  SendRaw(port, std::string("\x16\x03\x01\xff\xff garbage \x00\x01\x02", 20));
+  SendRaw(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  SendRaw(port, "PRI * HTTP/2.0\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Then the cluster's own workers: the job runs on them, and on nobody else.
+  const auto workers = procs_.StartWorkers("m", 2, Join(Join(once, Tls("worker")), Token()));
+  const Process m = procs_.Wait(master, "m.err");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_THAT(m.err, HasSubstr("on 2 workers"));
+  EXPECT_THAT(m.err, HasSubstr("refused a worker from ipv4:127.0.0.1:"));
+  EXPECT_THAT(m.err, HasSubstr("Handshake failed"));
+  EXPECT_EQ(test::PartLines(dir_.File("m.out")), want);
+  for (const Process& w : procs_.WaitWorkers("m", workers)) EXPECT_EQ(w.exit_code, 0) << w.err;
+  for (uint32_t r = 0; r < rogue_pids.size(); ++r) {
+    ::kill(rogue_pids[r], SIGTERM);
+    const Process p = procs_.Wait(rogue_pids[r], "m-worker" + std::to_string(10 + r) + ".err");
+    EXPECT_THAT(p.err, Not(HasSubstr("started"))) << "rogue " << r;
+  }
+}
+
+TEST_F(SecurityTest, AWorkerTrustsNoMasterItsAuthorityDidNotSign) {
+  // The master's certificate is a stranger's: the workers do not connect, and the master gives up
+  // after --acquire-timeout with nothing published.
+  const pid_t master = StartMaster("stranger", Join(Tls("master", "other"), Token()), "2s");
+  const auto workers = procs_.StartWorkers(
+      "stranger", 2, Join(Join({"--max-jobs", "1", "--threads", "1"}, Tls("worker")), Token()));
+  const Process m = procs_.Wait(master, "stranger.err");
+  EXPECT_EQ(m.exit_code, 1) << m.err;
+  EXPECT_THAT(m.err, HasSubstr("unable to reserve 2 workers"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.File("stranger.out")));
+  for (pid_t w : workers) ::kill(w, SIGTERM);
+  const std::vector<Process> done = procs_.WaitWorkers("stranger", workers);
+  EXPECT_THAT(done[0].err, HasSubstr("certificate verify failed"));
+  EXPECT_THAT(done[0].err, Not(HasSubstr("started")));
+}
+
+TEST_F(SecurityTest, HealthChecksGoOverTlsToo) {
+  const pid_t master = StartMaster("h", Join(Tls("master"), Token()));
+  const std::string target = "127.0.0.1:" + procs_.Port("h");
+  const Process secured = procs_.Run(Join({"health", target}, Tls("worker")));
+  EXPECT_EQ(secured.exit_code, 0) << secured.err;
+  const Process plain = procs_.Run({"health", target, "--timeout", "1s"});
+  EXPECT_EQ(plain.exit_code, 1);
+  const Process stranger =
+      procs_.Run(Join({"health", target, "--timeout", "1s"}, Tls("worker", "other")));
+  EXPECT_EQ(stranger.exit_code, 1);
+  // Its job never started: SIGTERM aborts it.
+  ::kill(master, SIGTERM);
+  procs_.Wait(master, "h.err");
+}
+
+TEST_F(SecurityTest, PlainTextBeyondLoopbackSaysSoUnlessAskedFor) {
+  for (const bool insecure : {false, true}) {
+    SCOPED_TRACE(insecure ? "--insecure" : "no flag");
+    std::vector<std::string> args = {"--app", "pagerank", "--graph",
+                                     kGraph,  "--out",    dir_.File("open.out")};
+    if (insecure) args.push_back("--insecure");
+    const pid_t master = procs_.StartMaster("open", args, "0.0.0.0:0");
+    ::kill(master, SIGTERM);
+    const Process m = procs_.Wait(master, "open.err");
+    if (insecure) {
+      EXPECT_THAT(m.err, HasSubstr("master listening on 0.0.0.0:0: plain text"));
+      EXPECT_THAT(m.err, Not(HasSubstr("[warning]")));
+    } else {
+      EXPECT_THAT(m.err, HasSubstr("[warning] master listening on 0.0.0.0:0 in plain text: any "
+                                   "process that reaches this port can join the cluster"));
+    }
+  }
+}
+
+TEST_F(SecurityTest, BadSecurityFlagsAreUsageErrors) {
+  const std::string empty = dir_.Write("empty-token", "\n");
+  const std::string not_pem = dir_.Write("not.pem", "hello\n");
+  struct Case {
+    std::vector<std::string> flags;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--tls-cert", certs->File("worker.pem")}, "--tls-cert, --tls-key and --tls-ca go together"},
+      {Join(Tls("worker"), {"--insecure"}), "--insecure: plain text asked for, but --tls-* given"},
+      {{"--tls-cert", dir_.File("missing.pem"), "--tls-key", certs->File("worker.key"), "--tls-ca",
+        certs->File("ca.pem")},
+       "--tls-cert: cannot read " + dir_.File("missing.pem")},
+      {{"--tls-cert", not_pem, "--tls-key", certs->File("worker.key"), "--tls-ca",
+        certs->File("ca.pem")},
+       "--tls-cert: " + not_pem + " holds no PEM certificate"},
+      {Token(empty), "--token-file: " + empty + " is empty"},
+  };
+  for (const Case& c : cases) {
+    const Process w = procs_.Run(Join({"worker", "--master", "127.0.0.1:1"}, c.flags));
+    EXPECT_EQ(w.exit_code, 2) << w.err;
+    EXPECT_THAT(w.err, HasSubstr(c.says));
+    const Process m = procs_.Run(Join({"master", "--listen", "127.0.0.1:0", "--app", "pagerank",
+                                       "--graph", kGraph, "--out", dir_.File("bad.out")},
+                                      c.flags));
+    EXPECT_EQ(m.exit_code, 2) << m.err;
+    EXPECT_THAT(m.err, HasSubstr(c.says));
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
