@@ -1017,6 +1017,11 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
       ->check(CLI::Range(0, 65535));
   dbsp::SecurityFlags worker_security;
   AddSecurityOptions(worker, worker_security);
+  worker
+      ->add_option("--data-root", worker_options.data_roots,
+                   "a directory every graph, output, checkpoint and partitioned-form path of a "
+                   "job must lie in, symbolic links resolved (repeatable; without it: any path)")
+      ->check(CLI::ExistingDirectory);
 
   // health HOST:PORT [--service NAME]
   CLI::App* health = cli.add_subcommand(

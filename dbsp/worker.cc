@@ -105,10 +105,69 @@ absl::StatusOr<std::unique_ptr<transport::PeerServer>> StartPeerServer(
   return server;
 }
 
+// Whether `path` lies in one of `roots` (canonical directories) once its symbolic links are
+// resolved.
+bool Within(const std::string& path, const std::vector<std::filesystem::path>& roots) {
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::weakly_canonical(path, ec);
+  if (ec) return false;
+  for (const std::filesystem::path& root : roots) {
+    const std::filesystem::path rel = real.lexically_relative(root);
+    if (!rel.empty() && *rel.begin() != "..") return true;
+  }
+  return false;
+}
+
+// Refuses a job that names a path outside --data-root (a master is trusted with the cluster's
+// jobs, not with this machine's files).
+absl::Status ConfinePaths(const bsp::JobDetails& d,
+                          const std::vector<std::filesystem::path>& roots) {
+  if (roots.empty()) return absl::OkStatus();
+  const std::pair<const char*, const std::string*> paths[] = {
+      {"graph", &d.graph.path},
+      {"output", &d.output},
+      {"checkpoint directory", &d.checkpoint_dir},
+      {"checkpoint", &d.restore_from},
+      {"partitioned form", &d.save_parts}};
+  for (const auto& [what, path] : paths) {
+    if (path->empty() || path->find("://") != std::string::npos) continue;
+    if (!Within(*path, roots)) {
+      return absl::PermissionDeniedError(absl::StrCat("the job's ", what, " ",
+                                                      bsp::SanitizeForLog(*path, 200),
+                                                      " is outside this worker's --data-root"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The canonical forms of --data-root's directories.
+absl::StatusOr<std::vector<std::filesystem::path>> DataRoots(const std::vector<std::string>& dirs) {
+  std::vector<std::filesystem::path> roots;
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    std::filesystem::path root = std::filesystem::canonical(dir, ec);
+    if (ec || !std::filesystem::is_directory(root)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--data-root: ", bsp::SanitizeForLog(dir, 200), " is not a directory"));
+    }
+    roots.push_back(std::move(root));
+  }
+  return roots;
+}
+
 }  // namespace
 
 absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions& options,
                          const std::atomic<bool>& stop) {
+  auto roots = DataRoots(options.data_roots);
+  if (!roots.ok()) return roots.status();
+  if (roots->empty()) {
+    spdlog::warn("no --data-root: a job may name any path this worker can read or write");
+  } else {
+    std::string list;
+    for (const auto& r : *roots) absl::StrAppend(&list, list.empty() ? "" : ", ", r.string());
+    spdlog::info("a job's paths must lie under {}", bsp::SanitizeForLog(list, 1000));
+  }
   // The gRPC objects, made once the watcher runs (below): however they end, they end under its
   // deadline.
   std::unique_ptr<HealthServer> health;  // written under mu
@@ -298,7 +357,8 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
           std::unique_ptr<bsp::JobRunner> runner = app->make_runner(nullptr);
           std::optional<ShippingRunner> shipping;
           bsp::JobDetails details = assignment->details;
-          if (!details.output_options.empty()) {
+          st = ConfinePaths(details, *roots);
+          if (st.ok() && !details.output_options.empty()) {
             // Results for a sink that is not a file: written to a file of this worker's first.
             auto made = ShippingRunner::Make(*runner, options.ship_results, details);
             if (made.ok()) {

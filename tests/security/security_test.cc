@@ -108,7 +108,11 @@ TEST_F(SecurityTest, AClusterWithMutualTlsAndATokenAnswersAsRunDoes) {
   const Process m = procs_.Wait(master, "tls.err");
   ASSERT_EQ(m.exit_code, 0) << m.err;
   EXPECT_THAT(m.err, HasSubstr("master listening on 127.0.0.1:0: mutual TLS and a join token"));
-  for (const Process& w : procs_.WaitWorkers("tls", workers)) EXPECT_EQ(w.exit_code, 0) << w.err;
+  for (const Process& w : procs_.WaitWorkers("tls", workers)) {
+    EXPECT_EQ(w.exit_code, 0) << w.err;
+    // Without --data-root a worker says that a job may name any path.
+    EXPECT_THAT(w.err, HasSubstr("no --data-root: a job may name any path"));
+  }
   // The workers exchanged their messages directly, over TLS too.
   EXPECT_EQ(test::PartLines(dir_.File("tls.out")), want);
 }
@@ -200,6 +204,56 @@ TEST_F(SecurityTest, PlainTextBeyondLoopbackSaysSoUnlessAskedFor) {
                                    "process that reaches this port can join the cluster"));
     }
   }
+}
+
+TEST_F(SecurityTest, AWorkerRefusesPathsOutsideItsDataRootsAndServesTheNextJob) {
+  const std::vector<std::string> want = LocalAnswer();
+  // The worker's root holds the graph and the output; `link` first leads outside it, as a master
+  // that names another file of the machine's does, then inside.
+  const std::filesystem::path root = dir_ / "root";
+  const test::TempDir outside("lockstep-outside");
+  std::filesystem::create_directories(root / "in");
+  std::filesystem::copy_file(kGraph, root / "in" / "g.el");
+  std::filesystem::copy_file(kGraph, outside / "g.el");
+  std::filesystem::create_directory_symlink(outside.path(), root / "link");
+  const pid_t master = procs_.StartMaster(
+      "root", {"--app", "pagerank", "--graph", (root / "link" / "g.el").string(), "--out",
+               (root / "out").string(), "--min-workers", "1", "--every", "300ms"});
+  const auto worker = procs_.StartWorkers(
+      "root", 1, {"--max-jobs", "2", "--threads", "1", "--data-root", root.string()});
+  // The first job fails naming the path; then the link leads inside, and the same worker serves
+  // the next job.
+  const std::string log = dir_.File("root.err");
+  for (int i = 0; i < 1000 && test::ReadWholeFile(log).find("aborted") == std::string::npos; ++i) {
+    ::usleep(10000);
+  }
+  std::filesystem::remove(root / "link");
+  std::filesystem::create_directory_symlink(root / "in", root / "link");
+  // (A worker that ran a fixed number of jobs exits with its first failure.)
+  const Process w = procs_.WaitWorkers("root", worker)[0];
+  EXPECT_THAT(w.err, HasSubstr("worker 0: completed"));
+  ::kill(master, SIGTERM);
+  const Process m = procs_.Wait(master, "root.err");
+  EXPECT_THAT(m.err, HasSubstr("the job's graph " + (root / "link" / "g.el").string() +
+                               " is outside this worker's --data-root"));
+  EXPECT_THAT(w.err, HasSubstr("a job's paths must lie under " +
+                               std::filesystem::canonical(root).string()));
+  EXPECT_EQ(test::PartLines((root / "out").string()), want);
+  // An output outside the root is refused too, and nothing is written there.
+  const pid_t out_master =
+      procs_.StartMaster("out", {"--app", "pagerank", "--graph", (root / "in" / "g.el").string(),
+                                 "--out", (outside / "out").string(), "--min-workers", "1"});
+  const auto out_worker = procs_.StartWorkers(
+      "out", 1, {"--max-jobs", "1", "--threads", "1", "--data-root", root.string()});
+  const Process om = procs_.Wait(out_master, "out.err");
+  EXPECT_EQ(om.exit_code, 1);
+  EXPECT_THAT(om.err, HasSubstr("is outside this worker's --data-root"));
+  procs_.WaitWorkers("out", out_worker);
+  EXPECT_EQ(outside.List(), std::vector<std::string>{"g.el"});
+  // A root that is not a directory is a usage error.
+  EXPECT_THAT(
+      procs_.Run({"worker", "--master", "127.0.0.1:1", "--data-root", dir_.File("none")}).exit_code,
+      2);
 }
 
 TEST_F(SecurityTest, BadSecurityFlagsAreUsageErrors) {

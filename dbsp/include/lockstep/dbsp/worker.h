@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "lockstep/bsp/graph_input.h"
@@ -16,6 +17,10 @@ struct WorkerOptions {
   std::string master;  // HOST:PORT
   // How every connection is secured: to the master, to and from the other workers, health.
   std::shared_ptr<const Security> security = Security::Plain();
+  // The directories every path a job names must lie in (its graph, output, checkpoints, saved
+  // parts), symbolic links resolved; empty: any path (docs/design.md §11). A database URI is not a
+  // path.
+  std::vector<std::string> data_roots;
   // Where the worker serves the other workers of its jobs (HOST:PORT; port 0 picks a free one),
   // and the address it asks them to use: HOST:PORT, or empty for the host its connection to the
   // master comes from with the port it listens on (docs/design.md §5.7).
