@@ -1,5 +1,6 @@
 #include "lockstep/cli/cli.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -580,6 +581,8 @@ struct MasterFlags {
   std::string straggler_timeout = "0";
   bool replace_stragglers = false;
   dbsp::SecurityFlags security;
+  dbsp::ConnectionLimits limits;
+  std::string handshake_timeout = "10s";
 };
 
 // The flags that secure a process's gRPC connections (docs/design.md §11), on master, worker and
@@ -599,10 +602,51 @@ void AddSecurityOptions(CLI::App* app, dbsp::SecurityFlags& f) {
                 "plain text on purpose: no warning when listening beyond loopback without TLS");
 }
 
-// The Security of `flags`, or the exit code of its usage error.
+// A server's connections each hold a descriptor: the soft limit (often 1,024) goes up to the
+// hard one, so that connections from peers that never finish a handshake, which last up to
+// --handshake-timeout, do not leave the process without descriptors for its own files.
+void RaiseFileLimit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  const rlim_t before = limit.rlim_cur;
+  limit.rlim_cur = std::min<rlim_t>(limit.rlim_max, rlim_t{1} << 20);
+  if (::setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    spdlog::debug("open files: up to {} (was {})", limit.rlim_cur, before);
+  }
+}
+
+// The limits every server puts on its peers; the master's pool limits only where `pool`.
+void AddLimitOptions(CLI::App* app, dbsp::ConnectionLimits& l, std::string& handshake_timeout,
+                     bool pool) {
+  app->add_option("--max-message-bytes", l.max_message_bytes,
+                  "the largest gRPC message sent or taken (more than --max-batch-bytes)")
+      ->check(CLI::Range(uint64_t{1} << 20, uint64_t{INT32_MAX}))
+      ->capture_default_str();
+  app->add_option("--handshake-timeout", handshake_timeout,
+                  "close a connection whose TLS and HTTP/2 handshake is not done by then")
+      ->capture_default_str();
+  if (!pool) return;
+  app->add_option("--max-pool-workers", l.max_pool_workers,
+                  "refuse a worker beyond this many connected at once")
+      ->check(kCount)
+      ->capture_default_str();
+  app->add_option("--max-conns-per-ip", l.max_conns_per_ip,
+                  "refuse a worker beyond this many connected at once from one address")
+      ->check(kCount)
+      ->capture_default_str();
+}
+
+// The Security of `flags` and `limits`, or the exit code of its usage error.
 std::variant<int, std::shared_ptr<const dbsp::Security>> LoadSecurity(
-    const dbsp::SecurityFlags& flags) {
-  auto security = dbsp::Security::Load(flags);
+    const dbsp::SecurityFlags& flags, dbsp::ConnectionLimits limits = {},
+    const std::string& handshake_timeout = "10s") {
+  auto timeout = ParseDuration(handshake_timeout, "--handshake-timeout");
+  if (!timeout.ok()) return UsageError(timeout.status());
+  if (timeout->count() <= 0) {
+    return UsageError(absl::InvalidArgumentError("--handshake-timeout must be positive"));
+  }
+  limits.handshake_timeout = *timeout;
+  auto security = dbsp::Security::Load(flags, limits);
   if (!security.ok()) return UsageError(security.status());
   return *std::move(security);
 }
@@ -747,9 +791,19 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
           "--app is required (or --checkpoint-dir alone, to resume the unfinished job there)"));
     }
     for (const std::string& name : given) {
-      static const std::set<std::string> kWithResume = {
-          "--listen",  "--port-file", "--checkpoint-dir", "--config",  "--tls-cert",
-          "--tls-key", "--tls-ca",    "--token-file",     "--insecure"};
+      static const std::set<std::string> kWithResume = {"--listen",
+                                                        "--port-file",
+                                                        "--checkpoint-dir",
+                                                        "--config",
+                                                        "--tls-cert",
+                                                        "--tls-key",
+                                                        "--tls-ca",
+                                                        "--token-file",
+                                                        "--insecure",
+                                                        "--max-message-bytes",
+                                                        "--handshake-timeout",
+                                                        "--max-pool-workers",
+                                                        "--max-conns-per-ip"};
       if (!kWithResume.contains(name)) {
         return UsageError(absl::InvalidArgumentError(absl::StrCat(
             name,
@@ -789,7 +843,16 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
         Stragglers(p.stragglers));
   };
 
-  auto security = LoadSecurity(m.security);
+  // A batch and its framing fit in a message.
+  if (m.max_batch_bytes + (64 << 10) > m.limits.max_message_bytes) {
+    return UsageError(
+        absl::InvalidArgumentError(absl::StrCat("--max-batch-bytes ", m.max_batch_bytes,
+                                                " leaves no room for framing under "
+                                                "--max-message-bytes ",
+                                                m.limits.max_message_bytes, " (64 KiB at least)")));
+  }
+  RaiseFileLimit();
+  auto security = LoadSecurity(m.security, m.limits, m.handshake_timeout);
   if (const int* code = std::get_if<int>(&security)) return *code;
   auto master =
       dbsp::Master::Start(m.listen, std::get<std::shared_ptr<const dbsp::Security>>(security));
@@ -991,6 +1054,7 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   master->add_option("--port-file", master_flags.port_file,
                      "write the port the master listens on to this file");
   AddSecurityOptions(master, master_flags.security);
+  AddLimitOptions(master, master_flags.limits, master_flags.handshake_timeout, true);
   AppOptions master_app_options;
   for (const catalogue::AppInfo& app : apps.apps()) {
     for (const catalogue::AppParam& p : app.params) master_app_options.Add(master, p);
@@ -1017,6 +1081,9 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
       ->check(CLI::Range(0, 65535));
   dbsp::SecurityFlags worker_security;
   AddSecurityOptions(worker, worker_security);
+  dbsp::ConnectionLimits worker_limits;
+  std::string worker_handshake_timeout = "10s";
+  AddLimitOptions(worker, worker_limits, worker_handshake_timeout, false);
   worker
       ->add_option("--data-root", worker_options.data_roots,
                    "a directory every graph, output, checkpoint and partitioned-form path of a "
@@ -1158,7 +1225,8 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
       // CPU (docs/design.md §4).
       mallopt(M_ARENA_MAX, 1);
 #endif
-      auto security = LoadSecurity(worker_security);
+      RaiseFileLimit();
+      auto security = LoadSecurity(worker_security, worker_limits, worker_handshake_timeout);
       if (const int* code = std::get_if<int>(&security)) return *code;
       worker_options.security = std::get<std::shared_ptr<const dbsp::Security>>(security);
       if (health_port >= 0) {

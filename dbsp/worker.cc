@@ -255,7 +255,7 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
   LogSecurity("worker's peer server", options.peer_listen, *options.security);
   {
     auto made = grpc::CreateCustomChannel(options.master, options.security->ChannelCredentials(),
-                                          transport::ClientChannelArguments());
+                                          transport::ClientChannelArguments(*options.security));
     stub = v1::JobQueue::NewStub(made);
     std::lock_guard<std::mutex> lock(mu);
     channel = std::move(made);

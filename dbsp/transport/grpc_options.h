@@ -2,7 +2,11 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <climits>
+#include <cstdint>
+
+#include "lockstep/dbsp/security.h"
 
 namespace lockstep::dbsp::transport {
 
@@ -12,17 +16,21 @@ namespace lockstep::dbsp::transport {
 // long superstep) answers pings from gRPC's own threads and is bound by --peer-timeout instead.
 inline constexpr int kKeepaliveTimeMs = 2000;
 inline constexpr int kKeepaliveTimeoutMs = 10000;
-// Messages may be large: a relay batch carries a superstep's worth of combined messages.
-inline constexpr int kMaxMessageBytes = INT_MAX;
+// gRPC's message size limits are ints.
+inline int MessageLimit(const Security& security) {
+  return static_cast<int>(
+      std::min<uint64_t>(security.limits().max_message_bytes, uint64_t{INT_MAX}));
+}
 
-inline grpc::ChannelArguments ClientChannelArguments() {
+inline grpc::ChannelArguments ClientChannelArguments(
+    const Security& security = *Security::Plain()) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  args.SetMaxSendMessageSize(kMaxMessageBytes);
+  args.SetMaxReceiveMessageSize(MessageLimit(security));
+  args.SetMaxSendMessageSize(MessageLimit(security));
   // Redial quickly after the master restarts.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
@@ -33,7 +41,8 @@ inline grpc::ChannelArguments ClientChannelArguments() {
   return args;
 }
 
-inline void ConfigureServer(grpc::ServerBuilder& builder) {
+inline void ConfigureServer(grpc::ServerBuilder& builder,
+                            const Security& security = *Security::Plain()) {
   // gRPC binds with SO_REUSEPORT by default: a second master on a busy port would start and
   // share its connections with the first. Refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -43,8 +52,10 @@ inline void ConfigureServer(grpc::ServerBuilder& builder) {
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
-  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  builder.SetMaxReceiveMessageSize(MessageLimit(security));
+  builder.SetMaxSendMessageSize(MessageLimit(security));
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             static_cast<int>(security.limits().handshake_timeout.count()));
 }
 
 }  // namespace lockstep::dbsp::transport

@@ -55,7 +55,8 @@ absl::StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(const std::str
   s->health_->Set(service, false);
   s->service_ = service;
   grpc::ServerBuilder builder;
-  transport::ConfigureServer(builder);  // as the master's: keepalive, and a port in use is an error
+  transport::ConfigureServer(
+      builder, security);  // as the master's: keepalive, and a port in use is an error
   builder.AddListeningPort(address, security.ServerCredentials(), &s->port_);
   builder.RegisterService(s->health_.get());
   s->server_ = builder.BuildAndStart();

@@ -1,6 +1,7 @@
 #include "transport/master_server.h"
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/text.h"
@@ -23,7 +24,8 @@ using Clock = std::chrono::steady_clock;
 WorkerSession::WorkerSession(std::string peer, std::string peer_address, WorkerPool& pool)
     : peer_(std::move(peer)), peer_address_(std::move(peer_address)), pool_(pool) {}
 
-void WorkerSession::Start() {
+void WorkerSession::Start(std::shared_ptr<void> ticket) {
+  ticket_ = std::move(ticket);
   self_ = shared_from_this();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -337,16 +339,62 @@ class RefusedStream final : public grpc::ServerBidiReactor<v1::WorkerPayload, v1
   void OnDone() override { delete this; }
 };
 
+// The workers connected at once, in all and by address (ConnectionLimits), shared with the tickets
+// their sessions hold: a session's end releases its place, whenever it comes.
+class MasterServer::Admissions : public std::enable_shared_from_this<Admissions> {
+ public:
+  // A ticket for a worker from `peer` (gRPC's "ipv4:HOST:PORT"), or why it is refused.
+  std::shared_ptr<void> Admit(const std::string& peer, const ConnectionLimits& limits,
+                              grpc::Status& refused) {
+    std::string host = peer;
+    if (const size_t colon = host.rfind(':'); colon != std::string::npos) host.resize(colon);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (total_ >= limits.max_pool_workers) {
+      refused = grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          absl::StrCat("the master has ", total_, " workers connected (--max-pool-workers)"));
+      return nullptr;
+    }
+    uint32_t& mine = by_host_[host];
+    if (mine >= limits.max_conns_per_ip) {
+      refused = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                             absl::StrCat("the master has ", mine,
+                                          " workers connected from this address "
+                                          "(--max-conns-per-ip)"));
+      return nullptr;
+    }
+    ++mine;
+    ++total_;
+    return std::shared_ptr<void>(nullptr, [self = shared_from_this(), host](void*) {
+      std::lock_guard<std::mutex> released(self->mu_);
+      --self->total_;
+      if (--self->by_host_[host] == 0) self->by_host_.erase(host);
+    });
+  }
+
+ private:
+  std::mutex mu_;
+  uint32_t total_ = 0;
+  std::map<std::string, uint32_t> by_host_;
+};
+
 class MasterServer::Service final : public v1::JobQueue::CallbackService {
  public:
-  Service(WorkerPool& pool, const Security& security) : pool_(pool), security_(security) {}
+  Service(WorkerPool& pool, const Security& security)
+      : pool_(pool), security_(security), admissions_(std::make_shared<Admissions>()) {}
 
   grpc::ServerBidiReactor<v1::WorkerPayload, v1::MasterPayload>* JobStream(
       grpc::CallbackServerContext* context) override {
     if (!Admitted(security_, *context)) {
-      LogRefused(context->peer());
+      LogRefused(context->peer(), "no valid join token");
       return new RefusedStream(
           grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no valid join token"));
+    }
+    grpc::Status refused;
+    std::shared_ptr<void> ticket = admissions_->Admit(context->peer(), security_.limits(), refused);
+    if (refused.error_code() != grpc::StatusCode::OK) {
+      LogRefused(context->peer(), refused.error_message());
+      return new RefusedStream(refused);
     }
     std::string advertised;
     const auto& metadata = context->client_metadata();
@@ -355,20 +403,20 @@ class MasterServer::Service final : public v1::JobQueue::CallbackService {
     }
     auto session = std::make_shared<WorkerSession>(
         context->peer(), PeerAddressFor(advertised, context->peer()), pool_);
-    session->Start();
+    session->Start(std::move(ticket));
     return session.get();
   }
 
  private:
   // At most a line a second, however many are refused (a flood must not flood the log).
-  void LogRefused(const std::string& peer) {
+  void LogRefused(const std::string& peer, const std::string& why) {
     std::lock_guard<std::mutex> lock(mu_);
     const auto now = std::chrono::steady_clock::now();
     if (now - last_log_ < std::chrono::seconds(1)) {
       ++unlogged_;
       return;
     }
-    spdlog::warn("refused a worker from {}: no valid join token{}", bsp::SanitizeForLog(peer, 128),
+    spdlog::warn("refused a worker from {}: {}{}", bsp::SanitizeForLog(peer, 128), why,
                  unlogged_ == 0 ? "" : absl::StrCat(" (and ", unlogged_, " more since the last)"));
     last_log_ = now;
     unlogged_ = 0;
@@ -376,6 +424,7 @@ class MasterServer::Service final : public v1::JobQueue::CallbackService {
 
   WorkerPool& pool_;
   const Security& security_;
+  const std::shared_ptr<Admissions> admissions_;
   std::mutex mu_;
   std::chrono::steady_clock::time_point last_log_{};
   uint64_t unlogged_ = 0;
@@ -390,7 +439,7 @@ absl::StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     const std::string& address, std::shared_ptr<const Security> security) {
   std::unique_ptr<MasterServer> s(new MasterServer(std::move(security)));
   grpc::ServerBuilder builder;
-  ConfigureServer(builder);
+  ConfigureServer(builder, *s->security_);
   builder.AddListeningPort(address, s->security_->ServerCredentials(), &s->port_);
   builder.RegisterService(s->service_.get());
   builder.RegisterService(&s->health_);

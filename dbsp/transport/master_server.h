@@ -39,8 +39,9 @@ class WorkerSession final : public grpc::ServerBidiReactor<v1::WorkerPayload, v1
   // `peer_address`: where the worker's peers reach it (empty if it did not say).
   WorkerSession(std::string peer, std::string peer_address, WorkerPool& pool);
 
-  // Starts reading and joins the pool; the session keeps itself alive until OnDone.
-  void Start();
+  // Starts reading and joins the pool; the session keeps itself alive until OnDone. `ticket` is
+  // released with the session (its admission, MasterServer).
+  void Start(std::shared_ptr<void> ticket = nullptr);
 
   const std::string& peer() const override { return peer_; }
   const std::string& peer_address() const { return peer_address_; }
@@ -96,6 +97,7 @@ class WorkerSession final : public grpc::ServerBidiReactor<v1::WorkerPayload, v1
   std::chrono::steady_clock::time_point write_started_;
   PhaseTime writes_;
   std::shared_ptr<WorkerSession> self_;  // released in OnDone
+  std::shared_ptr<void> ticket_;
 };
 
 // Connected workers that are not in a job, in the order they connected. While idle, a session's
@@ -143,6 +145,7 @@ class MasterServer {
 
  private:
   class Service;
+  class Admissions;
   explicit MasterServer(std::shared_ptr<const Security> security);
 
   WorkerPool pool_;

@@ -70,7 +70,7 @@ absl::StatusOr<std::unique_ptr<PeerServer>> PeerServer::Start(
   std::unique_ptr<PeerServer> s(new PeerServer());
   s->security_ = std::move(security);
   grpc::ServerBuilder builder;
-  ConfigureServer(builder);
+  ConfigureServer(builder, *s->security_);
   builder.AddListeningPort(address, s->security_->ServerCredentials(), &s->port_);
   builder.RegisterService(s->service_.get());
   s->server_ = builder.BuildAndStart();
@@ -133,7 +133,7 @@ std::shared_ptr<grpc::Channel> PeerChannels::Get(const std::string& address) {
   auto& channel = channels_[address];
   if (!channel) {
     channel = grpc::CreateCustomChannel(address, security_->ChannelCredentials(),
-                                        ClientChannelArguments());
+                                        ClientChannelArguments(*security_));
   }
   return channel;
 }

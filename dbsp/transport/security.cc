@@ -55,8 +55,10 @@ std::shared_ptr<const Security> Security::Plain() {
   return plain;
 }
 
-absl::StatusOr<std::shared_ptr<const Security>> Security::Load(const SecurityFlags& flags) {
+absl::StatusOr<std::shared_ptr<const Security>> Security::Load(const SecurityFlags& flags,
+                                                               const ConnectionLimits& limits) {
   std::shared_ptr<Security> s(new Security());
+  s->limits_ = limits;
   const int given = !flags.tls_cert.empty() + !flags.tls_key.empty() + !flags.tls_ca.empty();
   if (given != 0 && given != 3) {
     return absl::InvalidArgumentError(

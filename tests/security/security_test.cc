@@ -3,19 +3,26 @@
 // as `lockstep run` does; workers without the authority's certificate or the token, plain text,
 // and garbage on the port are refused while the master goes on to serve its job; a worker trusts
 // no master its authority did not sign; bad security flags are usage errors.
+#include "lockstep/dbsp/security.h"
+
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdlib>
+#include <deque>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "lockstep/v1/jobqueue.grpc.pb.h"
 #include "util/lockstep_process.h"
 #include "util/temp_dir.h"
 
@@ -256,6 +263,164 @@ TEST_F(SecurityTest, AWorkerRefusesPathsOutsideItsDataRootsAndServesTheNextJob) 
       2);
 }
 
+// A client written against the .proto with a worker's certificate and the token: an insider that
+// misbehaves. Its streams to the master, held open until it goes.
+class RogueClient {
+ public:
+  RogueClient(const std::string& port, const std::vector<std::string>& flags) {
+    dbsp::SecurityFlags f;
+    for (size_t i = 0; i + 1 < flags.size(); i += 2) {
+      if (flags[i] == "--tls-cert") f.tls_cert = flags[i + 1];
+      if (flags[i] == "--tls-key") f.tls_key = flags[i + 1];
+      if (flags[i] == "--tls-ca") f.tls_ca = flags[i + 1];
+      if (flags[i] == "--token-file") f.token_file = flags[i + 1];
+    }
+    auto loaded = dbsp::Security::Load(f);
+    EXPECT_TRUE(loaded.ok()) << loaded.status();
+    security_ = *loaded;
+    grpc::ChannelArguments args;
+    args.SetMaxSendMessageSize(-1);  // it sends what it likes
+    stub_ = v1::JobQueue::NewStub(
+        grpc::CreateCustomChannel("127.0.0.1:" + port, security_->ChannelCredentials(), args));
+  }
+  struct Stream {
+    std::unique_ptr<grpc::ClientContext> context;
+    std::unique_ptr<grpc::ClientReaderWriter<v1::WorkerPayload, v1::MasterPayload>> rw;
+  };
+  // Opens a stream, as a worker joining the pool does.
+  Stream& Open() {
+    Stream s;
+    s.context = std::make_unique<grpc::ClientContext>();
+    security_->Sign(*s.context);
+    s.rw = stub_->JobStream(s.context.get());
+    streams_.push_back(std::move(s));
+    return streams_.back();
+  }
+  // Sends `payload` on a new stream; how the master ended the stream.
+  grpc::Status SendAndFinish(const v1::WorkerPayload& payload) {
+    Stream& s = Open();
+    s.rw->Write(payload);
+    s.rw->WritesDone();
+    return s.rw->Finish();
+  }
+  ~RogueClient() {
+    for (Stream& s : streams_) s.context->TryCancel();
+  }
+
+ private:
+  std::shared_ptr<const dbsp::Security> security_;
+  std::unique_ptr<v1::JobQueue::Stub> stub_;
+  std::deque<Stream> streams_;
+};
+
+TEST_F(SecurityTest, AnInsiderIsDroppedForAHugeMessageOrASpeechOutOfTurn) {
+  const std::vector<std::string> want = LocalAnswer();
+  const pid_t master = StartMaster("insider", Join(Tls("master"), Token()));
+  RogueClient rogue(procs_.Port("insider"), Join(Tls("worker"), Token()));
+  // 100 MB in one message, over the 64 MiB default.
+  v1::WorkerPayload huge;
+  huge.mutable_relay()->set_payload(std::string(100 << 20, 'x'));
+  const grpc::Status big = rogue.SendAndFinish(huge);
+  EXPECT_EQ(big.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << big.error_message();
+  // A barrier entered with no job: a step out of turn.
+  v1::WorkerPayload step;
+  step.mutable_step()->set_type(v1::Step::POST);
+  step.mutable_step()->set_superstep(41);
+  const grpc::Status early = rogue.SendAndFinish(step);
+  EXPECT_EQ(early.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << early.error_message();
+  // The job then runs on the cluster's workers.
+  const auto workers = procs_.StartWorkers(
+      "insider", 2, Join(Join({"--max-jobs", "1", "--threads", "1"}, Tls("worker")), Token()));
+  const Process m = procs_.Wait(master, "insider.err");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_THAT(m.err, HasSubstr("sent a payload before it was given a job; closing its stream"));
+  EXPECT_EQ(test::PartLines(dir_.File("insider.out")), want);
+  procs_.WaitWorkers("insider", workers);
+}
+
+TEST_F(SecurityTest, TheMastersPoolAndEachAddressHaveTheirLimits) {
+  for (const std::string limit : {"--max-pool-workers", "--max-conns-per-ip"}) {
+    SCOPED_TRACE(limit);
+    // A job that waits for more workers than the limit lets in.
+    const pid_t master = procs_.StartMaster(
+        "limits", Join(Join({"--app", "pagerank", "--graph", kGraph, "--out",
+                             dir_.File("limits.out"), "--min-workers", "9", limit, "2"},
+                            Tls("master")),
+                       Token()));
+    RogueClient rogue(procs_.Port("limits"), Join(Tls("worker"), Token()));
+    // Three streams: whichever the master takes last (their order on the wire is gRPC's) is
+    // refused at once with the limit named; the other two stay until they are cancelled.
+    std::vector<RogueClient::Stream*> streams;
+    for (int i = 0; i < 3; ++i) streams.push_back(&rogue.Open());
+    std::atomic<int> ended{0};
+    std::vector<grpc::Status> status(3);
+    std::vector<std::thread> finishers;
+    for (int i = 0; i < 3; ++i) {
+      finishers.emplace_back([&, i] {
+        status[i] = streams[i]->rw->Finish();
+        ++ended;
+      });
+    }
+    for (int i = 0; i < 3000 && ended.load() == 0; ++i) ::usleep(10000);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_EQ(ended.load(), 1);
+    for (RogueClient::Stream* s : streams) s->context->TryCancel();
+    for (std::thread& t : finishers) t.join();
+    int refused = 0;
+    for (const grpc::Status& st : status) {
+      if (st.error_code() == grpc::StatusCode::CANCELLED) continue;
+      ++refused;
+      EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
+      EXPECT_THAT(st.error_message(), HasSubstr(limit));
+    }
+    EXPECT_EQ(refused, 1);
+    ::kill(master, SIGTERM);
+    const Process m = procs_.Wait(master, "limits.err");
+    EXPECT_THAT(m.err, HasSubstr("refused a worker from ipv4:127.0.0.1:"));
+  }
+}
+
+TEST_F(SecurityTest, HalfOpenConnectionsDoNotStarveTheMaster) {
+  const std::vector<std::string> want = LocalAnswer();
+  // The master starts with the common soft limit of 1,024 descriptors (and raises it to the hard
+  // limit); 1,100 connections that never say a word are then opened to it.
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  if (saved.rlim_max < 4096) GTEST_SKIP() << "the hard limit of open files is " << saved.rlim_max;
+  rlimit low = saved;
+  low.rlim_cur = 1024;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  const pid_t master =
+      StartMaster("open", Join(Join(Tls("master"), Token()), {"--handshake-timeout", "1s"}));
+  rlimit high = saved;
+  high.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &high), 0);
+  const std::string port = procs_.Port("open");
+  std::vector<int> fds;
+  for (int i = 0; i < 1100; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(std::stoi(port)));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << i;
+    fds.push_back(fd);
+  }
+  // The job runs meanwhile, on descriptors the master still has (without raising its limit it
+  // never accepts another connection); the silent ones are closed past the handshake timeout,
+  // while this test still holds its ends.
+  const auto workers = procs_.StartWorkers(
+      "open", 2, Join(Join({"--max-jobs", "1", "--threads", "1"}, Tls("worker")), Token()));
+  const Process m = procs_.Wait(master, "open.err");
+  for (int fd : fds) ::close(fd);
+  ::setrlimit(RLIMIT_NOFILE, &saved);
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_THAT(m.err, Not(HasSubstr("Too many open files")));
+  EXPECT_EQ(test::PartLines(dir_.File("open.out")), want);
+  procs_.WaitWorkers("open", workers);
+}
+
 TEST_F(SecurityTest, BadSecurityFlagsAreUsageErrors) {
   const std::string empty = dir_.Write("empty-token", "\n");
   const std::string not_pem = dir_.Write("not.pem", "hello\n");
@@ -284,6 +449,12 @@ TEST_F(SecurityTest, BadSecurityFlagsAreUsageErrors) {
     EXPECT_EQ(m.exit_code, 2) << m.err;
     EXPECT_THAT(m.err, HasSubstr(c.says));
   }
+  // A batch must fit in a message, with its framing.
+  const Process m = procs_.Run({"master", "--listen", "127.0.0.1:0", "--app", "pagerank", "--graph",
+                                kGraph, "--out", dir_.File("bad.out"), "--max-message-bytes",
+                                "2097152", "--max-batch-bytes", "2097152"});
+  EXPECT_EQ(m.exit_code, 2) << m.err;
+  EXPECT_THAT(m.err, HasSubstr("leaves no room for framing under --max-message-bytes 2097152"));
 }
 
 }  // namespace
