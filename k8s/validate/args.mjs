@@ -1,7 +1,8 @@
 // Prints one container's args from rendered manifests, one per line, so that a test can run the
 // exact command lines a cluster would: node args.mjs FILE DEPLOYMENT CONTAINER
 // With "configmap NAME-PREFIX KEY" instead, prints that ConfigMap entry; with a fourth argument
-// naming a probe (readinessProbe, livenessProbe), prints its gRPC "port service" instead of args.
+// naming a probe (readinessProbe, livenessProbe), prints its exec command, one word per line (or
+// a gRPC probe's "port service") instead of args.
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 
@@ -21,8 +22,14 @@ if (what === "configmap") {
     found = container?.args;
     if (found !== undefined) process.stdout.write(found.map((a) => `${a}\n`).join(""));
   } else {
-    found = container?.[key]?.grpc;
-    if (found !== undefined) process.stdout.write(`${found.port} ${found.service ?? ""}\n`);
+    const probe = container?.[key];
+    if (probe?.exec?.command !== undefined) {
+      found = probe.exec.command;
+      process.stdout.write(found.map((a) => `${a}\n`).join(""));
+    } else {
+      found = probe?.grpc;
+      if (found !== undefined) process.stdout.write(`${found.port} ${found.service ?? ""}\n`);
+    }
   }
 }
 if (found === undefined) {

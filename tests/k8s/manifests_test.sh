@@ -106,8 +106,11 @@ sql() { psql -X -q -At "$pg_uri" -c "$1" 2>/dev/null; }
 # The pods' paths (/data, /results, /checkpoints, /etc/lockstep) become directories of this test,
 # and the database's Service this test's server.
 mkdir -p "$work/data" "$work/results" "$work/checkpoints" "$work/etc"
+# The Secret lockstep-tls, made as k8s/README.md says.
+"$source_dir/scripts/make-certs.sh" "$work/tls" --token >/dev/null || fail "make-certs.sh"
 relocate() { sed -e "s#/data/#$work/data/#g" -e "s#/results/#$work/results/#g" \
   -e "s#/checkpoints/#$work/checkpoints/#g" -e "s#/etc/lockstep/#$work/etc/#g" \
+  -e "s#/etc/lockstep-tls/#$work/tls/#g" -e "s#^--data-root=/\(.*\)\$#--data-root=$work/\1#" \
   -e "s#postgresql://lockstep@lockstep-postgres:5432/links#$pg_uri#g" \
   -e "s#^--host=lockstep-postgres\$#--host=$pg#"; }
 mapfile -t generate < <(args lockstep-master generate-graph | relocate)
@@ -117,16 +120,34 @@ psql "${load[@]}" >"$work/load.log" 2>&1 || fail "init container load-graph: $(c
 [ "$(sql "SELECT count(*) FROM edges")" -gt 0 ] || fail "load-graph loaded no edge"
 args configmap lockstep-job job.toml | relocate >"$work/etc/job.toml"
 
-read -r master_port master_ready < <(args lockstep-master master readinessProbe)
-read -r live_port live_service < <(args lockstep-master master livenessProbe)
-read -r worker_port worker_ready < <(args lockstep-worker worker readinessProbe)
+# The probes: `lockstep health` over TLS (exec), with the pod's own certificate.
+mapfile -t master_ready < <(args lockstep-master master readinessProbe | relocate)
+mapfile -t master_live < <(args lockstep-master master livenessProbe | relocate)
+mapfile -t worker_ready < <(args lockstep-worker worker readinessProbe | relocate)
+mapfile -t worker_live < <(args lockstep-worker worker livenessProbe | relocate)
+probe_port() { printf '%s\n' "$@" | grep -o '^127\.0\.0\.1:[0-9]*$' | cut -d: -f2; }
+master_port=$(probe_port "${master_ready[@]}")
+worker_port=$(probe_port "${worker_ready[@]}")
+[ "${master_ready[0]}" = lockstep ] && [ "${master_ready[1]}" = health ] ||
+  fail "the master's readiness probe is not lockstep health: ${master_ready[*]}"
+printf '%s\n' "${master_ready[@]}" | grep -qx -- "--service=lockstep.v1.JobQueue" ||
+  fail "the master's readiness probe asks for another service"
+printf '%s\n' "${worker_ready[@]}" | grep -qx -- "--service=lockstep.v1.Worker" ||
+  fail "the workers' readiness probe asks for another service"
+[ "$(probe_port "${master_live[@]}")" = "$master_port" ] &&
+  ! printf '%s\n' "${master_live[@]}" | grep -q -- "--service" || fail "master liveness probe"
 mapfile -t master_args < <(args lockstep-master master | relocate)
-mapfile -t worker_args < <(args lockstep-worker worker)
+mapfile -t worker_args < <(args lockstep-worker worker | relocate)
 printf '%s\n' "${master_args[@]}" | grep -qx -- "--listen=0.0.0.0:$master_port" ||
   fail "the master's probes use port $master_port, its --listen does not"
-[ "$live_port" = "$master_port" ] && [ -z "$live_service" ] || fail "master liveness probe"
 printf '%s\n' "${worker_args[@]}" | grep -qx -- "--health-port=$worker_port" ||
   fail "the workers' probes use port $worker_port, their --health-port does not"
+for a in "${master_args[@]}" "${worker_args[@]}"; do
+  case $a in --tls-cert=*|--tls-key=*|--tls-ca=*|--token-file=*) [ -r "${a#*=}" ] ||
+    fail "$a: no such file in the Secret as k8s/README.md makes it";; esac
+done
+printf '%s\n' "${worker_args[@]}" | grep -q -- "--data-root=" ||
+  fail "the workers run without --data-root"
 printf '%s\n' "${worker_args[@]}" | grep -qx -- "--master=lockstep-master:$master_port" ||
   fail "the workers dial another port than the master's Service"
 
@@ -156,15 +177,30 @@ published() {
 }
 for _ in $(seq 300); do published && break; sleep 0.1; done
 published || fail "no result published in 30 s"
-"$lockstep" health "127.0.0.1:$port" --service "$master_ready" >/dev/null ||
-  fail "master readiness ($master_ready) is not SERVING"
-"$lockstep" health "127.0.0.1:$port" >/dev/null || fail "master liveness is not SERVING"
+# The probes' own commands, at the ports chosen here.
+probe() {
+  local port=$1
+  shift
+  "$lockstep" "${@:2}" >/dev/null 2>&1 || return 1
+}
+at() { local p=$1; shift; printf '%s\n' "${@/#127.0.0.1:[0-9]*/127.0.0.1:$p}"; }
+mapfile -t cmd < <(at "$port" "${master_ready[@]}")
+probe "$port" "${cmd[@]}" || fail "master readiness is not SERVING: ${cmd[*]}"
+mapfile -t cmd < <(at "$port" "${master_live[@]}")
+probe "$port" "${cmd[@]}" || fail "master liveness is not SERVING: ${cmd[*]}"
+# Without the certificate the master's port refuses even a health check.
+"$lockstep" health "127.0.0.1:$port" --timeout 1s >/dev/null 2>&1 &&
+  fail "the master answered a health check in plain text"
 for i in 1 2; do
   hp=$(grep -o 'health service on port [0-9]*' "$work/worker$i.log" | grep -o '[0-9]*$')
   [ -n "$hp" ] || fail "worker $i logged no health port"
-  "$lockstep" health "127.0.0.1:$hp" --service "$worker_ready" >/dev/null ||
-    fail "worker $i readiness ($worker_ready) is not SERVING"
+  mapfile -t cmd < <(at "$hp" "${worker_ready[@]}")
+  probe "$hp" "${cmd[@]}" || fail "worker $i readiness is not SERVING: ${cmd[*]}"
+  mapfile -t cmd < <(at "$hp" "${worker_live[@]}")
+  probe "$hp" "${cmd[@]}" || fail "worker $i liveness is not SERVING: ${cmd[*]}"
 done
+grep -q "master listening on 0.0.0.0:0: mutual TLS and a join token\|master listening on 127.0.0.1:0: mutual TLS and a join token" "$work/master.log" ||
+  fail "the master does not say it uses mutual TLS and the token"
 
 # The same job in local mode: the ConfigMap's job as a [run.pagerank] section, less the options
 # that only a master has.
