@@ -29,6 +29,7 @@
 #include <variant>
 
 #include "CLI/CLI.hpp"
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/text.h"
@@ -37,6 +38,7 @@
 #include "lockstep/dbsp/grpc_log.h"
 #include "lockstep/dbsp/health.h"
 #include "lockstep/dbsp/master.h"
+#include "lockstep/dbsp/metrics.h"
 #include "lockstep/dbsp/security.h"
 #include "lockstep/dbsp/worker.h"
 #include "lockstep/generate/generate.h"
@@ -583,7 +585,28 @@ struct MasterFlags {
   dbsp::SecurityFlags security;
   dbsp::ConnectionLimits limits;
   std::string handshake_timeout = "10s";
+  int metrics_port = -1;
 };
+
+// The process's figures for /metrics (docs/design.md §12).
+dbsp::Metrics g_metrics;
+
+// Serves /metrics on `port` (0: any free one) over plain HTTP, or nothing for a negative port.
+std::variant<int, std::unique_ptr<dbsp::MetricsServer>> StartMetrics(
+    int port, std::function<std::string()> render) {
+  if (port < 0) return std::unique_ptr<dbsp::MetricsServer>();
+  auto server = dbsp::MetricsServer::Start("0.0.0.0:" + std::to_string(port), std::move(render));
+  if (!server.ok()) return Fail(server.status());
+  spdlog::info("metrics on port {} (http://HOST:{}/metrics)", (*server)->port(), (*server)->port());
+  return *std::move(server);
+}
+
+void AddMetricsOption(CLI::App* app, int& port) {
+  app->add_option("--metrics-port", port,
+                  "serve Prometheus metrics over plain HTTP on this port, /metrics (0: any free "
+                  "port; default: none)")
+      ->check(CLI::Range(0, 65535));
+}
 
 // The flags that secure a process's gRPC connections (docs/design.md §11), on master, worker and
 // the commands that talk to them.
@@ -783,6 +806,16 @@ int RefuseJob(const absl::Status& status) {
 
 int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags flags,
               const std::vector<std::string>& given) {
+  // From the start: a master waiting for its workers is already worth watching.
+  std::atomic<dbsp::Master*> live{nullptr};
+  auto metrics = StartMetrics(m.metrics_port, [&live] {
+    if (dbsp::Master* master = live.load()) g_metrics.workers = master->connected_workers();
+    return g_metrics.Render("master");
+  });
+  if (const int* code = std::get_if<int>(&metrics)) return *code;
+  const absl::Cleanup no_metrics = [&metrics] {
+    std::get<std::unique_ptr<dbsp::MetricsServer>>(metrics).reset();
+  };
   dbsp::JobSpec spec;
   if (m.app.empty()) {
     // Resume: the unfinished job in --checkpoint-dir, as its record says (docs/design.md §7.7).
@@ -803,7 +836,8 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
                                                         "--max-message-bytes",
                                                         "--handshake-timeout",
                                                         "--max-pool-workers",
-                                                        "--max-conns-per-ip"};
+                                                        "--max-conns-per-ip",
+                                                        "--metrics-port"};
       if (!kWithResume.contains(name)) {
         return UsageError(absl::InvalidArgumentError(absl::StrCat(
             name,
@@ -836,6 +870,11 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   std::optional<std::chrono::milliseconds> every;
   if (spec.every.count() > 0) every = spec.every;
   spec.progress = [](const dbsp::MasterProgress& p) {
+    g_metrics.superstep = p.global.superstep;
+    g_metrics.active_vertices = p.global.active;
+    g_metrics.messages += p.global.messages;
+    g_metrics.bytes_sent += p.relayed_bytes;
+    g_metrics.AddPhase(dbsp::JobPhase::kCompute, p.seconds);
     spdlog::info(
         "superstep {} | active {} | messages {} | relayed {} batches, {} bytes | {:.1f} ms{}{}",
         p.global.superstep, p.global.active, p.global.messages, p.relayed_batches, p.relayed_bytes,
@@ -857,6 +896,8 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   auto master =
       dbsp::Master::Start(m.listen, std::get<std::shared_ptr<const dbsp::Security>>(security));
   if (!master.ok()) return Fail(master.status());
+  live = master->get();
+  const absl::Cleanup not_live = [&live] { live = nullptr; };
   spdlog::info("master listening on port {}", (*master)->port());
   dbsp::LogSecurity("master", m.listen, *std::get<std::shared_ptr<const dbsp::Security>>(security));
   if (!m.port_file.empty()) {
@@ -886,6 +927,8 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
                                    : absl::StatusOr<dbsp::JobResult>(exported_ok);
     snapshot.reset();
     spec.resume_job.clear();  // a service's later jobs are new ones
+    ++(result.ok() ? g_metrics.jobs_completed : g_metrics.jobs_failed);
+    if (result.ok()) g_metrics.restarts += result->attempts - 1;
     if (!result.ok() && result.status().code() == absl::StatusCode::kAlreadyExists) {
       exit_code = RefuseJob(result.status());
       break;
@@ -1055,6 +1098,7 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
                      "write the port the master listens on to this file");
   AddSecurityOptions(master, master_flags.security);
   AddLimitOptions(master, master_flags.limits, master_flags.handshake_timeout, true);
+  AddMetricsOption(master, master_flags.metrics_port);
   AppOptions master_app_options;
   for (const catalogue::AppInfo& app : apps.apps()) {
     for (const catalogue::AppParam& p : app.params) master_app_options.Add(master, p);
@@ -1084,6 +1128,8 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   dbsp::ConnectionLimits worker_limits;
   std::string worker_handshake_timeout = "10s";
   AddLimitOptions(worker, worker_limits, worker_handshake_timeout, false);
+  int worker_metrics_port = -1;
+  AddMetricsOption(worker, worker_metrics_port);
   worker
       ->add_option("--data-root", worker_options.data_roots,
                    "a directory every graph, output, checkpoint and partitioned-form path of a "
@@ -1225,6 +1271,9 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
       // CPU (docs/design.md §4).
       mallopt(M_ARENA_MAX, 1);
 #endif
+      auto metrics = StartMetrics(worker_metrics_port, [] { return g_metrics.Render("worker"); });
+      if (const int* code = std::get_if<int>(&metrics)) return *code;
+      worker_options.metrics = &g_metrics;
       RaiseFileLimit();
       auto security = LoadSecurity(worker_security, worker_limits, worker_handshake_timeout);
       if (const int* code = std::get_if<int>(&security)) return *code;

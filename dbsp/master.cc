@@ -269,6 +269,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const std::string& address
 }
 
 int Master::port() const { return server_->port(); }
+uint32_t Master::connected_workers() const { return server_->connected(); }
 
 void Master::Shutdown() {
   if (!server_) return;

@@ -301,16 +301,21 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
                       kPeerInflightBytes, a.peer_timeout);
         collective.emplace(*links, a.max_batch_bytes, 2 * a.peer_timeout);
         assignment->details.exchange = &*collective;
-        assignment->details.on_partition_loaded = [tag, start = std::chrono::steady_clock::now()](
-                                                      const bsp::PartitionLoadStats& s) {
-          spdlog::info(
-              "{}loaded its share: lines {} | records {} | vertices known {} | edges held {} "
-              "| rounds {} | {:.3f} s",
-              tag, s.lines_parsed, s.records_parsed, s.vertices_known, s.edges_received, s.rounds,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-        };
+        assignment->details.on_partition_loaded =
+            [tag, start = std::chrono::steady_clock::now(),
+             metrics = options.metrics](const bsp::PartitionLoadStats& s) {
+              const double seconds =
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+              if (metrics != nullptr) metrics->AddPhase(JobPhase::kLoad, seconds);
+              spdlog::info(
+                  "{}loaded its share: lines {} | records {} | vertices known {} | edges held {} "
+                  "| rounds {} | {:.3f} s",
+                  tag, s.lines_parsed, s.records_parsed, s.vertices_known, s.edges_received,
+                  s.rounds, seconds);
+            };
       }
       job::WorkerJob job(link, assignment.ok() ? *assignment : transport::Assignment{});
+      job.set_metrics(options.metrics);
       if (assignment.ok()) {
         job.AttachPeers(&*links, &*collective, assignment->relay_direct);
         links->SetFailureListener([&job](const absl::Status& why) { job.Fail(why); });
@@ -384,6 +389,8 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
         std::lock_guard<std::mutex> lock(mu);
         running = nullptr;
       }
+      if (options.metrics != nullptr)
+        ++(st.ok() ? options.metrics->jobs_completed : options.metrics->jobs_failed);
       if (!st.ok()) {
         // A job the master aborted shows the master's reason, not the cancellation it caused.
         spdlog::error("{}failed: {}", tag,

@@ -22,6 +22,7 @@ if [ "${1:-}" != "--build-only" ]; then
     iproute2 nftables                 # multi-host tests in network namespaces
     postgresql                        # a throw-away server for the database tests
     openssl                           # the security tests' certificates (scripts/make-certs.sh)
+    curl                              # the metrics tests' HTTP client
     podman runc debootstrap           # container image test
   )
   # The machine's own kubectl and Node.js are used when present; Debian's otherwise.

@@ -524,6 +524,7 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
       if (auto st = job.DrainRelays(); !st.ok()) return st;
       Step entry = protocol::StepWithCounts(Barrier::kPost, local);
       std::tie(entry.relayed_batches, entry.relayed_bytes) = job.TakeRelayedCounts();
+      if (Metrics* m = job.metrics()) m->bytes_sent += entry.relayed_bytes;
       engine.aggregators().ForEach(
           [&](const bsp::AggregatorBase& agg) { agg.EncodeDelta(entry.aggregators[agg.name()]); });
       auto release = job.Enter(std::move(entry));
@@ -549,8 +550,15 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
         Step entry;
         entry.barrier = Barrier::kCheckpoint;
         entry.superstep = local.superstep + 1;
+        const auto started = std::chrono::steady_clock::now();
         auto written = job.WriteCheckpoint(engine, entry.superstep);
         if (!written.ok()) return written.status();
+        if (Metrics* m = job.metrics()) {
+          ++m->checkpoints;
+          m->AddPhase(
+              JobPhase::kCheckpoint,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+        }
         entry.part = *written;
         if (auto done = job.Enter(std::move(entry)); !done.ok()) return done.status();
       }
@@ -611,6 +619,12 @@ absl::Status RunWorkerJob(bsp::JobRunner& runner, const bsp::JobDetails& details
   job.set_log_tag(tag);
   options.progress = [tag, &job](const bsp::StepStats& s) {
     job.AddStep(s);
+    if (Metrics* m = job.metrics()) {
+      m->superstep = s.superstep;
+      m->active_vertices = s.active;
+      m->messages += s.messages;
+      m->AddPhase(JobPhase::kCompute, s.seconds);
+    }
     spdlog::debug("{}superstep {} | active {} | messages {} | {:.1f} ms", tag, s.superstep,
                   s.active, s.messages, s.seconds * 1e3);
   };
@@ -631,8 +645,18 @@ absl::Status RunWorkerJob(bsp::JobRunner& runner, const bsp::JobDetails& details
   const auto run_start = std::chrono::steady_clock::now();
   if (auto st = (*executor)->RunToCompletion(); !st.ok()) return abort(st);
   job.EndRun(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
-  if (auto st = RunEndPhases(job, (*executor)->engine().num_local_vertices(),
-                             [&] { return runner.CompleteJob(details); });
+  if (auto st = RunEndPhases(
+          job, (*executor)->engine().num_local_vertices(),
+          [&] {
+            const auto started = std::chrono::steady_clock::now();
+            auto written = runner.CompleteJob(details);
+            if (Metrics* m = job.metrics()) {
+              m->AddPhase(JobPhase::kOutput,
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+                              .count());
+            }
+            return written;
+          });
       !st.ok()) {
     return abort(st);
   }

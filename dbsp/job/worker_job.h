@@ -23,6 +23,7 @@
 #include "lockstep/bsp/executor.h"
 #include "lockstep/bsp/job.h"
 #include "lockstep/bsp/relayer.h"
+#include "lockstep/dbsp/metrics.h"
 #include "protocol/protocol.h"
 #include "transport/peer.h"
 #include "transport/streams.h"
@@ -119,6 +120,9 @@ class WorkerJob final : public transport::MasterStreamHandler,
   std::string StepSplit(uint64_t superstep) const;
   void set_log_tag(std::string tag) { log_tag_ = std::move(tag); }
   const std::string& log_tag() const { return log_tag_; }
+  // Where the job's figures go (docs/design.md §12); null: nowhere.
+  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
+  Metrics* metrics() const { return metrics_; }
 
  private:
   void FailLocked(absl::Status reason, bool by_master);
@@ -163,6 +167,7 @@ class WorkerJob final : public transport::MasterStreamHandler,
   double RunDelaySeconds() const { return run_delay_ != nullptr ? run_delay_->seconds() : 0; }
   bsp::StepStats last_step_;
   std::string log_tag_;
+  Metrics* metrics_ = nullptr;
   double steps_seconds_ = 0, engine_encode_seconds_ = 0, engine_decode_seconds_ = 0;
   double run_seconds_ = 0, run_barrier_seconds_ = 0;
   uint64_t run_barrier_count_ = 0;

@@ -376,12 +376,19 @@ class MasterServer::Admissions : public std::enable_shared_from_this<Admissions>
   std::mutex mu_;
   uint32_t total_ = 0;
   std::map<std::string, uint32_t> by_host_;
+
+ public:
+  uint32_t total() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return total_;
+  }
 };
 
 class MasterServer::Service final : public v1::JobQueue::CallbackService {
  public:
   Service(WorkerPool& pool, const Security& security)
       : pool_(pool), security_(security), admissions_(std::make_shared<Admissions>()) {}
+  uint32_t connected() const { return admissions_->total(); }
 
   grpc::ServerBidiReactor<v1::WorkerPayload, v1::MasterPayload>* JobStream(
       grpc::CallbackServerContext* context) override {
@@ -449,6 +456,8 @@ absl::StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   }
   return s;
 }
+
+uint32_t MasterServer::connected() const { return service_->connected(); }
 
 void MasterServer::Shutdown() {
   if (!server_) return;

@@ -138,6 +138,8 @@ class MasterServer {
   ~MasterServer();
 
   int port() const { return port_; }
+  // Workers connected now (in the pool or in a job).
+  uint32_t connected() const;
   WorkerPool& pool() { return pool_; }
   HealthService& health() { return health_; }
   // Closes the pool and stops serving (streams still open are cancelled after a short grace).

@@ -153,6 +153,7 @@ printf '%s\n' "${worker_args[@]}" | grep -qx -- "--master=lockstep-master:$maste
 
 # Ports are chosen free here: --listen and --health-port become port 0, --master the master's.
 master_args=("${master_args[@]/#--listen=*/--listen=127.0.0.1:0}")
+master_args=("${master_args[@]/#--metrics-port=*/--metrics-port=0}")
 master_args+=(--port-file="$work/port")
 "$lockstep" "${master_args[@]}" >"$work/master.log" 2>&1 &
 master_pid=$!
@@ -162,6 +163,7 @@ for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
 port=$(cat "$work/port")
 worker_args=("${worker_args[@]/#--master=*/--master=127.0.0.1:$port}")
 worker_args=("${worker_args[@]/#--health-port=*/--health-port=0}")
+worker_args=("${worker_args[@]/#--metrics-port=*/--metrics-port=0}")
 worker_pids=()
 for i in 1 2; do
   "$lockstep" "${worker_args[@]}" >"$work/worker$i.log" 2>&1 &
@@ -199,8 +201,13 @@ for i in 1 2; do
   mapfile -t cmd < <(at "$hp" "${worker_live[@]}")
   probe "$hp" "${cmd[@]}" || fail "worker $i liveness is not SERVING: ${cmd[*]}"
 done
-grep -q "master listening on 0.0.0.0:0: mutual TLS and a join token\|master listening on 127.0.0.1:0: mutual TLS and a join token" "$work/master.log" ||
+grep -q "master listening on 127.0.0.1:0: mutual TLS and a join token" "$work/master.log" ||
   fail "the master does not say it uses mutual TLS and the token"
+# The metrics the pods are annotated for: the master's count the published job.
+mp=$(grep -o 'metrics on port [0-9]*' "$work/master.log" | grep -o '[0-9]*$')
+grep -q 'prometheus.io/port: "9090"' "$dev" || fail "the pods are not annotated for scraping"
+curl -s -f "http://127.0.0.1:$mp/metrics" | grep -q '^lockstep_jobs_total{role="master",outcome="completed"} [1-9]' ||
+  fail "the master's metrics do not count the published job"
 
 # The same job in local mode: the ConfigMap's job as a [run.pagerank] section, less the options
 # that only a master has.

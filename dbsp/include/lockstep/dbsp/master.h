@@ -134,6 +134,8 @@ class Master {
   ~Master();
 
   int port() const;
+  // Workers connected now, in the pool or in a job.
+  uint32_t connected_workers() const;
   // Runs one job to completion or abort. Whatever happens, the reserved workers are released
   // (told why if the job failed) and the master can run the next job. `cancel` aborts the job.
   absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const std::atomic<bool>& cancel);

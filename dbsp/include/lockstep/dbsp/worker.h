@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "lockstep/bsp/graph_input.h"
 #include "lockstep/catalogue/app.h"
+#include "lockstep/dbsp/metrics.h"
 #include "lockstep/dbsp/security.h"
 
 namespace lockstep::dbsp {
@@ -21,6 +22,8 @@ struct WorkerOptions {
   // parts), symbolic links resolved; empty: any path (docs/design.md §11). A database URI is not a
   // path.
   std::vector<std::string> data_roots;
+  // Where the worker's figures go, for /metrics (docs/design.md §12); null: nowhere.
+  Metrics* metrics = nullptr;
   // Where the worker serves the other workers of its jobs (HOST:PORT; port 0 picks a free one),
   // and the address it asks them to use: HOST:PORT, or empty for the host its connection to the
   // master comes from with the port it listens on (docs/design.md §5.7).

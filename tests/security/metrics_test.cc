@@ -1,0 +1,147 @@
+// Prometheus metrics (docs/design.md §12), scraped with curl from a master and its workers during
+// a job and after it, and checked against the job's own counts in the master's log.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdio>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "util/lockstep_process.h"
+#include "util/temp_dir.h"
+
+namespace lockstep {
+namespace {
+
+using test::Process;
+using ::testing::HasSubstr;
+
+// What `curl` printed for `url` ("" if it failed).
+std::string Curl(const std::string& url) {
+  const std::string cmd = "curl -s -f --max-time 5 '" + url + "'";
+  std::FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return "";
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  return ::pclose(p) == 0 ? out : "";
+}
+
+// The samples of a scrape by name and labels ("lockstep_jobs_total{...}" -> value).
+std::map<std::string, double> Samples(const std::string& text) {
+  std::map<std::string, double> samples;
+  static const std::regex line(R"(^([a-z_]+(\{[^}]*\})?) ([0-9.e+-]+)$)");
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string l = text.substr(at, end - at);
+    std::smatch m;
+    if (std::regex_match(l, m, line)) samples[m[1]] = std::stod(m[3]);
+    at = end + 1;
+  }
+  return samples;
+}
+
+// The port a process logged for its metrics.
+std::string MetricsPort(const std::string& log) {
+  std::smatch m;
+  static const std::regex port(R"(metrics on port ([0-9]+))");
+  return std::regex_search(log, m, port) ? m[1].str() : "";
+}
+
+class MetricsTest : public ::testing::Test {
+ protected:
+  test::TempDir dir_{"lockstep-metrics"};
+  test::LockstepProcesses procs_{dir_, LOCKSTEP_BINARY};
+};
+
+TEST_F(MetricsTest, AScrapeDuringAndAfterAJobAgreesWithItsCounts) {
+  const std::string graph = std::string(LOCKSTEP_DATA_DIR) + "/kronecker-12.el";
+  // A periodic master, so that it still serves once the job is done; 2,000 supersteps, so that
+  // the job runs long enough to be scraped.
+  const pid_t master =
+      procs_.StartMaster("m", {"--app", "pagerank", "--graph", graph, "--out", dir_.File("out"),
+                               "--min-workers", "2", "--max-iterations", "2000", "--tolerance", "0",
+                               "--every", "1h", "--metrics-port", "0"});
+  const std::string m_port = MetricsPort(test::ReadWholeFile(dir_.File("m.err")));
+  ASSERT_FALSE(m_port.empty());
+  const std::string m_url = "http://127.0.0.1:" + m_port + "/metrics";
+  // Served from the start, before any worker.
+  auto before = Samples(Curl(m_url));
+  EXPECT_EQ(before["lockstep_workers{role=\"master\"}"], 0);
+  EXPECT_EQ(before["lockstep_jobs_total{role=\"master\",outcome=\"completed\"}"], 0);
+  EXPECT_EQ(Curl("http://127.0.0.1:" + m_port + "/healthz"), "ok\n");
+  const auto workers = procs_.StartWorkers("m", 2, {"--threads", "1", "--metrics-port", "0"});
+  // During the job.
+  std::map<std::string, double> during;
+  for (int i = 0; i < 1000; ++i) {
+    during = Samples(Curl(m_url));
+    if (during["lockstep_superstep{role=\"master\"}"] > 10) break;
+    ::usleep(10000);
+  }
+  EXPECT_EQ(during["lockstep_workers{role=\"master\"}"], 2);
+  EXPECT_GT(during["lockstep_active_vertices{role=\"master\"}"], 0);
+  EXPECT_EQ(during["lockstep_jobs_total{role=\"master\",outcome=\"completed\"}"], 0);
+  // After it.
+  std::map<std::string, double> after;
+  for (int i = 0; i < 3000; ++i) {
+    after = Samples(Curl(m_url));
+    if (after["lockstep_jobs_total{role=\"master\",outcome=\"completed\"}"] == 1) break;
+    ::usleep(10000);
+  }
+  ASSERT_EQ(after["lockstep_jobs_total{role=\"master\",outcome=\"completed\"}"], 1);
+  // The job's own counts: its progress lines, one per superstep.
+  const std::string log = test::ReadWholeFile(dir_.File("m.err"));
+  static const std::regex step(R"(superstep ([0-9]+) \| active [0-9]+ \| messages ([0-9]+) \| )"
+                               R"(relayed [0-9]+ batches, ([0-9]+) bytes)");
+  double messages = 0, bytes = 0, last = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), step); it != std::sregex_iterator();
+       ++it) {
+    last = std::stod((*it)[1]);
+    messages += std::stod((*it)[2]);
+    bytes += std::stod((*it)[3]);
+  }
+  EXPECT_GT(messages, 0);
+  EXPECT_EQ(after["lockstep_superstep{role=\"master\"}"], last);
+  EXPECT_EQ(after["lockstep_messages_total{role=\"master\"}"], messages);
+  EXPECT_EQ(after["lockstep_bytes_sent_total{role=\"master\"}"], bytes);
+  EXPECT_GT(after["lockstep_phase_seconds_total{role=\"master\",phase=\"compute\"}"], 0);
+  // The workers' own: each one's job, and together the master's messages and bytes.
+  double worker_messages = 0, worker_bytes = 0;
+  for (uint32_t w = 0; w < 2; ++w) {
+    const std::string port =
+        MetricsPort(test::ReadWholeFile(dir_.File("m-worker" + std::to_string(w) + ".err")));
+    auto mine = Samples(Curl("http://127.0.0.1:" + port + "/metrics"));
+    EXPECT_EQ(mine["lockstep_jobs_total{role=\"worker\",outcome=\"completed\"}"], 1);
+    EXPECT_GT(mine["lockstep_phase_seconds_total{role=\"worker\",phase=\"load\"}"], 0);
+    EXPECT_GT(mine["lockstep_phase_seconds_total{role=\"worker\",phase=\"output\"}"], 0);
+    worker_messages += mine["lockstep_messages_total{role=\"worker\"}"];
+    worker_bytes += mine["lockstep_bytes_sent_total{role=\"worker\"}"];
+  }
+  EXPECT_EQ(worker_messages, messages);
+  EXPECT_EQ(worker_bytes, bytes);
+  ::kill(master, SIGTERM);
+  for (pid_t w : workers) ::kill(w, SIGTERM);
+  EXPECT_EQ(procs_.Wait(master, "m.err").exit_code, 0);
+  procs_.WaitWorkers("m", workers);
+}
+
+TEST_F(MetricsTest, TheEndpointAnswersOnlyWhatItServes) {
+  const pid_t master = procs_.StartMaster(
+      "m", {"--app", "pagerank", "--graph", std::string(LOCKSTEP_DATA_DIR) + "/kronecker-12.el",
+            "--out", dir_.File("out"), "--metrics-port", "0"});
+  const std::string base =
+      "http://127.0.0.1:" + MetricsPort(test::ReadWholeFile(dir_.File("m.err")));
+  EXPECT_EQ(Curl(base + "/nothing"), "");  // 404: curl -f fails
+  EXPECT_THAT(Curl(base + "/metrics"), HasSubstr("# TYPE lockstep_jobs_total counter"));
+  ::kill(master, SIGTERM);
+  procs_.Wait(master, "m.err");
+}
+
+}  // namespace
+}  // namespace lockstep
