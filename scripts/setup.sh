@@ -23,6 +23,7 @@ if [ "${1:-}" != "--build-only" ]; then
     postgresql                        # a throw-away server for the database tests
     openssl                           # the security tests' certificates (scripts/make-certs.sh)
     curl                              # the metrics tests' HTTP client
+    clang libclang-rt-14-dev          # the fuzz targets (libFuzzer; scripts/fuzz.sh)
     podman runc debootstrap           # container image test
   )
   # The machine's own kubectl and Node.js are used when present; Debian's otherwise.

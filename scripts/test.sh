@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds lockstep with warnings as errors and runs the whole
 # test suite: the Release build's tests (unit, apps, conformance, integration, the example program
-# built against the installed package), then the unit tests again under ASan + UBSan.
+# built against the installed package), then the unit tests again under ASan + UBSan, then each
+# fuzz target for a few seconds (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,3 +21,6 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLOCKSTEP_WERROR=ON 
 cmake --build build-asan -j "$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j "$jobs" --timeout 900 -L unit)
+
+echo "== Fuzz targets, 5 s each (libFuzzer, ASan + UBSan)"
+scripts/fuzz.sh --seconds-each 5
