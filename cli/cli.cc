@@ -44,6 +44,7 @@
 #include "lockstep/generate/generate.h"
 #include "lockstep/validate/validate.h"
 #include "nlohmann/json.hpp"
+#include "spdlog/pattern_formatter.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "tbb/global_control.h"
@@ -876,9 +877,11 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
     g_metrics.bytes_sent += p.relayed_bytes;
     g_metrics.AddPhase(dbsp::JobPhase::kCompute, p.seconds);
     spdlog::info(
-        "superstep {} | active {} | messages {} | relayed {} batches, {} bytes | {:.1f} ms{}{}",
-        p.global.superstep, p.global.active, p.global.messages, p.relayed_batches, p.relayed_bytes,
-        p.seconds * 1e3, p.attempt > 1 ? absl::StrCat(" | attempt ", p.attempt) : std::string(),
+        "job {}: superstep {} | active {} | messages {} | relayed {} batches, {} bytes | {:.1f} "
+        "ms{}{}",
+        p.job_id, p.global.superstep, p.global.active, p.global.messages, p.relayed_batches,
+        p.relayed_bytes, p.seconds * 1e3,
+        p.attempt > 1 ? absl::StrCat(" | attempt ", p.attempt) : std::string(),
         Stragglers(p.stragglers));
   };
 
@@ -951,6 +954,59 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   return exit_code;
 }
 
+// --log-format json: one JSON object a line, {"time", "level", "job" (when the line is about one),
+// "msg"}, for log collectors.
+class JsonFields final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    std::string_view text(msg.payload.data(), msg.payload.size());
+    // "job <id>..." names the job the line is about.
+    if (text.starts_with("job ")) {
+      const size_t end = text.find_first_of(" :", 4);
+      const std::string_view id = text.substr(4, end == std::string_view::npos ? 0 : end - 4);
+      if (id.size() == 36) {
+        Append(dest, "\"job\":\"");
+        Escape(dest, id);
+        Append(dest, "\",");
+      }
+    }
+    Append(dest, "\"msg\":\"");
+    Escape(dest, text);
+    Append(dest, "\"");
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonFields>();
+  }
+
+ private:
+  static void Append(spdlog::memory_buf_t& dest, std::string_view s) {
+    dest.append(s.data(), s.data() + s.size());
+  }
+  static void Escape(spdlog::memory_buf_t& dest, std::string_view s) {
+    for (const char c : s) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        dest.push_back('\\');
+        dest.push_back(c);
+      } else if (u < 0x20) {
+        char esc[8];
+        std::snprintf(esc, sizeof esc, "\\u%04x", u);
+        Append(dest, esc);
+      } else {
+        dest.push_back(c);
+      }
+    }
+  }
+};
+
+void UseJsonLogs() {
+  auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+  formatter->add_flag<JsonFields>('*').set_pattern(
+      R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l",%*})");
+  spdlog::set_formatter(std::move(formatter));
+}
+
 }  // namespace
 
 int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
@@ -970,6 +1026,12 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
                                        "read options from a TOML file: a [master] section holds "
                                        "`lockstep master`'s options (before the command)");
   cli.allow_config_extras(CLI::config_extras_mode::error);
+  std::string log_format = "text";
+  cli.add_option("--log-format", log_format,
+                 "text, or json: one JSON object a line (time, level, job, msg) for log "
+                 "collectors (before the command)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   int threads = 0;
   auto add_threads = [&](CLI::App* sub) {
     sub->add_option("--threads", threads, "threads for loading and compute (default: all cores)")
@@ -1250,6 +1312,7 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   if (threads > 0) {
     parallelism.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
   }
+  if (log_format == "json") UseJsonLogs();
   InstallSignalHandlers();
   dbsp::RouteGrpcLogs();
 

@@ -708,6 +708,7 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
     if (!spec.progress) return;
     MasterProgress line = p;
     line.attempt = run.details.attempt + 1;
+    line.job_id = run.details.job_id;
     spec.progress(line);
   };
   auto executor =

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "nlohmann/json.hpp"
 #include "util/lockstep_process.h"
 #include "util/temp_dir.h"
 
@@ -141,6 +142,54 @@ TEST_F(MetricsTest, TheEndpointAnswersOnlyWhatItServes) {
   EXPECT_THAT(Curl(base + "/metrics"), HasSubstr("# TYPE lockstep_jobs_total counter"));
   ::kill(master, SIGTERM);
   procs_.Wait(master, "m.err");
+}
+
+TEST_F(MetricsTest, EveryLineAboutAJobCarriesItsIdAndJsonLogsAreJson) {
+  const std::string graph = std::string(LOCKSTEP_DATA_DIR) + "/kronecker-12.el";
+  for (const bool json : {false, true}) {
+    SCOPED_TRACE(json ? "json" : "text");
+    const std::string name = json ? "json" : "text";
+    std::vector<std::string> args = {"--app",         "pagerank", "--graph",
+                                     graph,           "--out",    dir_.File(name + ".out"),
+                                     "--min-workers", "1"};
+    // --log-format comes before the command: start the master by hand.
+    const std::string port_file = dir_.File(name + ".port");
+    std::vector<std::string> master_args = {"--log-format", json ? "json" : "text", "master",
+                                            "--listen",     "127.0.0.1:0",          "--port-file",
+                                            port_file};
+    master_args.insert(master_args.end(), args.begin(), args.end());
+    const pid_t master = procs_.Start(master_args, name + ".err");
+    for (int i = 0; i < 1000 && test::ReadWholeFile(port_file).empty(); ++i) ::usleep(10000);
+    const std::string port = test::ReadWholeFile(port_file);
+    const pid_t worker = procs_.Start(
+        {"--log-format", json ? "json" : "text", "worker", "--master",
+         "127.0.0.1:" + port.substr(0, port.find('\n')), "--max-jobs", "1", "--threads", "1"},
+        name + "-worker.err");
+    const Process m = procs_.Wait(master, name + ".err");
+    const Process w = procs_.Wait(worker, name + "-worker.err");
+    ASSERT_EQ(m.exit_code, 0) << m.err;
+    std::smatch id;
+    ASSERT_TRUE(std::regex_search(m.err, id, std::regex("job ([0-9a-f-]{36}): completed")));
+    if (!json) {
+      EXPECT_THAT(m.err, HasSubstr("job " + id[1].str() + ": superstep 0 | active "));
+      continue;
+    }
+    // Every line of both logs is one JSON object; a line about the job names it in "job".
+    for (const std::string* log : {&m.err, &w.err}) {
+      size_t steps = 0;
+      for (const std::string& line : test::SortedLines(*log)) {
+        const auto j = nlohmann::json::parse(line, nullptr, false);
+        ASSERT_FALSE(j.is_discarded()) << line;
+        ASSERT_TRUE(j.contains("time") && j.contains("level") && j.contains("msg")) << line;
+        const std::string msg = j["msg"];
+        if (msg.find(id[1].str()) != std::string::npos && msg.starts_with("job ")) {
+          EXPECT_EQ(j.value("job", std::string()), id[1].str()) << line;
+        }
+        if (msg.find("superstep 0 |") != std::string::npos) ++steps;
+      }
+      if (log == &m.err) EXPECT_EQ(steps, 1u);
+    }
+  }
 }
 
 }  // namespace

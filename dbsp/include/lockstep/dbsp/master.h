@@ -29,6 +29,7 @@ struct PoolOptions {
 
 // One superstep as the master saw it, for progress lines.
 struct MasterProgress {
+  std::string job_id;
   bsp::StepStats global;
   uint64_t relayed_batches = 0;  // in this superstep
   uint64_t relayed_bytes = 0;
