@@ -1,8 +1,6 @@
 // The TOML configuration (--config): the input as the file a command line names, read by CLI11 as
 // lockstep's command line sets it up (a [master] section, unknown keys an error) and applied to
 // options of each kind the commands have. Bad files are errors, never crashes.
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -10,17 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "input_file.h"
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = [] {
-    char name[] = "/tmp/lockstep-fuzz-config-XXXXXX";
-    const int fd = ::mkstemp(name);
-    if (fd >= 0) ::close(fd);
-    return std::string(name);
-  }();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return 0;
-  std::fwrite(data, 1, size, f);
-  std::fclose(f);
+  const std::string path = lockstep::fuzz::InputFile(data, size);
+  if (path.empty()) return 0;
   CLI::App app;
   app.set_config("--config");
   app.allow_config_extras(CLI::config_extras_mode::error);

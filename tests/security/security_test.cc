@@ -93,15 +93,25 @@ class SecurityTest : public ::testing::Test {
   test::LockstepProcesses procs_{dir_, LOCKSTEP_BINARY};
 };
 
-// Connects to the master's port and writes `bytes` (not TLS), then closes.
-void SendRaw(const std::string& port, const std::string& bytes) {
+// A TCP connection to `port` on loopback, or -1.
+int ConnectLoopback(const std::string& port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
+  if (fd < 0) return -1;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(std::stoi(port)));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Connects to the master's port and writes `bytes` (not TLS), then closes.
+void SendRaw(const std::string& port, const std::string& bytes) {
+  const int fd = ConnectLoopback(port);
+  ASSERT_GE(fd, 0);
   EXPECT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ::close(fd);
@@ -398,13 +408,8 @@ TEST_F(SecurityTest, HalfOpenConnectionsDoNotStarveTheMaster) {
   const std::string port = procs_.Port("open");
   std::vector<int> fds;
   for (int i = 0; i < 1100; ++i) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    ASSERT_GE(fd, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(std::stoi(port)));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << i;
+    const int fd = ConnectLoopback(port);
+    ASSERT_GE(fd, 0) << i;
     fds.push_back(fd);
   }
   // The job runs meanwhile, on descriptors the master still has (without raising its limit it
