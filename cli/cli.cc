@@ -885,13 +885,12 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
         Stragglers(p.stragglers));
   };
 
-  // A batch and its framing fit in a message.
-  if (m.max_batch_bytes + (64 << 10) > m.limits.max_message_bytes) {
-    return UsageError(
-        absl::InvalidArgumentError(absl::StrCat("--max-batch-bytes ", m.max_batch_bytes,
-                                                " leaves no room for framing under "
-                                                "--max-message-bytes ",
-                                                m.limits.max_message_bytes, " (64 KiB at least)")));
+  // A batch and its framing fit in a message (the job's: a resumed job's is its record's).
+  const uint64_t batch = spec.max_batch_bytes > 0 ? spec.max_batch_bytes : m.max_batch_bytes;
+  if (batch + (64 << 10) > m.limits.max_message_bytes) {
+    return UsageError(absl::InvalidArgumentError(
+        absl::StrCat("--max-batch-bytes ", batch, " leaves no room for framing under ",
+                     "--max-message-bytes ", m.limits.max_message_bytes, " (64 KiB at least)")));
   }
   RaiseFileLimit();
   auto security = LoadSecurity(m.security, m.limits, m.handshake_timeout);
@@ -900,7 +899,11 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
       dbsp::Master::Start(m.listen, std::get<std::shared_ptr<const dbsp::Security>>(security));
   if (!master.ok()) return Fail(master.status());
   live = master->get();
-  const absl::Cleanup not_live = [&live] { live = nullptr; };
+  // The metrics server (whose thread reads `live`) stops before the master goes.
+  const absl::Cleanup not_live = [&live, &metrics] {
+    std::get<std::unique_ptr<dbsp::MetricsServer>>(metrics).reset();
+    live = nullptr;
+  };
   spdlog::info("master listening on port {}", (*master)->port());
   dbsp::LogSecurity("master", m.listen, *std::get<std::shared_ptr<const dbsp::Security>>(security));
   if (!m.port_file.empty()) {

@@ -1,6 +1,7 @@
 #include "lockstep/db/postgres.h"
 
 #include <libpq-fe.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -427,7 +428,6 @@ class PostgresShare final : public bsp::GraphTextShare {
  public:
   PostgresShare(Conn conn, std::string table, std::vector<std::string> columns, bool text_ids)
       : conn_(std::move(conn)),
-        cancel_(PQgetCancel(conn_.get())),
         table_(std::move(table)),
         what_(absl::StrCat("reading table \"", bsp::SanitizeForLog(table_, 100), "\"")),
         columns_(std::move(columns)),
@@ -442,11 +442,11 @@ class PostgresShare final : public bsp::GraphTextShare {
       reading = !finished_;
     }
     moved_.notify_all();
-    // A reader waiting on the server (a share abandoned mid-COPY) is woken by cancelling the COPY.
-    if (reading && cancel_ != nullptr) {
-      char error[256];
-      PQcancel(cancel_.get(), error, sizeof error);
-    }
+    // A reader waiting on the server (a share abandoned mid-COPY) is woken by shutting the
+    // connection's socket down under it: at once, even with the server unreachable (a cancel
+    // request would have to reach it first). The server ends the COPY when its next row finds
+    // the connection gone.
+    if (reading) ::shutdown(PQsocket(conn_.get()), SHUT_RDWR);
     reader_.join();
   }
 
@@ -504,12 +504,7 @@ class PostgresShare final : public bsp::GraphTextShare {
     finished_ = true;
   }
 
-  struct CancelDeleter {
-    void operator()(PGcancel* c) const { PQfreeCancel(c); }
-  };
-
   Conn conn_;
-  const std::unique_ptr<PGcancel, CancelDeleter> cancel_;
   const std::string table_;
   const std::string what_;
   const std::vector<std::string> columns_;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
@@ -123,17 +124,37 @@ bool Within(const std::string& path, const std::vector<std::filesystem::path>& r
 absl::Status ConfinePaths(const bsp::JobDetails& d,
                           const std::vector<std::filesystem::path>& roots) {
   if (roots.empty()) return absl::OkStatus();
-  const std::pair<const char*, const std::string*> paths[] = {
-      {"graph", &d.graph.path},
-      {"output", &d.output},
-      {"checkpoint directory", &d.checkpoint_dir},
-      {"checkpoint", &d.restore_from},
-      {"partitioned form", &d.save_parts}};
+  // A database URI names no file here (the graph and the output may be one); anything else is a
+  // path, however it looks ("x://../.." is the directory "x:" and then up).
+  const auto database = [](const std::string& p) {
+    return p.starts_with("postgresql://") || p.starts_with("postgres://");
+  };
+  std::vector<std::pair<std::string, std::string>> paths = {
+      {"checkpoint directory", d.checkpoint_dir},
+      {"checkpoint", d.restore_from},
+      {"partitioned form", d.save_parts}};
+  if (!database(d.graph.path)) paths.emplace_back("graph", d.graph.path);
+  if (!database(d.output)) paths.emplace_back("output", d.output);
+  // A Graphalytics graph's vertex and edge files, which its properties name (absolute, or beside
+  // the properties file); properties that cannot be read fail the job's load, which says why.
+  if (!database(d.graph.path) && bsp::IsGraphalytics(d.graph) && Within(d.graph.path, roots)) {
+    if (auto props = bsp::ReadGraphalyticsProperties(d.graph.path); props.ok()) {
+      const std::string dir = std::filesystem::path(d.graph.path).parent_path().string();
+      for (const char* key : {"vertex-file", "edge-file"}) {
+        if (auto it = props->find(key); it != props->end()) {
+          paths.emplace_back(std::string("graph's ") + key,
+                             it->second.starts_with("/")
+                                 ? it->second
+                                 : (dir.empty() ? "." : dir) + "/" + it->second);
+        }
+      }
+    }
+  }
   for (const auto& [what, path] : paths) {
-    if (path->empty() || path->find("://") != std::string::npos) continue;
-    if (!Within(*path, roots)) {
+    if (path.empty()) continue;
+    if (!Within(path, roots)) {
       return absl::PermissionDeniedError(absl::StrCat("the job's ", what, " ",
-                                                      bsp::SanitizeForLog(*path, 200),
+                                                      bsp::SanitizeForLog(path, 200),
                                                       " is outside this worker's --data-root"));
     }
   }
@@ -363,6 +384,14 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
           std::optional<ShippingRunner> shipping;
           bsp::JobDetails details = assignment->details;
           st = ConfinePaths(details, *roots);
+          // The job's batches, with their framing, must fit in this worker's messages.
+          if (st.ok() && assignment->max_batch_bytes + (64 << 10) >
+                             options.security->limits().max_message_bytes) {
+            st = absl::InvalidArgumentError(
+                absl::StrCat("the job's batches of up to ", assignment->max_batch_bytes,
+                             " bytes do not fit this worker's --max-message-bytes ",
+                             options.security->limits().max_message_bytes));
+          }
           if (st.ok() && !details.output_options.empty()) {
             // Results for a sink that is not a file: written to a file of this worker's first.
             auto made = ShippingRunner::Make(*runner, options.ship_results, details);

@@ -1,6 +1,7 @@
 #include "lockstep/dbsp/metrics.h"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
@@ -74,6 +75,7 @@ std::string Metrics::Render(const std::string& role) const {
 struct MetricsServer::Impl {
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
+  asio::steady_timer retry{io};
   std::function<std::string()> render;
   std::thread thread;
   int clients = 0;  // on the io thread only
@@ -82,13 +84,20 @@ struct MetricsServer::Impl {
   void Accept() {
     acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) return;
-      if (!ec) {
-        if (clients < kMaxClients) {
-          Serve(std::move(socket));
-        } else {
-          beast::error_code ignored;
-          socket.close(ignored);
-        }
+      if (ec) {
+        // Out of descriptors, say: the connection stays queued and the next accept would fail
+        // at once. Wait a little rather than spin.
+        retry.expires_after(std::chrono::milliseconds(100));
+        retry.async_wait([this](beast::error_code waited) {
+          if (waited != asio::error::operation_aborted) Accept();
+        });
+        return;
+      }
+      if (clients < kMaxClients) {
+        Serve(std::move(socket));
+      } else {
+        beast::error_code ignored;
+        socket.close(ignored);
       }
       Accept();
     });
@@ -145,6 +154,7 @@ MetricsServer::~MetricsServer() {
   asio::post(impl_->io, [impl = impl_.get()] {
     beast::error_code ignored;
     impl->acceptor.close(ignored);
+    impl->retry.cancel();
     impl->io.stop();
   });
   impl_->thread.join();

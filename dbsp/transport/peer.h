@@ -77,8 +77,9 @@ class PeerServer {
   std::string key_;
   PeerBatchHandler* handler_ = nullptr;
   int calls_in_handler_ = 0;
-  std::string last_refused_key_;   // logs a foreign job's key once
-  std::string last_refused_peer_;  // and a peer without the token
+  std::string last_refused_key_;                                 // logs a foreign job's key once
+  std::chrono::steady_clock::time_point last_refusal_logged_{};  // calls without the token
+  uint64_t refusals_unlogged_ = 0;
 };
 
 // Channels to other workers, by address, kept across jobs (a job's peers are often the last

@@ -267,6 +267,23 @@ TEST_F(SecurityTest, AWorkerRefusesPathsOutsideItsDataRootsAndServesTheNextJob) 
   EXPECT_THAT(om.err, HasSubstr("is outside this worker's --data-root"));
   procs_.WaitWorkers("out", out_worker);
   EXPECT_EQ(outside.List(), std::vector<std::string>{"g.el"});
+  // A path that looks like a URI is a path all the same: "x://../.." is the directory "x:", then
+  // up and out of the root.
+  std::filesystem::create_directory(root / "x:");
+  // root/x: -> root -> the test's directory -> its parent, where `outside` is.
+  ASSERT_EQ(outside.path().parent_path(), dir_.path().parent_path());
+  const std::string sneaky =
+      (root / "x:").string() + "//../../../" + outside.path().filename().string() + "/sneaky";
+  const pid_t sneaky_master =
+      procs_.StartMaster("sneaky", {"--app", "pagerank", "--graph", (root / "in" / "g.el").string(),
+                                    "--out", sneaky, "--min-workers", "1"});
+  const auto sneaky_worker = procs_.StartWorkers(
+      "sneaky", 1, {"--max-jobs", "1", "--threads", "1", "--data-root", root.string()});
+  const Process sm = procs_.Wait(sneaky_master, "sneaky.err");
+  EXPECT_EQ(sm.exit_code, 1) << sm.err;
+  EXPECT_THAT(sm.err, HasSubstr("is outside this worker's --data-root"));
+  procs_.WaitWorkers("sneaky", sneaky_worker);
+  EXPECT_EQ(outside.List(), std::vector<std::string>{"g.el"});
   // A root that is not a directory is a usage error.
   EXPECT_THAT(
       procs_.Run({"worker", "--master", "127.0.0.1:1", "--data-root", dir_.File("none")}).exit_code,
