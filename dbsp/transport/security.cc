@@ -4,9 +4,15 @@
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_certificate_verifier.h>
 #include <grpcpp/security/tls_credentials_options.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 
 #include <fstream>
 #include <iterator>
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/text.h"
@@ -37,6 +43,91 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag, c
         absl::StrCat(flag, ": ", bsp::SanitizeForLog(path, 200), " holds no PEM ", what));
   }
   return text;
+}
+
+struct BioDeleter {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+struct X509Deleter {
+  void operator()(X509* x) const { X509_free(x); }
+};
+struct KeyDeleter {
+  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
+struct StoreDeleter {
+  void operator()(X509_STORE* s) const { X509_STORE_free(s); }
+};
+struct StoreCtxDeleter {
+  void operator()(X509_STORE_CTX* c) const { X509_STORE_CTX_free(c); }
+};
+struct StackDeleter {
+  void operator()(STACK_OF(X509) * s) const { sk_X509_pop_free(s, X509_free); }
+};
+
+// The certificates of a PEM text, in order.
+std::vector<std::unique_ptr<X509, X509Deleter>> Certificates(const std::string& pem) {
+  std::vector<std::unique_ptr<X509, X509Deleter>> certs;
+  std::unique_ptr<BIO, BioDeleter> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  while (bio) {
+    X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr);
+    if (cert == nullptr) break;
+    certs.emplace_back(cert);
+  }
+  ERR_clear_error();
+  return certs;
+}
+
+// Refuses, at start, a set of TLS files that no handshake could use: a certificate or key that
+// does not parse, a key that is not the certificate's, a certificate the authority did not sign
+// (or that has expired). gRPC would otherwise start and fail every handshake.
+absl::Status CheckTlsFiles(const SecurityFlags& flags, const std::string& cert_pem,
+                           const std::string& key_pem, const std::string& ca_pem) {
+  const auto name = [](const std::string& path) { return bsp::SanitizeForLog(path, 200); };
+  auto chain = Certificates(cert_pem);
+  if (chain.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls-cert: ", name(flags.tls_cert), " holds no readable certificate"));
+  }
+  std::unique_ptr<BIO, BioDeleter> key_bio(
+      BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
+  std::unique_ptr<EVP_PKEY, KeyDeleter> key(
+      key_bio ? PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr) : nullptr);
+  ERR_clear_error();
+  if (!key) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls-key: ", name(flags.tls_key), " holds no readable private key"));
+  }
+  if (X509_check_private_key(chain.front().get(), key.get()) != 1) {
+    ERR_clear_error();
+    return absl::InvalidArgumentError(absl::StrCat("--tls-key: ", name(flags.tls_key),
+                                                   " is not the private key of --tls-cert ",
+                                                   name(flags.tls_cert)));
+  }
+  auto authorities = Certificates(ca_pem);
+  if (authorities.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls-ca: ", name(flags.tls_ca), " holds no readable certificate"));
+  }
+  std::unique_ptr<X509_STORE, StoreDeleter> store(X509_STORE_new());
+  for (const auto& a : authorities) X509_STORE_add_cert(store.get(), a.get());
+  std::unique_ptr<STACK_OF(X509), StackDeleter> intermediates(sk_X509_new_null());
+  for (size_t i = 1; i < chain.size(); ++i) {
+    X509_up_ref(chain[i].get());
+    sk_X509_push(intermediates.get(), chain[i].get());
+  }
+  std::unique_ptr<X509_STORE_CTX, StoreCtxDeleter> ctx(X509_STORE_CTX_new());
+  if (!store || !intermediates || !ctx ||
+      X509_STORE_CTX_init(ctx.get(), store.get(), chain.front().get(), intermediates.get()) != 1) {
+    return absl::ResourceExhaustedError("cannot check the TLS certificates: out of memory");
+  }
+  if (X509_verify_cert(ctx.get()) != 1) {
+    const int error = X509_STORE_CTX_get_error(ctx.get());
+    ERR_clear_error();
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls-cert: ", name(flags.tls_cert), " does not verify under --tls-ca ",
+                     name(flags.tls_ca), ": ", X509_verify_cert_error_string(error)));
+  }
+  return absl::OkStatus();
 }
 
 // Whether `address` (HOST:PORT) listens on loopback only.
@@ -75,6 +166,7 @@ absl::StatusOr<std::shared_ptr<const Security>> Security::Load(const SecurityFla
     if (!key.ok()) return key.status();
     auto ca = ReadPem(flags.tls_ca, "--tls-ca", "certificate");
     if (!ca.ok()) return ca.status();
+    if (auto st = CheckTlsFiles(flags, *cert, *key, *ca); !st.ok()) return st;
     s->cert_ = *std::move(cert);
     s->key_ = *std::move(key);
     s->ca_ = *std::move(ca);

@@ -460,6 +460,15 @@ TEST_F(SecurityTest, BadSecurityFlagsAreUsageErrors) {
         certs->File("ca.pem")},
        "--tls-cert: " + not_pem + " holds no PEM certificate"},
       {Token(empty), "--token-file: " + empty + " is empty"},
+      // Files that parse but no handshake could use: caught at start, not at every connection.
+      {{"--tls-cert", certs->File("worker.pem"), "--tls-key", certs->File("other/worker.key"),
+        "--tls-ca", certs->File("ca.pem")},
+       "--tls-key: " + certs->File("other/worker.key") + " is not the private key of --tls-cert " +
+           certs->File("worker.pem")},
+      {{"--tls-cert", certs->File("other/worker.pem"), "--tls-key", certs->File("other/worker.key"),
+        "--tls-ca", certs->File("ca.pem")},
+       "--tls-cert: " + certs->File("other/worker.pem") + " does not verify under --tls-ca " +
+           certs->File("ca.pem")},
   };
   for (const Case& c : cases) {
     const Process w = procs_.Run(Join({"worker", "--master", "127.0.0.1:1"}, c.flags));
