@@ -957,6 +957,53 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
   return exit_code;
 }
 
+// `lockstep status`: the job, its progress, and each worker's time in the last superstep with the
+// slowest marked; or all of it as one JSON object.
+void PrintStatus(const dbsp::JobStatus& s, bool json) {
+  size_t slowest = 0;
+  for (size_t w = 1; w < s.workers.size(); ++w) {
+    if (s.workers[w].second > s.workers[slowest].second) slowest = w;
+  }
+  if (json) {
+    nlohmann::json j = {{"running", s.running},
+                        {"job_id", s.job_id},
+                        {"app", s.app},
+                        {"superstep", s.superstep},
+                        {"active_vertices", s.active},
+                        {"elapsed_seconds", s.elapsed_seconds},
+                        {"max_supersteps", s.max_supersteps},
+                        {"workers_connected", s.workers_connected},
+                        {"workers", nlohmann::json::array()}};
+    j["remaining_seconds"] =
+        s.remaining_seconds < 0 ? nlohmann::json(nullptr) : nlohmann::json(s.remaining_seconds);
+    for (size_t w = 0; w < s.workers.size(); ++w) {
+      j["workers"].push_back({{"name", s.workers[w].first},
+                              {"last_superstep_seconds", s.workers[w].second},
+                              {"slowest", w == slowest}});
+    }
+    std::cout << j.dump() << "\n";
+    return;
+  }
+  if (s.job_id.empty()) {
+    std::cout << "no job yet; " << s.workers_connected << " workers connected\n";
+    return;
+  }
+  std::cout << absl::StrFormat(
+      "job %s (%s): %s, superstep %d%s, %d active vertices\n", s.job_id, s.app,
+      s.running ? "running" : "ended", s.superstep,
+      s.max_supersteps > 0 ? absl::StrCat(" of at most ", s.max_supersteps) : std::string(),
+      s.active);
+  std::cout << absl::StrFormat("elapsed %.1f s%s; %d workers connected\n", s.elapsed_seconds,
+                               s.remaining_seconds >= 0
+                                   ? absl::StrFormat(", about %.1f s to go", s.remaining_seconds)
+                                   : std::string(),
+                               s.workers_connected);
+  for (size_t w = 0; w < s.workers.size(); ++w) {
+    std::cout << absl::StrFormat("  %s: %.1f ms%s\n", s.workers[w].first, s.workers[w].second * 1e3,
+                                 w == slowest && s.workers.size() > 1 ? "  <- slowest" : "");
+  }
+}
+
 // --log-format json: one JSON object a line, {"time", "level", "job" (when the line is about one),
 // "msg"}, for log collectors.
 class JsonFields final : public spdlog::custom_flag_formatter {
@@ -1216,6 +1263,19 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   dbsp::SecurityFlags health_security;
   AddSecurityOptions(health, health_security);
 
+  // status HOST:PORT [--json]
+  CLI::App* status_cmd = cli.add_subcommand(
+      "status", "show where a master's running job is (the master's port, workers' credentials)");
+  std::string status_target;
+  std::string status_timeout = "2s";
+  bool status_json = false;
+  status_cmd->add_option("address", status_target, "HOST:PORT of the master")->required();
+  status_cmd->add_flag("--json", status_json, "one JSON object, for machines");
+  status_cmd->add_option("--timeout", status_timeout, "give up after this long")
+      ->capture_default_str();
+  dbsp::SecurityFlags status_security;
+  AddSecurityOptions(status_cmd, status_security);
+
   // generate kronecker|uniform ...
   CLI::App* generate =
       cli.add_subcommand("generate", "write a synthetic graph (GAP benchmark suite generators)");
@@ -1393,6 +1453,17 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
       if (!status.ok()) return Fail(status.status());
       std::cout << *status << "\n";
       return *status == "SERVING" ? 0 : kExitFailed;
+    }
+    if (status_cmd->parsed()) {
+      auto timeout = ParseDuration(status_timeout, "--timeout");
+      if (!timeout.ok()) return UsageError(timeout.status());
+      auto security = LoadSecurity(status_security);
+      if (const int* code = std::get_if<int>(&security)) return *code;
+      auto s = dbsp::QueryStatus(status_target, *timeout,
+                                 *std::get<std::shared_ptr<const dbsp::Security>>(security));
+      if (!s.ok()) return Fail(s.status());
+      PrintStatus(*s, status_json);
+      return 0;
     }
     if (partition_cmd->parsed()) return RunPartition(part_flags);
     if (generate->parsed()) {

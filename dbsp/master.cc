@@ -11,6 +11,8 @@
 #include <thread>
 #include <tuple>
 
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "job/job_record.h"
@@ -20,6 +22,7 @@
 #include "lockstep/bsp/text.h"
 #include "lockstep/dbsp/health.h"
 #include "spdlog/spdlog.h"
+#include "transport/grpc_options.h"
 #include "transport/master_server.h"
 #include "transport/peer.h"
 #include "transport/wire.h"
@@ -268,6 +271,36 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const std::string& address
   return std::unique_ptr<Master>(new Master(std::move(*server)));
 }
 
+absl::StatusOr<JobStatus> QueryStatus(const std::string& address, std::chrono::milliseconds timeout,
+                                      const Security& security) {
+  auto stub = v1::JobQueue::NewStub(grpc::CreateCustomChannel(
+      address, security.ChannelCredentials(), transport::ClientChannelArguments(security)));
+  grpc::ClientContext ctx;
+  security.Sign(ctx);
+  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  v1::StatusReply reply;
+  const grpc::Status st = stub->Status(&ctx, v1::StatusRequest(), &reply);
+  if (!st.ok()) {
+    return absl::UnavailableError(absl::StrCat("status of the master at ",
+                                               bsp::SanitizeForLog(address, 200), ": ",
+                                               bsp::SanitizeForLog(st.error_message(), 400)));
+  }
+  JobStatus s;
+  s.running = reply.running();
+  s.job_id = reply.job_id();
+  s.app = reply.app();
+  s.superstep = reply.superstep();
+  s.active = reply.active();
+  s.elapsed_seconds = reply.elapsed_seconds();
+  s.remaining_seconds = reply.remaining_seconds();
+  s.max_supersteps = reply.max_supersteps();
+  s.workers_connected = reply.workers_connected();
+  for (const v1::WorkerTime& w : reply.workers()) {
+    s.workers.emplace_back(w.name(), w.last_step_seconds());
+  }
+  return s;
+}
+
 int Master::port() const { return server_->port(); }
 uint32_t Master::connected_workers() const { return server_->connected(); }
 
@@ -294,6 +327,15 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     if (!executor.ok()) return executor.status();
   }
   const std::string log_prefix = absl::StrCat("job ", job_id, ": ");
+  // For `lockstep status`: the job's bound on its supersteps, an iteration count's (which takes
+  // one superstep more) if the job has one.
+  uint64_t bound = spec.details.max_supersteps;
+  if (auto it = spec.details.params.find("max-iterations"); it != spec.details.params.end()) {
+    uint64_t iterations = 0;
+    if (absl::SimpleAtoi(it->second, &iterations)) bound = std::min(bound, iterations + 1);
+  }
+  server_->status().Begin(job_id, spec.app->name, bound);
+  const absl::Cleanup ended = [this] { server_->status().End(); };
   bsp::JobDetails details = spec.details;
   details.job_id = job_id;
   details.created_at_unix_ms = NowUnixMs();
@@ -703,8 +745,9 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
   mine.restore_from.clear();
   bsp::ExecutorOptions options;
   options.max_supersteps = details.max_supersteps;
-  auto progress = [&run, &spec](const MasterProgress& p) {
+  auto progress = [&run, &spec, &server](const MasterProgress& p) {
     if (!run.first_step_at) run.first_step_at = Clock::now();
+    server.status().Step(p);
     if (!spec.progress) return;
     MasterProgress line = p;
     line.attempt = run.details.attempt + 1;

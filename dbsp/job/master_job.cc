@@ -480,6 +480,11 @@ uint64_t MasterJob::relayed_batches() const {
   return relayed_batches_;
 }
 
+std::vector<MasterJob::Clock::time_point> MasterJob::entered_at() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entered_at_;
+}
+
 uint64_t MasterJob::relayed_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   return relayed_bytes_;
@@ -541,6 +546,7 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
       uint64_t batches = 0;
       uint64_t bytes = 0;
       std::chrono::steady_clock::time_point checkpointed = std::chrono::steady_clock::now();
+      std::vector<double> worker_seconds;  // each worker's time to POST in this superstep
     };
     auto clock = std::make_shared<StepClock>();
     bsp::Callbacks wrapped;
@@ -553,9 +559,14 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
       if (auto st = job.ReleaseAll(Step{}); !st.ok()) return st;
       return user.pre_step ? user.pre_step(s) : absl::OkStatus();
     };
-    wrapped.post_step = [&job, &engine, user](const bsp::StepStats& own) -> absl::Status {
+    wrapped.post_step = [&job, &engine, user, clock](const bsp::StepStats& own) -> absl::Status {
       auto entries = job.WaitAll({Barrier::kPost, own.superstep});
       if (!entries.ok()) return entries.status();
+      const auto entered = job.entered_at();
+      clock->worker_seconds.assign(entered.size(), 0);
+      for (size_t w = 0; w < entered.size(); ++w) {
+        clock->worker_seconds[w] = std::chrono::duration<double>(entered[w] - clock->start).count();
+      }
       for (uint32_t w = 0; w < entries->size(); ++w) {
         job.AddRelayed((*entries)[w].relayed_batches, (*entries)[w].relayed_bytes);
         for (const auto& [name, bytes] : (*entries)[w].aggregators) {
@@ -611,6 +622,8 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
         p.seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - clock->start).count();
         p.stragglers = job.TakeStragglers();
+        p.worker_seconds = clock->worker_seconds;
+        p.worker_names = job.names();
         progress(p);
       }
       if (release.checkpoint) {

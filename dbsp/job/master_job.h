@@ -108,6 +108,9 @@ class MasterJob final : public transport::WorkerStreamHandler {
   void AddRelayed(uint64_t batches, uint64_t bytes);
   uint64_t relayed_batches() const;
   uint64_t relayed_bytes() const;
+  // When each worker last entered a barrier, and the workers' names.
+  std::vector<Clock::time_point> entered_at() const;
+  const std::vector<std::string>& names() const { return names_; }
   // Time waiting in WaitAll (the first barrier apart: it waits for the workers to load), and
   // forwarding relay batches.
   const PhaseTime& start_wait() const { return start_wait_; }

@@ -332,6 +332,64 @@ void WorkerPool::ShutDown() {
 
 // --- MasterServer
 
+// --- StatusBoard
+
+void StatusBoard::Begin(const std::string& job_id, const std::string& app, uint64_t bound) {
+  std::lock_guard<std::mutex> lock(mu_);
+  running_ = true;
+  job_id_ = job_id;
+  app_ = app;
+  bound_ = bound;
+  superstep_ = active_ = steps_ = 0;
+  step_seconds_ = 0;
+  started_ = std::chrono::steady_clock::now();
+  names_.clear();
+  seconds_.clear();
+}
+
+void StatusBoard::Step(const MasterProgress& p) {
+  std::lock_guard<std::mutex> lock(mu_);
+  superstep_ = p.global.superstep;
+  active_ = p.global.active;
+  ++steps_;
+  step_seconds_ += p.seconds;
+  names_ = p.worker_names;
+  seconds_ = p.worker_seconds;
+}
+
+void StatusBoard::End() {
+  std::lock_guard<std::mutex> lock(mu_);
+  running_ = false;
+}
+
+v1::StatusReply StatusBoard::Reply(uint32_t connected) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  v1::StatusReply r;
+  r.set_running(running_);
+  r.set_job_id(job_id_);
+  r.set_app(app_);
+  r.set_superstep(superstep_);
+  r.set_active(active_);
+  r.set_elapsed_seconds(
+      running_ || steps_ > 0
+          ? std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()
+          : 0);
+  r.set_max_supersteps(bound_);
+  double remaining = -1;
+  if (running_ && bound_ > 0 && steps_ > 0) {
+    const uint64_t left = bound_ > superstep_ + 1 ? bound_ - superstep_ - 1 : 0;
+    remaining = static_cast<double>(left) * step_seconds_ / static_cast<double>(steps_);
+  }
+  r.set_remaining_seconds(remaining);
+  r.set_workers_connected(connected);
+  for (size_t w = 0; w < seconds_.size(); ++w) {
+    v1::WorkerTime* t = r.add_workers();
+    t->set_name(w < names_.size() ? names_[w] : absl::StrCat("worker ", w));
+    t->set_last_step_seconds(seconds_[w]);
+  }
+  return r;
+}
+
 // A stream refused before it joins the pool: finished at once.
 class RefusedStream final : public grpc::ServerBidiReactor<v1::WorkerPayload, v1::MasterPayload> {
  public:
@@ -386,8 +444,24 @@ class MasterServer::Admissions : public std::enable_shared_from_this<Admissions>
 
 class MasterServer::Service final : public v1::JobQueue::CallbackService {
  public:
-  Service(WorkerPool& pool, const Security& security)
-      : pool_(pool), security_(security), admissions_(std::make_shared<Admissions>()) {}
+  Service(WorkerPool& pool, const Security& security, const StatusBoard& status)
+      : pool_(pool),
+        security_(security),
+        status_(status),
+        admissions_(std::make_shared<Admissions>()) {}
+
+  grpc::ServerUnaryReactor* Status(grpc::CallbackServerContext* context, const v1::StatusRequest*,
+                                   v1::StatusReply* reply) override {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    if (!Admitted(security_, *context)) {
+      LogRefused(context->peer(), "no valid join token (status)");
+      reactor->Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no valid join token"));
+      return reactor;
+    }
+    *reply = status_.Reply(connected());
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
   uint32_t connected() const { return admissions_->total(); }
 
   grpc::ServerBidiReactor<v1::WorkerPayload, v1::MasterPayload>* JobStream(
@@ -431,6 +505,7 @@ class MasterServer::Service final : public v1::JobQueue::CallbackService {
 
   WorkerPool& pool_;
   const Security& security_;
+  const StatusBoard& status_;
   const std::shared_ptr<Admissions> admissions_;
   std::mutex mu_;
   std::chrono::steady_clock::time_point last_log_{};
@@ -438,7 +513,8 @@ class MasterServer::Service final : public v1::JobQueue::CallbackService {
 };
 
 MasterServer::MasterServer(std::shared_ptr<const Security> security)
-    : security_(std::move(security)), service_(std::make_unique<Service>(pool_, *security_)) {}
+    : security_(std::move(security)),
+      service_(std::make_unique<Service>(pool_, *security_, status_)) {}
 
 MasterServer::~MasterServer() { Shutdown(); }
 

@@ -129,6 +129,26 @@ class WorkerPool final : public WorkerStreamHandler {
 };
 
 // The master's gRPC server: the job queue service, the pool, and the health service.
+// Where the running job is, for the Status call (`lockstep status`).
+class StatusBoard {
+ public:
+  // A job starts: at most `bound` supersteps (0: no bound known).
+  void Begin(const std::string& job_id, const std::string& app, uint64_t bound);
+  void Step(const MasterProgress& p);
+  void End();
+  v1::StatusReply Reply(uint32_t connected) const;
+
+ private:
+  mutable std::mutex mu_;
+  bool running_ = false;
+  std::string job_id_, app_;
+  uint64_t bound_ = 0, superstep_ = 0, active_ = 0, steps_ = 0;
+  double step_seconds_ = 0;
+  std::chrono::steady_clock::time_point started_{};
+  std::vector<std::string> names_;
+  std::vector<double> seconds_;
+};
+
 class MasterServer {
  public:
   // Listens on `address`, secured by `security`: a worker without its token is refused before it
@@ -141,6 +161,7 @@ class MasterServer {
   // Workers connected now (in the pool or in a job).
   uint32_t connected() const;
   WorkerPool& pool() { return pool_; }
+  StatusBoard& status() { return status_; }
   HealthService& health() { return health_; }
   // Closes the pool and stops serving (streams still open are cancelled after a short grace).
   void Shutdown();
@@ -151,6 +172,7 @@ class MasterServer {
   explicit MasterServer(std::shared_ptr<const Security> security);
 
   WorkerPool pool_;
+  StatusBoard status_;
   std::shared_ptr<const Security> security_;
   std::unique_ptr<Service> service_;
   HealthService health_;

@@ -20,9 +20,8 @@ namespace {
 using test::Process;
 using ::testing::HasSubstr;
 
-// What `curl` printed for `url` ("" if it failed).
-std::string Curl(const std::string& url) {
-  const std::string cmd = "curl -s -f --max-time 5 '" + url + "'";
+// What `cmd` printed ("" if it failed).
+std::string Output(const std::string& cmd) {
   std::FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) return "";
   std::string out;
@@ -31,6 +30,9 @@ std::string Curl(const std::string& url) {
   while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   return ::pclose(p) == 0 ? out : "";
 }
+
+// What `curl` printed for `url` ("" if it failed).
+std::string Curl(const std::string& url) { return Output("curl -s -f --max-time 5 '" + url + "'"); }
 
 // The samples of a scrape by name and labels ("lockstep_jobs_total{...}" -> value).
 std::map<std::string, double> Samples(const std::string& text) {
@@ -86,9 +88,27 @@ TEST_F(MetricsTest, AScrapeDuringAndAfterAJobAgreesWithItsCounts) {
     ::usleep(10000);
   }
   EXPECT_EQ(during["lockstep_workers{role=\"master\"}"], 2);
+  // `lockstep status` meanwhile: the job, its superstep, each worker's time, the slowest marked.
+  const auto st = nlohmann::json::parse(
+      Output(std::string(LOCKSTEP_BINARY) + " status 127.0.0.1:" + procs_.Port("m") + " --json"),
+      nullptr, false);
+  ASSERT_FALSE(st.is_discarded());
+  EXPECT_TRUE(st["running"].get<bool>());
+  EXPECT_EQ(st["app"], "pagerank");
+  EXPECT_GT(st["superstep"].get<uint64_t>(), 0u);
+  EXPECT_EQ(st["max_supersteps"].get<uint64_t>(), 2001u);
+  EXPECT_GT(st["elapsed_seconds"].get<double>(), 0);
+  EXPECT_FALSE(st["remaining_seconds"].is_null());
+  ASSERT_EQ(st["workers"].size(), 2u);
+  EXPECT_EQ(
+      int{st["workers"][0]["slowest"].get<bool>()} + int{st["workers"][1]["slowest"].get<bool>()},
+      1);
+  EXPECT_THAT(Output(std::string(LOCKSTEP_BINARY) + " status 127.0.0.1:" + procs_.Port("m")),
+              HasSubstr("<- slowest"));
   EXPECT_GT(during["lockstep_active_vertices{role=\"master\"}"], 0);
   EXPECT_EQ(during["lockstep_jobs_total{role=\"master\",outcome=\"completed\"}"], 0);
-  // After it.
+  // After it: the job ended has the ID status named.
+  const std::string job_id = st["job_id"];
   std::map<std::string, double> after;
   for (int i = 0; i < 3000; ++i) {
     after = Samples(Curl(m_url));
@@ -108,6 +128,7 @@ TEST_F(MetricsTest, AScrapeDuringAndAfterAJobAgreesWithItsCounts) {
     bytes += std::stod((*it)[3]);
   }
   EXPECT_GT(messages, 0);
+  EXPECT_THAT(log, HasSubstr("job " + job_id + ": completed"));
   EXPECT_EQ(after["lockstep_superstep{role=\"master\"}"], last);
   EXPECT_EQ(after["lockstep_messages_total{role=\"master\"}"], messages);
   EXPECT_EQ(after["lockstep_bytes_sent_total{role=\"master\"}"], bytes);

@@ -189,7 +189,7 @@ TEST_F(SecurityTest, AWorkerTrustsNoMasterItsAuthorityDidNotSign) {
   EXPECT_THAT(done[0].err, Not(HasSubstr("started")));
 }
 
-TEST_F(SecurityTest, HealthChecksGoOverTlsToo) {
+TEST_F(SecurityTest, HealthChecksAndStatusGoOverTlsToo) {
   const pid_t master = StartMaster("h", Join(Tls("master"), Token()));
   const std::string target = "127.0.0.1:" + procs_.Port("h");
   const Process secured = procs_.Run(Join({"health", target}, Tls("worker")));
@@ -199,6 +199,12 @@ TEST_F(SecurityTest, HealthChecksGoOverTlsToo) {
   const Process stranger =
       procs_.Run(Join({"health", target, "--timeout", "1s"}, Tls("worker", "other")));
   EXPECT_EQ(stranger.exit_code, 1);
+  // `lockstep status` takes the workers' credentials: the token too.
+  const Process status = procs_.Run(Join(Join({"status", target}, Tls("worker")), Token()));
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  const Process no_token = procs_.Run(Join({"status", target}, Tls("worker")));
+  EXPECT_EQ(no_token.exit_code, 1);
+  EXPECT_THAT(no_token.err, HasSubstr("no valid join token"));
   // Its job never started: SIGTERM aborts it.
   ::kill(master, SIGTERM);
   procs_.Wait(master, "h.err");

@@ -37,6 +37,9 @@ struct MasterProgress {
   uint32_t attempt = 1;  // the job's attempt (docs/design.md §7.5), from 1
   // The workers that straggled in this superstep's barriers ("worker 1 (...) +2.1 s at POST(5)").
   std::vector<std::string> stragglers;
+  // Each worker's name and time from the superstep's start to its entry into POST.
+  std::vector<std::string> worker_names;
+  std::vector<double> worker_seconds;
 };
 
 inline constexpr std::chrono::milliseconds kDefaultPeerTimeout{120000};
@@ -126,6 +129,25 @@ struct JobResult {
 
 // The master: a gRPC server whose connected workers wait in a pool, and the coordinator of one job
 // at a time over workers reserved from that pool. It holds no vertices.
+// What `lockstep status` shows: where a master's running (or last) job is.
+struct JobStatus {
+  bool running = false;
+  std::string job_id;
+  std::string app;
+  uint64_t superstep = 0;  // the last superstep done
+  uint64_t active = 0;
+  double elapsed_seconds = 0;
+  double remaining_seconds = -1;  // at the mean superstep time so far; negative: unknown
+  uint64_t max_supersteps = 0;
+  uint32_t workers_connected = 0;
+  // Each worker's name and its time from the last superstep's start to its entry into POST.
+  std::vector<std::pair<std::string, double>> workers;
+};
+
+// Asks the master at `address` (its workers' port, with the workers' credentials).
+absl::StatusOr<JobStatus> QueryStatus(const std::string& address, std::chrono::milliseconds timeout,
+                                      const Security& security = *Security::Plain());
+
 class Master {
  public:
   // Listens on `address` (HOST:PORT; port 0 picks a free one).
