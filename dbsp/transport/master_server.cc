@@ -8,6 +8,7 @@
 #include "spdlog/spdlog.h"
 #include "transport/admission.h"
 #include "transport/grpc_options.h"
+#include "transport/log_limit.h"
 #include "transport/peer.h"
 
 namespace lockstep::dbsp::transport {
@@ -489,27 +490,17 @@ class MasterServer::Service final : public v1::JobQueue::CallbackService {
   }
 
  private:
-  // At most a line a second, however many are refused (a flood must not flood the log).
   void LogRefused(const std::string& peer, const std::string& why) {
-    std::lock_guard<std::mutex> lock(mu_);
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_log_ < std::chrono::seconds(1)) {
-      ++unlogged_;
-      return;
+    if (auto suffix = refusals_.Admit()) {
+      spdlog::warn("refused a worker from {}: {}{}", bsp::SanitizeForLog(peer, 128), why, *suffix);
     }
-    spdlog::warn("refused a worker from {}: {}{}", bsp::SanitizeForLog(peer, 128), why,
-                 unlogged_ == 0 ? "" : absl::StrCat(" (and ", unlogged_, " more since the last)"));
-    last_log_ = now;
-    unlogged_ = 0;
   }
 
   WorkerPool& pool_;
   const Security& security_;
   const StatusBoard& status_;
   const std::shared_ptr<Admissions> admissions_;
-  std::mutex mu_;
-  std::chrono::steady_clock::time_point last_log_{};
-  uint64_t unlogged_ = 0;
+  LogLimit refusals_;
 };
 
 MasterServer::MasterServer(std::shared_ptr<const Security> security)

@@ -81,19 +81,11 @@ absl::StatusOr<std::unique_ptr<PeerServer>> PeerServer::Start(
 }
 
 void PeerServer::Refuse(const std::string& peer) {
-  std::lock_guard<std::mutex> lock(mu_);
-  // At most a line a second: a peer that keeps trying (from new ports) does not flood the log.
-  const auto now = std::chrono::steady_clock::now();
-  if (now - last_refusal_logged_ < std::chrono::seconds(1)) {
-    ++refusals_unlogged_;
-    return;
+  // A peer that keeps trying (from new ports) does not flood the log.
+  if (auto suffix = refusals_.Admit()) {
+    spdlog::warn("refused a call from {}: no valid join token{}", bsp::SanitizeForLog(peer, 128),
+                 *suffix);
   }
-  spdlog::warn("refused a call from {}: no valid join token{}", bsp::SanitizeForLog(peer, 128),
-               refusals_unlogged_ == 0
-                   ? ""
-                   : absl::StrCat(" (and ", refusals_unlogged_, " more since the last)"));
-  last_refusal_logged_ = now;
-  refusals_unlogged_ = 0;
 }
 
 void PeerServer::Register(const std::string& key, PeerBatchHandler* handler) {

@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "lockstep/dbsp/security.h"
 #include "lockstep/v1/jobqueue.grpc.pb.h"
+#include "transport/log_limit.h"
 
 namespace lockstep::dbsp::transport {
 
@@ -77,9 +78,8 @@ class PeerServer {
   std::string key_;
   PeerBatchHandler* handler_ = nullptr;
   int calls_in_handler_ = 0;
-  std::string last_refused_key_;                                 // logs a foreign job's key once
-  std::chrono::steady_clock::time_point last_refusal_logged_{};  // calls without the token
-  uint64_t refusals_unlogged_ = 0;
+  std::string last_refused_key_;  // logs a foreign job's key once
+  LogLimit refusals_;             // calls without the token
 };
 
 // Channels to other workers, by address, kept across jobs (a job's peers are often the last

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "util/lockstep_process.h"
 #include "util/temp_dir.h"
 
 extern char** environ;
@@ -101,19 +102,7 @@ class CliTest : public ::testing::Test {
     const std::string out = (dir_ / ".stdout").string(), err = (dir_ / ".stderr").string();
     // A deadline, so that a regression (a flag accepted, a worker serving for ever) fails the
     // test instead of hanging it.
-    int status = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    pid_t done = 0;
-    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
-           std::chrono::steady_clock::now() < deadline) {
-      ::usleep(10000);
-    }
-    if (done == 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      ADD_FAILURE() << "still running after 120 s: killed";
-    }
-    p.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    p.exit_code = test::WaitExitCode(pid);
     p.out = ReadFile(out);
     p.err = ReadFile(err);
     fs::remove(out);

@@ -48,6 +48,24 @@ inline std::vector<std::string> PartLines(const std::string& dir) {
   return SortedLines(all);
 }
 
+// Waits for child `pid` at most `limit` (then kills it and fails the test); its exit code, or
+// 128 + the signal that ended it.
+inline int WaitExitCode(pid_t pid, std::chrono::seconds limit = std::chrono::seconds(120)) {
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  pid_t done = 0;
+  while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    ::usleep(10000);
+  }
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    ADD_FAILURE() << "still running after " << limit.count() << " s: killed";
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 struct Process {
   int exit_code = -1;
   std::string err;  // what it wrote to standard error
@@ -87,20 +105,8 @@ class LockstepProcesses {
   // Waits for `pid` at most `limit` (then kills it and fails the test).
   Process Wait(pid_t pid, const std::string& err_name,
                std::chrono::seconds limit = std::chrono::seconds(120)) const {
-    int status = 0;
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    pid_t done = 0;
-    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
-           std::chrono::steady_clock::now() < deadline) {
-      ::usleep(10000);
-    }
-    if (done == 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      ADD_FAILURE() << "still running after " << limit.count() << " s: killed";
-    }
     Process p;
-    p.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    p.exit_code = WaitExitCode(pid, limit);
     p.err = ReadWholeFile(dir_.File(err_name));
     return p;
   }
