@@ -33,6 +33,9 @@ absl::StatusOr<bool> Executor::StepOrThrow() {
   auto stats = engine_.RunSuperstep(s, cancel_);
   if (!stats.ok()) return stats.status();
   ++next_superstep_;
+  if (options_.trace) {
+    for (const std::string& line : engine_.TakeTrace()) options_.trace(line);
+  }
   if (options_.progress) options_.progress(*stats);
   if (callbacks_.post_step) {
     if (auto st = callbacks_.post_step(*stats); !st.ok()) return st;

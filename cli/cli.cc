@@ -134,6 +134,7 @@ struct JobFlags {
   db::SourceTables tables;
   std::vector<std::string> db_flags;  // the --db-* options given
   uint64_t max_supersteps = 10000;
+  std::vector<std::string> trace_vertices;
   std::map<std::string, std::string> params;  // app flags as given
 };
 
@@ -182,6 +183,11 @@ void AddGraphOptions(CLI::App* sub, JobFlags& flags) {
                   "fail if the job needs more supersteps than this")
       ->capture_default_str()
       ->check(kCount);
+  sub->add_option("--trace-vertex", flags.trace_vertices,
+                  "log what this vertex (an external ID) did in every superstep: messages "
+                  "received and sent, value, halted (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 // App options: every given option's value by name, read after parsing.
@@ -267,6 +273,7 @@ absl::StatusOr<bsp::JobDetails> MakeJobDetails(const catalogue::AppInfo& app,
   }
   job.output = flags.out;
   job.max_supersteps = flags.max_supersteps;
+  job.trace_vertices = flags.trace_vertices;
   for (const catalogue::AppParam& p : app.params) job.params[p.name] = p.default_value;
   if (bsp::IsPartitionedGraph(flags.graph)) {
     // A partitioned graph keeps the properties of the Graphalytics graph it was written from.
@@ -485,6 +492,7 @@ int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
     spdlog::info("superstep {} | active {} | messages {} | {:.1f} ms", s.superstep, s.active,
                  s.messages, s.seconds * 1e3);
   };
+  options.trace = [](const std::string& line) { spdlog::info("trace {}", line); };
   std::unique_ptr<bsp::JobRunner> runner = app.make_runner(&std::cout);
   auto executor = runner->StartJob(*job, bsp::LocalExecutorFactory(options));
   if (!executor.ok()) return Fail(AsFlagError(app, executor.status()));
@@ -862,7 +870,10 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
       auto found = dbsp::FindUnfinishedJob(spec.checkpoint_dir, apps, &spec);
       if (!found.ok()) return RefuseJob(found.status());
       if (*found) {
+        // Tracing is how a job is watched, not what it answers: a command line's goes on.
+        std::vector<std::string> trace = std::move(spec.details.trace_vertices);
         spec = **found;
+        if (!trace.empty()) spec.details.trace_vertices = std::move(trace);
         AttachDatabase(spec);
       }
     }
@@ -876,6 +887,7 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
     g_metrics.messages += p.global.messages;
     g_metrics.bytes_sent += p.relayed_bytes;
     g_metrics.AddPhase(dbsp::JobPhase::kCompute, p.seconds);
+    for (const std::string& line : p.trace) spdlog::info("job {}: trace {}", p.job_id, line);
     spdlog::info(
         "job {}: superstep {} | active {} | messages {} | relayed {} batches, {} bytes | {:.1f} "
         "ms{}{}",

@@ -168,7 +168,8 @@ nlohmann::json RunOfSpec(const JobSpec& spec) {
           {"recovery_timeout_ms", spec.recovery_timeout.count()},
           {"straggler_timeout_ms", spec.straggler_timeout.count()},
           {"replace_stragglers", spec.replace_stragglers},
-          {"every_ms", spec.every.count()}};
+          {"every_ms", spec.every.count()},
+          {"trace_vertices", spec.details.trace_vertices}};
 }
 // The spec a record holds, for a master given only the checkpoint directory.
 absl::StatusOr<JobSpec> SpecOfRecord(const job::JobRecord& r, const std::string& checkpoint_dir,
@@ -208,6 +209,8 @@ absl::StatusOr<JobSpec> SpecOfRecord(const job::JobRecord& r, const std::string&
     spec.straggler_timeout = ms(run.at("straggler_timeout_ms").get<int64_t>());
     spec.replace_stragglers = run.at("replace_stragglers").get<bool>();
     spec.every = ms(run.at("every_ms").get<int64_t>());
+    spec.details.trace_vertices =
+        run.value("trace_vertices", std::vector<std::string>());  // not in older records
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(
         absl::StrCat("job record ", job::JobRecordPath(checkpoint_dir + "/" + r.job_id),
@@ -752,6 +755,10 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
     MasterProgress line = p;
     line.attempt = run.details.attempt + 1;
     line.job_id = run.details.job_id;
+    // A line per traced vertex at most: a worker cannot flood the log with them.
+    if (line.trace.size() > run.details.trace_vertices.size()) {
+      line.trace.resize(run.details.trace_vertices.size());
+    }
     spec.progress(line);
   };
   auto executor =

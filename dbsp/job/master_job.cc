@@ -547,6 +547,7 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
       uint64_t bytes = 0;
       std::chrono::steady_clock::time_point checkpointed = std::chrono::steady_clock::now();
       std::vector<double> worker_seconds;  // each worker's time to POST in this superstep
+      std::vector<std::string> trace;      // the workers' trace lines of this superstep
     };
     auto clock = std::make_shared<StepClock>();
     bsp::Callbacks wrapped;
@@ -567,8 +568,14 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
       for (size_t w = 0; w < entered.size(); ++w) {
         clock->worker_seconds[w] = std::chrono::duration<double>(entered[w] - clock->start).count();
       }
+      clock->trace.clear();
       for (uint32_t w = 0; w < entries->size(); ++w) {
         job.AddRelayed((*entries)[w].relayed_batches, (*entries)[w].relayed_bytes);
+        // A worker's lines go to the log: each one sanitised and cut, and only so many.
+        const std::vector<std::string>& trace = (*entries)[w].trace;
+        for (size_t i = 0; i < trace.size() && i < kMaxTraceLines; ++i) {
+          clock->trace.push_back(bsp::SanitizeForLog(trace[i], kMaxTraceLineBytes));
+        }
         for (const auto& [name, bytes] : (*entries)[w].aggregators) {
           bsp::AggregatorBase* agg = engine.aggregators().Find(name);
           absl::Status st =
@@ -624,6 +631,7 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
         p.stragglers = job.TakeStragglers();
         p.worker_seconds = clock->worker_seconds;
         p.worker_names = job.names();
+        p.trace = std::move(clock->trace);
         progress(p);
       }
       if (release.checkpoint) {

@@ -172,6 +172,11 @@ class MasterJob final : public transport::WorkerStreamHandler {
   PhaseTime forwarding_;
 };
 
+// What the master logs of a worker's trace lines (--trace-vertex) per superstep: at most this many
+// lines, each cut at this many bytes.
+inline constexpr size_t kMaxTraceLines = 1024;
+inline constexpr size_t kMaxTraceLineBytes = 1024;
+
 // The master runs the program on an empty graph with this factory: per superstep s it waits for
 // every worker at PRE(s), POST(s) and POST_KEEP_RUNNING(s), merges the aggregator deltas at POST,
 // decides at POST_KEEP_RUNNING with the program's rule over the global counts, and releases; when

@@ -524,6 +524,7 @@ bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions 
       if (auto st = job.DrainRelays(); !st.ok()) return st;
       Step entry = protocol::StepWithCounts(Barrier::kPost, local);
       std::tie(entry.relayed_batches, entry.relayed_bytes) = job.TakeRelayedCounts();
+      entry.trace = engine.TakeTrace();
       if (Metrics* m = job.metrics()) m->bytes_sent += entry.relayed_bytes;
       engine.aggregators().ForEach(
           [&](const bsp::AggregatorBase& agg) { agg.EncodeDelta(entry.aggregators[agg.name()]); });

@@ -115,6 +115,8 @@ struct Step {
   // superstep (the master's progress line shows their sums).
   uint64_t relayed_batches = 0;
   uint64_t relayed_bytes = 0;
+  // Entering POST: the worker's trace lines of the superstep (--trace-vertex).
+  std::vector<std::string> trace;
 
   Position position() const { return {barrier, superstep}; }
 };

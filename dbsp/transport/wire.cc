@@ -47,6 +47,7 @@ v1::JobDetails ToWire(const Assignment& a) {
   w.set_attempt(d.attempt);
   w.set_restore_from(d.restore_from);
   w.set_resume_superstep(d.resume_superstep);
+  for (const std::string& id : d.trace_vertices) w.add_trace_vertices(id);
   return w;
 }
 
@@ -74,6 +75,7 @@ absl::StatusOr<Assignment> FromWire(const v1::JobDetails& w) {
   d.attempt = w.attempt();
   d.restore_from = w.restore_from();
   d.resume_superstep = w.resume_superstep();
+  d.trace_vertices.assign(w.trace_vertices().begin(), w.trace_vertices().end());
   if (d.restore_from.empty() != (d.resume_superstep == 0)) {
     return absl::InvalidArgumentError(
         "job details: a restore needs both a checkpoint and the superstep it resumes at");
@@ -145,6 +147,7 @@ v1::Step ToWire(const protocol::Step& s) {
   w.set_part_crc32c(s.part.crc32c);
   w.set_relayed_batches(s.relayed_batches);
   w.set_relayed_bytes(s.relayed_bytes);
+  for (const std::string& line : s.trace) w.add_trace(line);
   return w;
 }
 
@@ -170,6 +173,7 @@ absl::StatusOr<protocol::Step> FromWire(const v1::Step& w) {
   s.part = {w.part_vertices(), w.part_bytes(), w.part_crc32c()};
   s.relayed_batches = w.relayed_batches();
   s.relayed_bytes = w.relayed_bytes();
+  s.trace.assign(w.trace().begin(), w.trace().end());
   return s;
 }
 

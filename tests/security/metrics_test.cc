@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <map>
@@ -211,6 +212,47 @@ TEST_F(MetricsTest, EveryLineAboutAJobCarriesItsIdAndJsonLogsAreJson) {
       if (log == &m.err) EXPECT_EQ(steps, 1u);
     }
   }
+}
+
+// The lines a log holds for traced vertices (--trace-vertex), after "trace ", sorted.
+std::vector<std::string> TraceLines(const std::string& log) {
+  std::vector<std::string> lines;
+  static const std::regex trace(R"(\] (job [0-9a-f-]{36}: )?trace (.*)$)");
+  for (const std::string& line : test::SortedLines(log)) {
+    std::smatch m;
+    if (std::regex_search(line, m, trace)) lines.push_back(m[2]);
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// --trace-vertex on `run` and on a master of 2 workers: a line per traced vertex and superstep,
+// the same lines both ways, and one for a vertex the graph lacks.
+TEST_F(MetricsTest, TracedVerticesShowTheSameLinesOnRunAndOnAMaster) {
+  const std::string graph = std::string(LOCKSTEP_DATA_DIR) + "/kronecker-12.el";
+  const std::vector<std::string> job = {"--graph",        graph, "--max-iterations", "3",
+                                        "--trace-vertex", "1",   "--trace-vertex",   "2675",
+                                        "--trace-vertex", "nope"};
+  std::vector<std::string> run = {"run", "pagerank", "--out", dir_.File("run.out")};
+  run.insert(run.end(), job.begin(), job.end());
+  const Process local = procs_.Run(run);
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  std::vector<std::string> master_args = {"--app",          "pagerank",      "--out",
+                                          dir_.File("out"), "--min-workers", "2"};
+  master_args.insert(master_args.end(), job.begin(), job.end());
+  const pid_t master = procs_.StartMaster("m", master_args);
+  const std::vector<pid_t> workers = procs_.StartWorkers("m", 2, {"--max-jobs", "1"});
+  const Process m = procs_.Wait(master, "m.err");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  for (pid_t w : workers) EXPECT_EQ(test::WaitExitCode(w), 0);
+
+  const std::vector<std::string> lines = TraceLines(local.err);
+  // Supersteps 0-3 for the two vertices in the graph, and one line for the other.
+  ASSERT_EQ(lines.size(), 9u) << local.err;
+  EXPECT_EQ(lines.back(), "vertex 'nope' is not in the graph: not traced");
+  EXPECT_THAT(lines[0], ::testing::StartsWith("vertex '1' superstep 0: ran, received 0, sent "));
+  EXPECT_THAT(lines[5], ::testing::StartsWith("vertex '2675' superstep 1: ran, received 1 ["));
+  EXPECT_EQ(TraceLines(m.err), lines) << m.err;
 }
 
 }  // namespace

@@ -151,6 +151,7 @@ class ProgramRunner final : public JobRunner {
           *input, *split, details.worker_index, NeedsInEdges<Program>(input->symmetric));
       if (!graph.ok()) return graph.status();
       engine_ = std::make_unique<Engine<Program>>(std::move(*program), std::move(*graph));
+      Trace(details, kNoRank);
       return factory(*engine_, engine_->ProgramCallbacks());
     } catch (const std::bad_alloc&) {
       engine_.reset();
@@ -269,6 +270,7 @@ class ProgramRunner final : public JobRunner {
     auto program = App::Make(details.params, facts);
     if (!program.ok()) return program.status();
     engine_ = std::make_unique<Engine<Program>>(std::move(*program), std::move(*graph));
+    Trace(details, exchange.rank());
     // The relay's positions, agreed with every other worker (collective).
     building = "the relay's lists of vertices shared with the other workers";
     if (auto st = engine_->ConnectPeers(exchange); !st.ok()) {
@@ -294,6 +296,41 @@ class ProgramRunner final : public JobRunner {
     auto executor = factory(*engine_, engine_->ProgramCallbacks());
     if (executor.ok()) (*executor)->ResumeAt(details.resume_superstep);
     return executor;
+  }
+
+  static constexpr uint32_t kNoRank = ~uint32_t{0};
+  // The names of global indexes in a trace line: a distributed worker (`rank`) has those of its
+  // range of indexes, and writes any other as "#index"; local mode has all.
+  class TraceNames final : public VertexNames {
+   public:
+    TraceNames(const ProgramRunner& runner, uint32_t rank) : runner_(runner), rank_(rank) {}
+    void Append(uint32_t g, std::string& out) const override {
+      if (rank_ == kNoRank) {
+        LocalNames(runner_.engine_->topology(), runner_.all_names_).Append(g, out);
+      } else if (runner_.names_.HolderOf(g) == rank_) {
+        runner_.names_.Append(g, out);
+      } else {
+        out += '#';
+        AppendUint(g, out);
+      }
+    }
+
+   private:
+    const ProgramRunner& runner_;
+    uint32_t rank_;
+  };
+  // Sets the job's traced vertices on the engine, with the app's way of writing a value.
+  void Trace(const JobDetails& details, uint32_t rank) {
+    // The master's engine (a coordinator's) holds no vertex to trace.
+    if (details.trace_vertices.empty() || details.coordinator) return;
+    engine_->SetTrace(details.trace_vertices,
+                      [this, rank](const typename Program::VertexValue& value, std::string& out) {
+                        if constexpr (kFormatsNames) {
+                          App::Format(engine_->program(), value, TraceNames(*this, rank), out);
+                        } else {
+                          App::Format(engine_->program(), value, out);
+                        }
+                      });
   }
 
   // Formats the lines of vertices [begin, end) into `out`.

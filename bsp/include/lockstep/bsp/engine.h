@@ -5,6 +5,7 @@
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -24,6 +25,8 @@
 #include "lockstep/bsp/neighbourhood.h"
 #include "lockstep/bsp/program.h"
 #include "lockstep/bsp/relay_positions.h"
+#include "lockstep/bsp/trace.h"
+#include "lockstep/bsp/vertex_id.h"
 #include "tbb/parallel_for.h"
 #include "tbb/task_arena.h"
 
@@ -295,6 +298,36 @@ class Engine final : public StepEngine {
   // Programs taking messages in any order: the supersteps that held values back, so far.
   uint64_t held_back_supersteps() const { return held_back_supersteps_; }
   uint64_t num_local_vertices() const override { return topology().num_local(); }
+
+  // Traces the vertices named by external ID (--trace-vertex, docs/design.md §12) that this
+  // partition's range holds: after every superstep, TakeTrace gives a line per vertex (bsp/trace.h)
+  // with `format` writing its value. A named vertex that the range should hold but the graph lacks
+  // gets one line saying so, after the first superstep. Before the first superstep.
+  void SetTrace(const std::vector<std::string>& ids,
+                std::function<void(const VertexValue&, std::string&)> format) {
+    traced_.clear();
+    trace_missing_.clear();
+    traced_blocks_.clear();
+    trace_format_ = std::move(format);
+    const Topology& topo = topology();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const std::string& id = ids[i];
+      if (std::find(ids.begin(), ids.begin() + i, id) != ids.begin() + i) continue;  // named twice
+      const VertexId uuid = VertexIdFromExternal(id);
+      auto part = topo.split().PartitionFor(uuid);
+      if (!part.ok() || *part != topo.part()) continue;
+      const uint32_t v = topo.Find(uuid);
+      if (v == kNoVertex) {
+        trace_missing_.push_back(id);
+        continue;
+      }
+      if (traced_blocks_.empty()) traced_blocks_.assign(num_blocks_, 0);
+      traced_blocks_[v / kBlock] = 1;
+      traced_.push_back(TracedVertex{.vertex = v, .id = id});
+    }
+  }
+  std::vector<std::string> TakeTrace() override { return std::exchange(trace_lines_, {}); }
+
   uint64_t EstimatedPeakBytes() const override {
     return EstimateEngineBytes<P>(topology().num_local(), topology().num_out_edges(),
                                   topology().symmetric());
@@ -489,6 +522,11 @@ class Engine final : public StepEngine {
     StepStats stats;
     stats.superstep = superstep;
     const uint32_t n = topology().num_local();
+    for (TracedVertex& t : traced_) {
+      t.ran = false;
+      t.received = t.sent = 0;
+      t.messages.clear();
+    }
     tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
       if (cancel.load(std::memory_order_relaxed)) return;
       BlockBuffers& buf = blocks_[b];
@@ -497,38 +535,50 @@ class Engine final : public StepEngine {
       ctx.buffers_ = &buf;
       ctx.superstep_ = superstep;
       ctx.block_ = b;
+      // Runs vertex v (its bit in awake_ word w); false once the block failed.
+      auto run = [&](uint32_t w, uint32_t v) -> bool {
+        const std::span<const Message> msgs = MessagesOf(buf, v);
+        bool halt = true;
+        if (!halted_[v] || !msgs.empty()) {
+          ++buf.active;
+          ctx.vertex_ = v;
+          ctx.halt_ = false;
+          if constexpr (std::is_same_v<decltype(program_.Compute(ctx, msgs)), absl::Status>) {
+            absl::Status st = program_.Compute(ctx, msgs);
+            if (!st.ok()) {
+              buf.Fail(absl::Status(st.code(), absl::StrCat("compute failed for vertex '",
+                                                            std::string(topology().external_id(v)),
+                                                            "': ", st.message())));
+              return false;
+            }
+          } else {
+            program_.Compute(ctx, msgs);
+          }
+          halt = ctx.halt_;
+          halted_[v] = halt ? 1 : 0;
+          buf.unhalted += halt ? 0 : 1;
+          if (!buf.error.ok()) return false;
+          ConsumeMessage(v);
+        }
+        if (halt) awake_[w] &= ~(uint64_t{1} << (v & 63));
+        return true;
+      };
       // The block's awake vertices (sparse supersteps: a pass over n / 64 words, then the
       // vertices that run); the block owns its words of awake_, as it is 64-aligned.
       const uint32_t begin = static_cast<uint32_t>(b * kBlock);
       const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
+      if (!traced_blocks_.empty() && traced_blocks_[b] != 0) [[unlikely]] {
+        for (uint32_t w = begin >> 6; w < (end + 63) >> 6; ++w) {
+          for (uint64_t bits = awake_[w]; bits != 0; bits &= bits - 1) {
+            const uint32_t v = (w << 6) + static_cast<uint32_t>(std::countr_zero(bits));
+            if (!RunTraced(buf, v, [&] { return run(w, v); })) return;
+          }
+        }
+        return;
+      }
       for (uint32_t w = begin >> 6; w < (end + 63) >> 6; ++w) {
         for (uint64_t bits = awake_[w]; bits != 0; bits &= bits - 1) {
-          const uint32_t v = (w << 6) + static_cast<uint32_t>(std::countr_zero(bits));
-          const std::span<const Message> msgs = MessagesOf(buf, v);
-          bool halt = true;
-          if (!halted_[v] || !msgs.empty()) {
-            ++buf.active;
-            ctx.vertex_ = v;
-            ctx.halt_ = false;
-            if constexpr (std::is_same_v<decltype(program_.Compute(ctx, msgs)), absl::Status>) {
-              absl::Status st = program_.Compute(ctx, msgs);
-              if (!st.ok()) {
-                buf.Fail(absl::Status(
-                    st.code(),
-                    absl::StrCat("compute failed for vertex '",
-                                 std::string(topology().external_id(v)), "': ", st.message())));
-                return;
-              }
-            } else {
-              program_.Compute(ctx, msgs);
-            }
-            halt = ctx.halt_;
-            halted_[v] = halt ? 1 : 0;
-            buf.unhalted += halt ? 0 : 1;
-            if (!buf.error.ok()) return;
-            ConsumeMessage(v);
-          }
-          if (halt) awake_[w] &= ~(uint64_t{1} << (v & 63));
+          if (!run(w, (w << 6) + static_cast<uint32_t>(std::countr_zero(bits)))) return;
         }
       }
     });
@@ -546,6 +596,7 @@ class Engine final : public StepEngine {
     }
     // Values held back (kAnyOrder) are messages still to deliver: the job goes on.
     stats.messages += held_back_edges_;
+    if (!traced_.empty() || !trace_missing_.empty()) WriteTraceLines(superstep);
     aggregators_.MergeStep();
     const auto flush_start = std::chrono::steady_clock::now();
     if (auto st = FlushRemote(superstep); !st.ok()) return st;
@@ -1891,6 +1942,51 @@ class Engine final : public StepEngine {
       return std::numeric_limits<Message>::max();
     }
   }
+  // Vertex tracing (SetTrace): the traced vertices, the blocks that hold one (empty: none), the
+  // named vertices the graph lacks, how a value is written, and the last superstep's lines.
+  std::vector<TracedVertex> traced_;
+  std::vector<uint8_t> traced_blocks_;
+  std::vector<std::string> trace_missing_;
+  std::function<void(const VertexValue&, std::string&)> trace_format_;
+  std::vector<std::string> trace_lines_;
+  // A traced block's vertex v, run by `run` and recorded if it is traced: its messages as compute
+  // sees them, and what it sent. Off the compute loop's path (RunSuperstep).
+  template <class Run>
+  bool RunTraced(BlockBuffers& buf, uint32_t v, Run&& run) {
+    TracedVertex* t = nullptr;
+    for (TracedVertex& candidate : traced_) {
+      if (candidate.vertex == v) t = &candidate;
+    }
+    if (t == nullptr) return run();
+    const std::span<const Message> msgs = MessagesOf(buf, v);
+    t->ran = !halted_[v] || !msgs.empty();
+    t->received = msgs.size();
+    for (size_t i = 0; i < msgs.size() && i < kTracedMessages; ++i) {
+      if (i > 0) t->messages += ", ";
+      AppendTraceText(msgs[i], t->messages);
+    }
+    const uint64_t sent_before = buf.sent;
+    const bool ok = run();
+    t->sent = buf.sent - sent_before;
+    return ok;
+  }
+  void WriteTraceLines(uint64_t superstep) {
+    for (const std::string& id : trace_missing_) {
+      trace_lines_.push_back(absl::StrCat("vertex '", id, "' is not in the graph: not traced"));
+    }
+    trace_missing_.clear();
+    std::string value;
+    for (const TracedVertex& t : traced_) {
+      value.clear();
+      if (trace_format_) {
+        trace_format_(values_[t.vertex], value);
+      } else {
+        AppendTraceText(values_[t.vertex], value);
+      }
+      trace_lines_.push_back(TraceLine(t, superstep, value, halted_[t.vertex] != 0));
+    }
+  }
+
   // Set by ConnectPeers: per sending partition, what its positions stand for here (a local vertex
   // for messages, a remote vertex for published values).
   bool connected_ = false;

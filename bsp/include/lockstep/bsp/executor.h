@@ -6,7 +6,9 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -85,6 +87,9 @@ class StepEngine {
   // Roughly the bytes this engine needs at its peak (graph, state, a busy superstep's messages),
   // for out-of-memory errors; 0 if unknown.
   virtual uint64_t EstimatedPeakBytes() const { return 0; }
+  // The trace lines of the last superstep (Engine::SetTrace, bsp/trace.h), taken once: one per
+  // traced vertex of this partition, in the order they were named.
+  virtual std::vector<std::string> TakeTrace() { return {}; }
 };
 
 // The user's callbacks, all optional, called in this order around every superstep s:
@@ -99,6 +104,9 @@ struct ExecutorOptions {
   uint64_t max_supersteps = 10000;
   // Called after every superstep with that process's stats (progress lines).
   std::function<void(const StepStats&)> progress;
+  // Called after every superstep with each of its trace lines (StepEngine::TakeTrace), before
+  // `progress`; unset, the lines are left to the caller (a distributed worker sends them on).
+  std::function<void(const std::string&)> trace;
 };
 
 class Executor {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -47,6 +48,9 @@ struct JobDetails {
   uint32_t attempt = 0;
   // A job that needs more supersteps than this fails and says so.
   uint64_t max_supersteps = 10000;
+  // The vertices to trace, by external ID (--trace-vertex, docs/design.md §12): the process
+  // holding each one reports what it did in every superstep (StepEngine::TakeTrace).
+  std::vector<std::string> trace_vertices;
   uint32_t worker_index = 0;
   uint32_t worker_count = 1;
   // The distributed master runs the same program on an empty graph, so that the callbacks and the

@@ -40,6 +40,8 @@ struct MasterProgress {
   // Each worker's name and time from the superstep's start to its entry into POST.
   std::vector<std::string> worker_names;
   std::vector<double> worker_seconds;
+  // The traced vertices' lines of the superstep (--trace-vertex), sanitised, in worker order.
+  std::vector<std::string> trace;
 };
 
 inline constexpr std::chrono::milliseconds kDefaultPeerTimeout{120000};
