@@ -928,6 +928,21 @@ absl::Status CheckUri(std::string_view uri, const std::string& flag) {
   return absl::OkStatus();
 }
 
+std::vector<std::pair<std::string, std::string>> UriFiles(std::string_view uri) {
+  std::vector<std::pair<std::string, std::string>> files;
+  PQconninfoOption* options = PQconninfoParse(std::string(uri).c_str(), nullptr);
+  if (options == nullptr) return files;
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (o->val == nullptr || o->val[0] == '\0') continue;
+    for (const char* file :
+         {"sslcert", "sslkey", "sslrootcert", "sslcrl", "sslcrldir", "passfile"}) {
+      if (std::strcmp(o->keyword, file) == 0) files.emplace_back(o->keyword, o->val);
+    }
+  }
+  PQconninfoFree(options);
+  return files;
+}
+
 std::shared_ptr<const bsp::GraphTextSource> OpenSource(std::string uri, SourceTables tables,
                                                        std::string snapshot) {
   return std::make_shared<PostgresSource>(std::move(uri), std::move(tables), std::move(snapshot));

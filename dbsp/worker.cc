@@ -121,8 +121,8 @@ bool Within(const std::string& path, const std::vector<std::filesystem::path>& r
 
 // Refuses a job that names a path outside --data-root (a master is trusted with the cluster's
 // jobs, not with this machine's files).
-absl::Status ConfinePaths(const bsp::JobDetails& d,
-                          const std::vector<std::filesystem::path>& roots) {
+absl::Status ConfinePaths(const bsp::JobDetails& d, const std::vector<std::filesystem::path>& roots,
+                          const WorkerOptions& options) {
   if (roots.empty()) return absl::OkStatus();
   // A database URI names no file here (the graph and the output may be one); anything else is a
   // path, however it looks ("x://../.." is the directory "x:" and then up).
@@ -135,6 +135,15 @@ absl::Status ConfinePaths(const bsp::JobDetails& d,
       {"partitioned form", d.save_parts}};
   if (!database(d.graph.path)) paths.emplace_back("graph", d.graph.path);
   if (!database(d.output)) paths.emplace_back("output", d.output);
+  // The files a database URI has its client read (a password file, keys, certificates).
+  const auto uri_files = [&](const char* what, const std::string& uri) {
+    if (!database(uri) || !options.uri_files) return;
+    for (auto& [keyword, path] : options.uri_files(uri)) {
+      paths.emplace_back(absl::StrCat(what, " URI's ", keyword), path);
+    }
+  };
+  uri_files("graph", d.graph.path);
+  uri_files("output", d.output);
   // A Graphalytics graph's vertex and edge files, which its properties name (absolute, or beside
   // the properties file); properties that cannot be read fail the job's load, which says why.
   if (!database(d.graph.path) && bsp::IsGraphalytics(d.graph) && Within(d.graph.path, roots)) {
@@ -383,7 +392,7 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
           std::unique_ptr<bsp::JobRunner> runner = app->make_runner(nullptr);
           std::optional<ShippingRunner> shipping;
           bsp::JobDetails details = assignment->details;
-          st = ConfinePaths(details, *roots);
+          st = ConfinePaths(details, *roots, options);
           // The job's batches, with their framing, must fit in this worker's messages.
           if (st.ok() && assignment->max_batch_bytes + (64 << 10) >
                              options.security->limits().max_message_bytes) {

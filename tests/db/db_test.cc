@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -577,6 +579,38 @@ TEST_F(DbTest, ClustersOfTwoAndThreeWorkersReadTheirSharesAndAnswerAsRunDoes) {
             c.vertices == "none" ? 0 : std::stoull(server->Sql("SELECT count(*) FROM c_vertices"));
         EXPECT_EQ(total, rows + listed);
       }
+    }
+  }
+}
+
+// A worker's --data-root confines the files a job's database URI names for libpq to read (here a
+// password file, whose entries libpq would send the server): a master cannot have a worker read
+// one outside its roots. Inside them, the same job runs.
+TEST_F(DbTest, AWorkerRefusesADatabaseUriNamingAFileOutsideItsDataRoot) {
+  LoadEdges("confined", "bigint", "1 2\n2 3\n3 1\n");
+  const std::filesystem::path root = dir_ / "root";
+  std::filesystem::create_directories(root);
+  for (const std::string& passfile : {dir_.File("pgpass"), (root / "pgpass").string()}) {
+    const bool inside = passfile.starts_with(root.string());
+    SCOPED_TRACE(passfile);
+    { std::ofstream(passfile) << "# nothing for this server\n"; }
+    ::chmod(passfile.c_str(), 0600);
+    const pid_t master = StartMaster(
+        "confined",
+        {"--app", "pagerank", "--graph", server->Uri() + "?passfile=" + passfile,
+         "--db-edges-table=confined", "--out", (root / "out").string(), "--min-workers", "1"});
+    const std::vector<pid_t> workers = StartWorkers(
+        "confined", 1, {"--max-jobs", "1", "--threads", "1", "--data-root", root.string()});
+    const Process m = Wait(master, "confined.err");
+    WaitWorkers("confined", workers);
+    if (inside) {
+      EXPECT_EQ(m.exit_code, 0) << m.err;
+      EXPECT_EQ(PartLines((root / "out").string()).size(), 3u);
+    } else {
+      EXPECT_EQ(m.exit_code, 1) << m.err;
+      EXPECT_THAT(m.err, HasSubstr("the job's graph URI's passfile " + passfile +
+                                   " is outside this worker's --data-root"));
+      EXPECT_FALSE(std::filesystem::exists(root / "out"));
     }
   }
 }

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -22,6 +24,12 @@ bool IsPostgresUri(std::string_view text);
 // configuration files: libpq takes it from PGPASSWORD or a password file (PGPASSFILE,
 // ~/.pgpass) instead. `flag` names the option in the error.
 absl::Status CheckUri(std::string_view uri, const std::string& flag);
+
+// The local files a URI names for libpq to read (sslcert, sslkey, sslrootcert, sslcrl,
+// sslcrldir, passfile), as (keyword, path): a worker's --data-root confines them too, so that a
+// job's URI cannot have libpq read a file of the worker's (a password file's entries go to the
+// server). Empty for a URI that is not one (CheckUri says why).
+std::vector<std::pair<std::string, std::string>> UriFiles(std::string_view uri);
 
 // Where the graph is in the database: the tables and columns, as given by the --db-* options.
 struct SourceTables {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -49,6 +50,10 @@ struct WorkerOptions {
   // JobDetails::output_options); an error fails the job. Without one such a job fails.
   std::function<absl::Status(const bsp::JobDetails& details, const std::string& results)>
       ship_results;
+  // The local files a job's database URI (graph or output) names for its client to read, as
+  // (what, path): --data-root confines them as it does a job's paths. Without one a database URI
+  // is taken as naming none.
+  std::function<std::vector<std::pair<std::string, std::string>>(const std::string& uri)> uri_files;
 };
 
 // A worker: dials the master (with backoff), waits in its pool, runs any app of `apps` named in
