@@ -23,7 +23,7 @@ cmake --build "$build" -j "$(nproc)" --target fuzz_targets
 
 work=$(mktemp -d /tmp/lockstep-fuzz.XXXXXX)
 failed=0
-for target in graph_text properties codecs relay_positions config; do
+for target in graph_text properties codecs relay_positions relay_batch config; do
   corpus=$work/$target
   mkdir -p "$corpus" "$work/$target-crashes"
   cp fuzz/corpus/"$target"/* "$corpus"/
