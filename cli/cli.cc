@@ -492,7 +492,10 @@ int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
     spdlog::info("superstep {} | active {} | messages {} | {:.1f} ms", s.superstep, s.active,
                  s.messages, s.seconds * 1e3);
   };
-  options.trace = [](const std::string& line) { spdlog::info("trace {}", line); };
+  // A line holds the graph's IDs and values (a database's may hold anything).
+  options.trace = [](const std::string& line) {
+    spdlog::info("trace {}", bsp::SanitizeForLog(line, 1024));
+  };
   std::unique_ptr<bsp::JobRunner> runner = app.make_runner(&std::cout);
   auto executor = runner->StartJob(*job, bsp::LocalExecutorFactory(options));
   if (!executor.ok()) return Fail(AsFlagError(app, executor.status()));
@@ -846,13 +849,14 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
                                                         "--handshake-timeout",
                                                         "--max-pool-workers",
                                                         "--max-conns-per-ip",
-                                                        "--metrics-port"};
+                                                        "--metrics-port",
+                                                        "--trace-vertex"};
       if (!kWithResume.contains(name)) {
         return UsageError(absl::InvalidArgumentError(absl::StrCat(
             name,
             " without --app: --checkpoint-dir alone resumes the unfinished job there with "
-            "its recorded settings (only --listen, --port-file and the security flags go with "
-            "it); give --app and "
+            "its recorded settings (only --listen, --port-file, the security flags, "
+            "--metrics-port and --trace-vertex go with it); give --app and "
             "the job's flags to name the job")));
       }
     }
@@ -861,6 +865,8 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
                                          apps, nullptr);
     if (!found.ok()) return RefuseJob(found.status());
     spec = **found;
+    // Tracing is how a job is watched, not what it answers: the record's, unless given here.
+    if (!flags.trace_vertices.empty()) spec.details.trace_vertices = flags.trace_vertices;
     AttachDatabase(spec);
   } else {
     auto made = MasterSpec(apps, m, std::move(flags));
@@ -870,10 +876,7 @@ int RunMaster(const catalogue::AppRegistry& apps, const MasterFlags& m, JobFlags
       auto found = dbsp::FindUnfinishedJob(spec.checkpoint_dir, apps, &spec);
       if (!found.ok()) return RefuseJob(found.status());
       if (*found) {
-        // Tracing is how a job is watched, not what it answers: a command line's goes on.
-        std::vector<std::string> trace = std::move(spec.details.trace_vertices);
         spec = **found;
-        if (!trace.empty()) spec.details.trace_vertices = std::move(trace);
         AttachDatabase(spec);
       }
     }

@@ -20,6 +20,7 @@
 #include "job/output_dir.h"
 #include "lockstep/bsp/checkpoint.h"
 #include "lockstep/bsp/text.h"
+#include "lockstep/bsp/vertex_id.h"
 #include "lockstep/dbsp/health.h"
 #include "spdlog/spdlog.h"
 #include "transport/grpc_options.h"
@@ -740,6 +741,15 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
   }
   const std::string job_key = NewJobKey();
   job.SetRelayDirect(spec.relay_direct);
+  // The traced vertices by the worker whose range holds them, whose lines about them it takes.
+  std::vector<std::vector<std::string>> traced(n);
+  for (const std::string& id : details.trace_vertices) {
+    auto owner = split->PartitionFor(bsp::VertexIdFromExternal(id));
+    if (!owner.ok() || *owner >= n) continue;
+    std::vector<std::string>& ids = traced[*owner];
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  }
+  job.SetTraced(std::move(traced));
 
   // The master runs the same program on an empty graph: callbacks and global aggregators.
   std::unique_ptr<bsp::JobRunner> runner = spec.app->make_runner(nullptr);
@@ -755,10 +765,6 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
     MasterProgress line = p;
     line.attempt = run.details.attempt + 1;
     line.job_id = run.details.job_id;
-    // A line per traced vertex at most: a worker cannot flood the log with them.
-    if (line.trace.size() > run.details.trace_vertices.size()) {
-      line.trace.resize(run.details.trace_vertices.size());
-    }
     spec.progress(line);
   };
   auto executor =

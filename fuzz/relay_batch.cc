@@ -4,6 +4,7 @@
 // (published costs, pushed) or colouring (messages along edges, without a combiner). Whatever the
 // bytes, the next superstep either runs or fails with an error; it never crashes, and a batch the
 // engine took leaves it consistent enough to run again.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -533,6 +533,21 @@ absl::Status TakeCheckpoint(MasterJob& job, bsp::StepEngine& engine, uint64_t ne
 
 }  // namespace
 
+std::vector<std::string> TracedLines(const std::vector<std::string>& ids, uint32_t w,
+                                     const std::vector<std::string>& lines) {
+  std::vector<std::string> taken;
+  for (const std::string& line : lines) {
+    if (taken.size() == ids.size()) break;
+    const bool holds = std::any_of(ids.begin(), ids.end(), [&](const std::string& id) {
+      return line.size() > id.size() + 9 && line.starts_with("vertex '") &&
+             line.compare(8, id.size(), id) == 0 && line.compare(8 + id.size(), 2, "' ") == 0;
+    });
+    if (!holds) continue;  // not about a vertex it holds: not logged
+    taken.push_back(absl::StrCat(bsp::SanitizeForLog(line, kMaxTraceLineBytes), " | worker ", w));
+  }
+  return taken;
+}
+
 bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
                                            std::function<void(const MasterProgress&)> progress,
                                            bsp::ExecutorOptions options,
@@ -571,10 +586,8 @@ bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
       clock->trace.clear();
       for (uint32_t w = 0; w < entries->size(); ++w) {
         job.AddRelayed((*entries)[w].relayed_batches, (*entries)[w].relayed_bytes);
-        // A worker's lines go to the log: each one sanitised and cut, and only so many.
-        const std::vector<std::string>& trace = (*entries)[w].trace;
-        for (size_t i = 0; i < trace.size() && i < kMaxTraceLines; ++i) {
-          clock->trace.push_back(bsp::SanitizeForLog(trace[i], kMaxTraceLineBytes));
+        for (std::string& line : TracedLines(job.traced(w), w, (*entries)[w].trace)) {
+          clock->trace.push_back(std::move(line));
         }
         for (const auto& [name, bytes] : (*entries)[w].aggregators) {
           bsp::AggregatorBase* agg = engine.aggregators().Find(name);

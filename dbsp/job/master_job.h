@@ -90,6 +90,16 @@ class MasterJob final : public transport::WorkerStreamHandler {
   // aggregators as they were then) is listed, with its manifest, once every worker has said in a
   // barrier entry that its file is durable; WaitAll checks at every barrier.
   void SetCheckpointPlan(CheckpointPlan plan) { checkpoints_ = std::move(plan); }
+  // The traced IDs (--trace-vertex) each worker's range holds: the only vertices whose lines the
+  // master takes from it, one line each per superstep.
+  void SetTraced(std::vector<std::vector<std::string>> by_worker) {
+    traced_ = std::move(by_worker);
+  }
+  // The traced IDs worker w's range holds.
+  const std::vector<std::string>& traced(uint32_t w) const {
+    static const std::vector<std::string> kNone;
+    return w < traced_.size() ? traced_[w] : kNone;
+  }
   void CheckpointTaken(uint64_t superstep, const std::vector<protocol::Step>& entries,
                        std::vector<std::pair<std::string, std::string>> aggregators);
   // Waits for the manifest being written, if any (the destructor does too); the first error of
@@ -164,6 +174,7 @@ class MasterJob final : public transport::WorkerStreamHandler {
   uint64_t relayed_bytes_ = 0;
   bool waited_ = false;  // the job thread's: whether a barrier was waited for yet
   CheckpointPlan checkpoints_;
+  std::vector<std::vector<std::string>> traced_;  // set before the job runs
   std::optional<bsp::CheckpointManifest> taken_;  // the job thread's
   std::thread manifest_writer_;
   absl::Status manifest_status_;  // under mu_
@@ -172,10 +183,13 @@ class MasterJob final : public transport::WorkerStreamHandler {
   PhaseTime forwarding_;
 };
 
-// What the master logs of a worker's trace lines (--trace-vertex) per superstep: at most this many
-// lines, each cut at this many bytes.
-inline constexpr size_t kMaxTraceLines = 1024;
+// What the master logs of a worker's trace line (--trace-vertex): at most this many bytes of it.
 inline constexpr size_t kMaxTraceLineBytes = 1024;
+// The lines of worker w's POST entry that the master logs: those about a vertex of `ids` (the
+// traced IDs its range holds), one per ID at most, sanitised, cut, and each followed by
+// " | worker w"; any other line is dropped.
+std::vector<std::string> TracedLines(const std::vector<std::string>& ids, uint32_t w,
+                                     const std::vector<std::string>& lines);
 
 // The master runs the program on an empty graph with this factory: per superstep s it waits for
 // every worker at PRE(s), POST(s) and POST_KEEP_RUNNING(s), merges the aggregator deltas at POST,

@@ -214,10 +214,11 @@ TEST_F(MetricsTest, EveryLineAboutAJobCarriesItsIdAndJsonLogsAreJson) {
   }
 }
 
-// The lines a log holds for traced vertices (--trace-vertex), after "trace ", sorted.
+// The lines a log holds for traced vertices (--trace-vertex), after "trace " and without the
+// worker a master names, sorted.
 std::vector<std::string> TraceLines(const std::string& log) {
   std::vector<std::string> lines;
-  static const std::regex trace(R"(\] (job [0-9a-f-]{36}: )?trace (.*)$)");
+  static const std::regex trace(R"(\] (job [0-9a-f-]{36}: )?trace (.*?)( \| worker [0-9]+)?$)");
   for (const std::string& line : test::SortedLines(log)) {
     std::smatch m;
     if (std::regex_search(line, m, trace)) lines.push_back(m[2]);
@@ -253,6 +254,11 @@ TEST_F(MetricsTest, TracedVerticesShowTheSameLinesOnRunAndOnAMaster) {
   EXPECT_THAT(lines[0], ::testing::StartsWith("vertex '1' superstep 0: ran, received 0, sent "));
   EXPECT_THAT(lines[5], ::testing::StartsWith("vertex '2675' superstep 1: ran, received 1 ["));
   EXPECT_EQ(TraceLines(m.err), lines) << m.err;
+  // The master names the worker each line came from.
+  EXPECT_TRUE(std::regex_search(
+      m.err,
+      std::regex(R"(job [0-9a-f-]{36}: trace vertex '2675' superstep 3: .* \| worker [01]\n)")))
+      << m.err;
 }
 
 }  // namespace

@@ -734,3 +734,34 @@ TEST(FailureReportTest, AReasonThatIsNotUtf8ArrivesEscapedAndBounded) {
 
 }  // namespace
 }  // namespace lockstep::dbsp
+
+namespace lockstep::dbsp::job {
+namespace {
+
+// The master logs a worker's trace lines only about the traced vertices its range holds, one per
+// vertex, sanitised and naming the worker: a worker cannot speak for another's vertices, flood the
+// log, or write control characters into it.
+TEST(TracedLinesTest, OnlyAWorkersOwnVerticesOncePerVertexSanitised) {
+  const std::vector<std::string> ids = {"a", "b'c"};
+  const std::vector<std::string> lines = {
+      "vertex 'a' superstep 2: ran, received 0, sent 1, value 1\n\x1b[2J, halted no",
+      "vertex 'x' superstep 2: forged for a vertex of another worker",
+      "vertex 'ab' superstep 2: a prefix is not the vertex",
+      "vertex 'b'c' is not in the graph: not traced",
+      "vertex 'a' superstep 2: a second line for a, past the bound",
+  };
+  const std::vector<std::string> taken = TracedLines(ids, 3, lines);
+  ASSERT_EQ(taken.size(), 2u);
+  EXPECT_EQ(taken[0],
+            "vertex 'a' superstep 2: ran, received 0, sent 1, value 1\\x0a\\x1b[2J, halted no | "
+            "worker 3");
+  EXPECT_EQ(taken[1], "vertex 'b'c' is not in the graph: not traced | worker 3");
+  // Nothing traced: nothing taken, whatever is sent.
+  EXPECT_TRUE(TracedLines({}, 0, lines).empty());
+  // A line is cut at kMaxTraceLineBytes.
+  const std::string long_line = "vertex 'a' superstep 0: " + std::string(5000, 'x');
+  EXPECT_LT(TracedLines(ids, 0, {long_line})[0].size(), kMaxTraceLineBytes + 64);
+}
+
+}  // namespace
+}  // namespace lockstep::dbsp::job

@@ -312,13 +312,18 @@ class Engine final : public StepEngine {
     const Topology& topo = topology();
     for (size_t i = 0; i < ids.size(); ++i) {
       const std::string& id = ids[i];
-      if (std::find(ids.begin(), ids.begin() + i, id) != ids.begin() + i) continue;  // named twice
+      if (std::find(ids.begin(), ids.begin() + i, id) != ids.begin() + i) continue;
       const VertexId uuid = VertexIdFromExternal(id);
       auto part = topo.split().PartitionFor(uuid);
       if (!part.ok() || *part != topo.part()) continue;
       const uint32_t v = topo.Find(uuid);
       if (v == kNoVertex) {
         trace_missing_.push_back(id);
+        continue;
+      }
+      // One vertex named twice (a UUID in two cases): traced once.
+      if (std::any_of(traced_.begin(), traced_.end(),
+                      [v](const TracedVertex& t) { return t.vertex == v; })) {
         continue;
       }
       if (traced_blocks_.empty()) traced_blocks_.assign(num_blocks_, 0);
@@ -535,34 +540,6 @@ class Engine final : public StepEngine {
       ctx.buffers_ = &buf;
       ctx.superstep_ = superstep;
       ctx.block_ = b;
-      // Runs vertex v (its bit in awake_ word w); false once the block failed.
-      auto run = [&](uint32_t w, uint32_t v) -> bool {
-        const std::span<const Message> msgs = MessagesOf(buf, v);
-        bool halt = true;
-        if (!halted_[v] || !msgs.empty()) {
-          ++buf.active;
-          ctx.vertex_ = v;
-          ctx.halt_ = false;
-          if constexpr (std::is_same_v<decltype(program_.Compute(ctx, msgs)), absl::Status>) {
-            absl::Status st = program_.Compute(ctx, msgs);
-            if (!st.ok()) {
-              buf.Fail(absl::Status(st.code(), absl::StrCat("compute failed for vertex '",
-                                                            std::string(topology().external_id(v)),
-                                                            "': ", st.message())));
-              return false;
-            }
-          } else {
-            program_.Compute(ctx, msgs);
-          }
-          halt = ctx.halt_;
-          halted_[v] = halt ? 1 : 0;
-          buf.unhalted += halt ? 0 : 1;
-          if (!buf.error.ok()) return false;
-          ConsumeMessage(v);
-        }
-        if (halt) awake_[w] &= ~(uint64_t{1} << (v & 63));
-        return true;
-      };
       // The block's awake vertices (sparse supersteps: a pass over n / 64 words, then the
       // vertices that run); the block owns its words of awake_, as it is 64-aligned.
       const uint32_t begin = static_cast<uint32_t>(b * kBlock);
@@ -571,14 +548,16 @@ class Engine final : public StepEngine {
         for (uint32_t w = begin >> 6; w < (end + 63) >> 6; ++w) {
           for (uint64_t bits = awake_[w]; bits != 0; bits &= bits - 1) {
             const uint32_t v = (w << 6) + static_cast<uint32_t>(std::countr_zero(bits));
-            if (!RunTraced(buf, v, [&] { return run(w, v); })) return;
+            if (!RunTraced(ctx, buf, w, v)) return;
           }
         }
         return;
       }
       for (uint32_t w = begin >> 6; w < (end + 63) >> 6; ++w) {
         for (uint64_t bits = awake_[w]; bits != 0; bits &= bits - 1) {
-          if (!run(w, (w << 6) + static_cast<uint32_t>(std::countr_zero(bits)))) return;
+          if (!RunVertex(ctx, buf, w, (w << 6) + static_cast<uint32_t>(std::countr_zero(bits)))) {
+            return;
+          }
         }
       }
     });
@@ -1949,15 +1928,44 @@ class Engine final : public StepEngine {
   std::vector<std::string> trace_missing_;
   std::function<void(const VertexValue&, std::string&)> trace_format_;
   std::vector<std::string> trace_lines_;
-  // A traced block's vertex v, run by `run` and recorded if it is traced: its messages as compute
-  // sees them, and what it sent. Off the compute loop's path (RunSuperstep).
-  template <class Run>
-  bool RunTraced(BlockBuffers& buf, uint32_t v, Run&& run) {
+  // Runs vertex v of a block (its bit in awake_ word w); false once the block failed. Inlined
+  // into both of RunSuperstep's loops, so the one a job without tracing runs is what it was.
+  [[gnu::always_inline]] inline bool RunVertex(Context<P>& ctx, BlockBuffers& buf, uint32_t w,
+                                               uint32_t v) {
+    const std::span<const Message> msgs = MessagesOf(buf, v);
+    bool halt = true;
+    if (!halted_[v] || !msgs.empty()) {
+      ++buf.active;
+      ctx.vertex_ = v;
+      ctx.halt_ = false;
+      if constexpr (std::is_same_v<decltype(program_.Compute(ctx, msgs)), absl::Status>) {
+        absl::Status st = program_.Compute(ctx, msgs);
+        if (!st.ok()) {
+          buf.Fail(absl::Status(st.code(), absl::StrCat("compute failed for vertex '",
+                                                        std::string(topology().external_id(v)),
+                                                        "': ", st.message())));
+          return false;
+        }
+      } else {
+        program_.Compute(ctx, msgs);
+      }
+      halt = ctx.halt_;
+      halted_[v] = halt ? 1 : 0;
+      buf.unhalted += halt ? 0 : 1;
+      if (!buf.error.ok()) return false;
+      ConsumeMessage(v);
+    }
+    if (halt) awake_[w] &= ~(uint64_t{1} << (v & 63));
+    return true;
+  }
+  // A traced block's vertex v, run and recorded if it is traced: its messages as compute sees
+  // them, and what it sent. Off the compute loop's path (RunSuperstep).
+  bool RunTraced(Context<P>& ctx, BlockBuffers& buf, uint32_t w, uint32_t v) {
     TracedVertex* t = nullptr;
     for (TracedVertex& candidate : traced_) {
       if (candidate.vertex == v) t = &candidate;
     }
-    if (t == nullptr) return run();
+    if (t == nullptr) return RunVertex(ctx, buf, w, v);
     const std::span<const Message> msgs = MessagesOf(buf, v);
     t->ran = !halted_[v] || !msgs.empty();
     t->received = msgs.size();
@@ -1966,8 +1974,14 @@ class Engine final : public StepEngine {
       AppendTraceText(msgs[i], t->messages);
     }
     const uint64_t sent_before = buf.sent;
-    const bool ok = run();
+    uint8_t had = 0;
+    if constexpr (IsBroadcast<P>()) had = has_published_[v];
+    const bool ok = RunVertex(ctx, buf, w, v);
     t->sent = buf.sent - sent_before;
+    if constexpr (IsAnyOrder<P>()) {
+      // A value held back and this one go together; Publish counts them as held back.
+      if (had == kHeldBack && has_published_[v] == 1) t->sent += PublishedEdges(v);
+    }
     return ok;
   }
   void WriteTraceLines(uint64_t superstep) {
