@@ -1427,7 +1427,7 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
       }
       // A job's PostgreSQL graph is read through the db module (docs/design.md §10).
       worker_options.attach_graph = db::AttachSource;
-      worker_options.uri_files = db::UriFiles;
+      worker_options.uri_paths = db::UriPaths;
       worker_options.ship_results = [](const bsp::JobDetails& d, const std::string& results) {
         auto stage = d.output_options.find(db::kStageOption);
         if (!db::IsPostgresUri(d.output) || stage == d.output_options.end()) {

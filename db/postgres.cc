@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/bsp/vertex_id.h"
 #include "lockstep/partition/range.h"
@@ -928,19 +929,73 @@ absl::Status CheckUri(std::string_view uri, const std::string& flag) {
   return absl::OkStatus();
 }
 
-std::vector<std::pair<std::string, std::string>> UriFiles(std::string_view uri) {
-  std::vector<std::pair<std::string, std::string>> files;
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> UriPaths(std::string_view uri) {
+  // Keywords of libpq 15 and 16 that name no local path.
+  static const std::set<std::string, std::less<>> kNoPath = {"hostaddr",
+                                                             "port",
+                                                             "dbname",
+                                                             "user",
+                                                             "password",
+                                                             "connect_timeout",
+                                                             "client_encoding",
+                                                             "options",
+                                                             "application_name",
+                                                             "fallback_application_name",
+                                                             "keepalives",
+                                                             "keepalives_idle",
+                                                             "keepalives_interval",
+                                                             "keepalives_count",
+                                                             "tcp_user_timeout",
+                                                             "sslmode",
+                                                             "sslcompression",
+                                                             "sslsni",
+                                                             "sslpassword",
+                                                             "sslcertmode",
+                                                             "requirepeer",
+                                                             "ssl_min_protocol_version",
+                                                             "ssl_max_protocol_version",
+                                                             "gssencmode",
+                                                             "krbsrvname",
+                                                             "gsslib",
+                                                             "gssdelegation",
+                                                             "target_session_attrs",
+                                                             "load_balance_hosts",
+                                                             "channel_binding",
+                                                             "require_auth",
+                                                             "replication"};
+  static const std::set<std::string, std::less<>> kFiles = {"sslcert", "sslkey",    "sslrootcert",
+                                                            "sslcrl",  "sslcrldir", "passfile"};
+  std::vector<std::pair<std::string, std::string>> paths;
   PQconninfoOption* options = PQconninfoParse(std::string(uri).c_str(), nullptr);
-  if (options == nullptr) return files;
-  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
-    if (o->val == nullptr || o->val[0] == '\0') continue;
-    for (const char* file :
-         {"sslcert", "sslkey", "sslrootcert", "sslcrl", "sslcrldir", "passfile"}) {
-      if (std::strcmp(o->keyword, file) == 0) files.emplace_back(o->keyword, o->val);
+  if (options == nullptr) return paths;
+  absl::Status refused;
+  for (PQconninfoOption* o = options; o->keyword != nullptr && refused.ok(); ++o) {
+    if (o->val == nullptr || o->val[0] == '\0' || kNoPath.contains(o->keyword)) continue;
+    const std::string keyword = o->keyword, value = o->val;
+    if (keyword == "host") {
+      // A list; an entry that starts with '/' is a socket's directory, '@' an abstract socket.
+      const std::vector<std::string> hosts = absl::StrSplit(value, ',');
+      for (const std::string& host : hosts) {
+        if (host.starts_with('/')) {
+          paths.emplace_back("host", host);
+        } else if (host.starts_with('@')) {
+          refused = absl::PermissionDeniedError("names an abstract Unix socket as its host");
+        }
+      }
+    } else if (kFiles.contains(keyword)) {
+      if (keyword == "sslkey" && value.find(':') != std::string::npos) {
+        refused = absl::PermissionDeniedError(
+            "names its sslkey as an OpenSSL engine's (a colon), which loads code");
+      }
+      paths.emplace_back(keyword, value);
+    } else {
+      refused = absl::PermissionDeniedError(
+          absl::StrCat("names \"", keyword, "\", which a worker's --data-root cannot confine"));
     }
   }
   PQconninfoFree(options);
-  return files;
+  if (!refused.ok()) return refused;
+  return paths;
 }
 
 std::shared_ptr<const bsp::GraphTextSource> OpenSource(std::string uri, SourceTables tables,

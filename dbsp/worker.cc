@@ -135,15 +135,21 @@ absl::Status ConfinePaths(const bsp::JobDetails& d, const std::vector<std::files
       {"partitioned form", d.save_parts}};
   if (!database(d.graph.path)) paths.emplace_back("graph", d.graph.path);
   if (!database(d.output)) paths.emplace_back("output", d.output);
-  // The files a database URI has its client read (a password file, keys, certificates).
-  const auto uri_files = [&](const char* what, const std::string& uri) {
-    if (!database(uri) || !options.uri_files) return;
-    for (auto& [keyword, path] : options.uri_files(uri)) {
+  // The paths a database URI has its client use (a password file, keys, certificates, socket
+  // directories); one that no root could confine refuses the job.
+  const std::pair<const char*, const std::string*> uris[] = {{"graph", &d.graph.path},
+                                                             {"output", &d.output}};
+  for (const auto& [what, uri] : uris) {
+    if (!database(*uri) || !options.uri_paths) continue;
+    auto named = options.uri_paths(*uri);
+    if (!named.ok()) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "the job's ", what, " URI ", named.status().message(), ": refused under --data-root"));
+    }
+    for (auto& [keyword, path] : *named) {
       paths.emplace_back(absl::StrCat(what, " URI's ", keyword), path);
     }
-  };
-  uri_files("graph", d.graph.path);
-  uri_files("output", d.output);
+  }
   // A Graphalytics graph's vertex and edge files, which its properties name (absolute, or beside
   // the properties file); properties that cannot be read fail the job's load, which says why.
   if (!database(d.graph.path) && bsp::IsGraphalytics(d.graph) && Within(d.graph.path, roots)) {

@@ -61,8 +61,9 @@ class DbTest : public ::testing::Test {
     return procs_.Run(args, env);
   }
   pid_t StartMaster(const std::string& name, std::vector<std::string> args,
-                    const std::string& listen = "127.0.0.1:0") {
-    return procs_.StartMaster(name, std::move(args), listen);
+                    const std::string& listen = "127.0.0.1:0",
+                    const std::vector<std::string>& env = {}) {
+    return procs_.StartMaster(name, std::move(args), listen, env);
   }
   std::vector<pid_t> StartWorkers(const std::string& name, uint32_t n,
                                   const std::vector<std::string>& args, uint32_t first = 0) {
@@ -583,33 +584,63 @@ TEST_F(DbTest, ClustersOfTwoAndThreeWorkersReadTheirSharesAndAnswerAsRunDoes) {
   }
 }
 
-// A worker's --data-root confines the files a job's database URI names for libpq to read (here a
-// password file, whose entries libpq would send the server): a master cannot have a worker read
-// one outside its roots. Inside them, the same job runs.
-TEST_F(DbTest, AWorkerRefusesADatabaseUriNamingAFileOutsideItsDataRoot) {
+// A worker's --data-root confines the paths a job's database URI has libpq use (here a password
+// file, whose entries libpq would send the server, and the server's socket directory), and
+// refuses what no root can confine (a service, an OpenSSL engine's key): a master cannot have a
+// worker read a file outside its roots. Inside them, the same job runs.
+TEST_F(DbTest, AWorkerRefusesADatabaseUriNamingAPathOutsideItsDataRoot) {
   LoadEdges("confined", "bigint", "1 2\n2 3\n3 1\n");
   const std::filesystem::path root = dir_ / "root";
   std::filesystem::create_directories(root);
-  for (const std::string& passfile : {dir_.File("pgpass"), (root / "pgpass").string()}) {
-    const bool inside = passfile.starts_with(root.string());
-    SCOPED_TRACE(passfile);
-    { std::ofstream(passfile) << "# nothing for this server\n"; }
-    ::chmod(passfile.c_str(), 0600);
+  const std::string socket_dir = std::filesystem::path(server->File("x")).parent_path().string();
+  const std::string outside = dir_.File("pgpass"), inside = (root / "pgpass").string();
+  for (const std::string& file : {outside, inside}) {
+    { std::ofstream(file) << "# nothing for this server\n"; }
+    ::chmod(file.c_str(), 0600);
+  }
+  // The master's own service file defines the service (the worker's environment has none).
+  const std::string services = dir_.File("pg_service.conf");
+  { std::ofstream(services) << "[anything]\nconnect_timeout=10\n"; }
+  struct Case {
+    std::string query;
+    std::vector<std::string> roots;
+    std::string refusal;  // empty: the job runs
+  };
+  const std::vector<Case> cases = {
+      {"?passfile=" + outside,
+       {root.string(), socket_dir},
+       "the job's graph URI's passfile " + outside + " is outside this worker's --data-root"},
+      {"?passfile=" + inside,
+       {root.string()},
+       "the job's graph URI's host " + socket_dir + " is outside this worker's --data-root"},
+      {"?service=anything",
+       {root.string(), socket_dir},
+       "the job's graph URI names \"service\", which a worker's --data-root cannot confine: "
+       "refused under --data-root"},
+      {"?sslmode=disable&sslkey=" + root.string() + "/engine.so:key",
+       {root.string(), socket_dir},
+       "names its sslkey as an OpenSSL engine's"},
+      {"?passfile=" + inside, {root.string(), socket_dir}, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.query);
+    std::filesystem::remove_all(root / "out");
     const pid_t master = StartMaster(
         "confined",
-        {"--app", "pagerank", "--graph", server->Uri() + "?passfile=" + passfile,
-         "--db-edges-table=confined", "--out", (root / "out").string(), "--min-workers", "1"});
-    const std::vector<pid_t> workers = StartWorkers(
-        "confined", 1, {"--max-jobs", "1", "--threads", "1", "--data-root", root.string()});
+        {"--app", "pagerank", "--graph", server->Uri() + c.query, "--db-edges-table=confined",
+         "--out", (root / "out").string(), "--min-workers", "1"},
+        "127.0.0.1:0", {"PGSERVICEFILE=" + services});
+    std::vector<std::string> worker = {"--max-jobs", "1", "--threads", "1"};
+    for (const std::string& r : c.roots) worker.insert(worker.end(), {"--data-root", r});
+    const std::vector<pid_t> workers = StartWorkers("confined", 1, worker);
     const Process m = Wait(master, "confined.err");
     WaitWorkers("confined", workers);
-    if (inside) {
+    if (c.refusal.empty()) {
       EXPECT_EQ(m.exit_code, 0) << m.err;
       EXPECT_EQ(PartLines((root / "out").string()).size(), 3u);
     } else {
       EXPECT_EQ(m.exit_code, 1) << m.err;
-      EXPECT_THAT(m.err, HasSubstr("the job's graph URI's passfile " + passfile +
-                                   " is outside this worker's --data-root"));
+      EXPECT_THAT(m.err, HasSubstr(c.refusal));
       EXPECT_FALSE(std::filesystem::exists(root / "out"));
     }
   }

@@ -116,14 +116,15 @@ class LockstepProcesses {
     return Wait(Start(args, "stderr", env), "stderr");
   }
 
-  // Starts `lockstep master --listen LISTEN --port-file NAME.port args...`, logging to NAME.err,
-  // and waits until it listens.
+  // Starts `lockstep master --listen LISTEN --port-file NAME.port args...` (with `env` added to
+  // the environment), logging to NAME.err, and waits until it listens.
   pid_t StartMaster(const std::string& name, std::vector<std::string> args,
-                    const std::string& listen = "127.0.0.1:0") const {
+                    const std::string& listen = "127.0.0.1:0",
+                    const std::vector<std::string>& env = {}) const {
     const std::string port_file = dir_.File(name + ".port");
     std::filesystem::remove(port_file);
     args.insert(args.begin(), {"master", "--listen", listen, "--port-file", port_file});
-    const pid_t pid = Start(args, name + ".err");
+    const pid_t pid = Start(args, name + ".err", env);
     for (int i = 0; i < 1000 && ReadWholeFile(port_file).empty(); ++i) ::usleep(10000);
     return pid;
   }

@@ -25,11 +25,14 @@ bool IsPostgresUri(std::string_view text);
 // ~/.pgpass) instead. `flag` names the option in the error.
 absl::Status CheckUri(std::string_view uri, const std::string& flag);
 
-// The local files a URI names for libpq to read (sslcert, sslkey, sslrootcert, sslcrl,
-// sslcrldir, passfile), as (keyword, path): a worker's --data-root confines them too, so that a
-// job's URI cannot have libpq read a file of the worker's (a password file's entries go to the
-// server). Empty for a URI that is not one (CheckUri says why).
-std::vector<std::pair<std::string, std::string>> UriFiles(std::string_view uri);
+// The local paths a URI has libpq use, as (keyword, path), for a worker's --data-root to confine
+// (so that a job's URI cannot have libpq read a file of the worker's: a password file's entries
+// go to the server): sslcert, sslkey, sslrootcert, sslcrl, sslcrldir, passfile, and the Unix
+// socket directories among its hosts. Fails closed: a keyword that names something the roots
+// cannot confine (service, servicefile, sslkeylogfile, an abstract socket, an OpenSSL engine's
+// key "engine:id"), or one this code does not know (a newer libpq's), is refused, naming it. A URI
+// that does not parse gives no paths (CheckUri says why).
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> UriPaths(std::string_view uri);
 
 // Where the graph is in the database: the tables and columns, as given by the --db-* options.
 struct SourceTables {

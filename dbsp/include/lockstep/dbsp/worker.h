@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "lockstep/bsp/graph_input.h"
 #include "lockstep/catalogue/app.h"
 #include "lockstep/dbsp/metrics.h"
@@ -50,10 +51,12 @@ struct WorkerOptions {
   // JobDetails::output_options); an error fails the job. Without one such a job fails.
   std::function<absl::Status(const bsp::JobDetails& details, const std::string& results)>
       ship_results;
-  // The local files a job's database URI (graph or output) names for its client to read, as
-  // (what, path): --data-root confines them as it does a job's paths. Without one a database URI
-  // is taken as naming none.
-  std::function<std::vector<std::pair<std::string, std::string>>(const std::string& uri)> uri_files;
+  // The local paths a job's database URI (graph or output) has its client use, as (what, path),
+  // or an error for one that cannot be confined: --data-root confines them as it does a job's
+  // paths. Without one a database URI is taken as naming none.
+  std::function<absl::StatusOr<std::vector<std::pair<std::string, std::string>>>(
+      const std::string& uri)>
+      uri_paths;
 };
 
 // A worker: dials the master (with backoff), waits in its pool, runs any app of `apps` named in
