@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What --trace-vertex costs (issue 14): nothing measurable when unused.
 
-    bench/trace.py BUILD --reference REF_BUILD SCALE [--kernels pagerank,sssp,bfs,wcc]
+    bench/trace.py BUILD --reference REF_BUILD SCALE [--kernels pagerank,sssp,bfs,wcc,coloring]
                    [--trials 7] [--threads 2] [--data DIR]
 
 REF_BUILD is a build of lockstep without vertex tracing (e.g. `git worktree add /tmp/ref 1ac4d89`
@@ -43,7 +43,7 @@ def main():
     ap.add_argument("build")
     ap.add_argument("scale", type=int)
     ap.add_argument("--reference", required=True, help="a build without vertex tracing")
-    ap.add_argument("--kernels", default="pagerank,sssp,bfs,wcc")
+    ap.add_argument("--kernels", default="pagerank,sssp,bfs,wcc,coloring")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--trials", type=int, default=7)
     ap.add_argument("--data", default="bench-data")

@@ -545,12 +545,7 @@ class Engine final : public StepEngine {
       const uint32_t begin = static_cast<uint32_t>(b * kBlock);
       const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
       if (!traced_blocks_.empty() && traced_blocks_[b] != 0) [[unlikely]] {
-        for (uint32_t w = begin >> 6; w < (end + 63) >> 6; ++w) {
-          for (uint64_t bits = awake_[w]; bits != 0; bits &= bits - 1) {
-            const uint32_t v = (w << 6) + static_cast<uint32_t>(std::countr_zero(bits));
-            if (!RunTraced(ctx, buf, w, v)) return;
-          }
-        }
+        RunTracedBlock(ctx, buf, begin, end);
         return;
       }
       for (uint32_t w = begin >> 6; w < (end + 63) >> 6; ++w) {
@@ -1957,6 +1952,17 @@ class Engine final : public StepEngine {
     }
     if (halt) awake_[w] &= ~(uint64_t{1} << (v & 63));
     return true;
+  }
+  // RunSuperstep's loop for a block [begin, end) that holds a traced vertex: out of line, so that
+  // the loop every other block runs is the only copy of RunVertex in RunSuperstep.
+  [[gnu::noinline]] void RunTracedBlock(Context<P>& ctx, BlockBuffers& buf, uint32_t begin,
+                                        uint32_t end) {
+    for (uint32_t w = begin >> 6; w < (end + 63) >> 6; ++w) {
+      for (uint64_t bits = awake_[w]; bits != 0; bits &= bits - 1) {
+        const uint32_t v = (w << 6) + static_cast<uint32_t>(std::countr_zero(bits));
+        if (!RunTraced(ctx, buf, w, v)) return;
+      }
+    }
   }
   // A traced block's vertex v, run and recorded if it is traced: its messages as compute sees
   // them, and what it sent. Off the compute loop's path (RunSuperstep).
