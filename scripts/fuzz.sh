@@ -7,9 +7,10 @@
 # there and named, and the script exits 1. Prints each target's runs, coverage and corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+targets=(graph_text properties codecs relay_positions relay_batch config)
 each=""
 case "${1:-}" in
-  --cpu-minutes) each=$(( ${2:?minutes} * 60 / 5 )) ;;
+  --cpu-minutes) each=$(( ${2:?minutes} * 60 / ${#targets[@]} )) ;;
   --seconds-each) each=${2:?seconds} ;;
   *) echo "usage: $0 --cpu-minutes N | --seconds-each S" >&2; exit 2 ;;
 esac
@@ -23,7 +24,7 @@ cmake --build "$build" -j "$(nproc)" --target fuzz_targets
 
 work=$(mktemp -d /tmp/lockstep-fuzz.XXXXXX)
 failed=0
-for target in graph_text properties codecs relay_positions relay_batch config; do
+for target in "${targets[@]}"; do
   corpus=$work/$target
   mkdir -p "$corpus" "$work/$target-crashes"
   cp fuzz/corpus/"$target"/* "$corpus"/
