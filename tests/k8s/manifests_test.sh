@@ -150,6 +150,9 @@ printf '%s\n' "${worker_args[@]}" | grep -q -- "--data-root=" ||
   fail "the workers run without --data-root"
 printf '%s\n' "${worker_args[@]}" | grep -qx -- "--master=lockstep-master:$master_port" ||
   fail "the workers dial another port than the master's Service"
+# The database's Service is this test's server on a Unix socket, a path that --data-root confines
+# (design §11): its directory is a root here, as a TCP host needs none in the pods.
+worker_args+=(--data-root="$pg")
 
 # Ports are chosen free here: --listen and --health-port become port 0, --master the master's.
 master_args=("${master_args[@]/#--listen=*/--listen=127.0.0.1:0}")
