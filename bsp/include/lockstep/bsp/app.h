@@ -328,6 +328,7 @@ class ProgramRunner final : public JobRunner {
                         if constexpr (kFormatsNames) {
                           App::Format(engine_->program(), value, TraceNames(*this, rank), out);
                         } else {
+                          (void)rank;  // names only for apps that print them
                           App::Format(engine_->program(), value, out);
                         }
                       });
