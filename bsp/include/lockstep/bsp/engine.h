@@ -1924,7 +1924,7 @@ class Engine final : public StepEngine {
   std::function<void(const VertexValue&, std::string&)> trace_format_;
   std::vector<std::string> trace_lines_;
   // Runs vertex v of a block (its bit in awake_ word w); false once the block failed. Inlined
-  // into both of RunSuperstep's loops, so the one a job without tracing runs is what it was.
+  // into RunSuperstep's loop, which is then the loop it was before tracing, and into RunTraced.
   [[gnu::always_inline]] inline bool RunVertex(Context<P>& ctx, BlockBuffers& buf, uint32_t w,
                                                uint32_t v) {
     const std::span<const Message> msgs = MessagesOf(buf, v);
