@@ -905,22 +905,28 @@ bool IsPostgresUri(std::string_view text) {
   return text.starts_with("postgresql://") || text.starts_with("postgres://");
 }
 
-absl::Status CheckUri(std::string_view uri, const std::string& flag) {
+// The options a URI gives (keyword -> value, those with a value), as libpq parses it.
+static absl::StatusOr<std::map<std::string, std::string>> UriOptions(std::string_view uri) {
   char* error = nullptr;
   PQconninfoOption* options = PQconninfoParse(std::string(uri).c_str(), &error);
   if (options == nullptr) {
     std::string why = error == nullptr ? "out of memory" : Clean(error);
     PQfreemem(error);
-    return absl::InvalidArgumentError(absl::StrCat(flag, ": not a PostgreSQL URI: ", why));
+    return absl::InvalidArgumentError(absl::StrCat("not a PostgreSQL URI: ", why));
   }
-  bool password = false;
+  std::map<std::string, std::string> given;
   for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
-    if (std::strcmp(o->keyword, "password") == 0 && o->val != nullptr && o->val[0] != '\0') {
-      password = true;
-    }
+    if (o->val != nullptr && o->val[0] != '\0') given[o->keyword] = o->val;
   }
   PQconninfoFree(options);
-  if (password) {
+  return given;
+}
+
+absl::Status CheckUri(std::string_view uri, const std::string& flag) {
+  auto options = UriOptions(uri);
+  if (!options.ok())
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", options.status().message()));
+  if (options->contains("password")) {
     return absl::InvalidArgumentError(absl::StrCat(
         flag,
         ": the URI holds a password, which would show in process lists and logs; give it in "
@@ -966,12 +972,10 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> UriPaths(std::s
   static const std::set<std::string, std::less<>> kFiles = {"sslcert", "sslkey",    "sslrootcert",
                                                             "sslcrl",  "sslcrldir", "passfile"};
   std::vector<std::pair<std::string, std::string>> paths;
-  PQconninfoOption* options = PQconninfoParse(std::string(uri).c_str(), nullptr);
-  if (options == nullptr) return paths;
-  absl::Status refused;
-  for (PQconninfoOption* o = options; o->keyword != nullptr && refused.ok(); ++o) {
-    if (o->val == nullptr || o->val[0] == '\0' || kNoPath.contains(o->keyword)) continue;
-    const std::string keyword = o->keyword, value = o->val;
+  auto options = UriOptions(uri);
+  if (!options.ok()) return paths;
+  for (const auto& [keyword, value] : *options) {
+    if (kNoPath.contains(keyword)) continue;
     if (keyword == "host") {
       // A list; an entry that starts with '/' is a socket's directory, '@' an abstract socket.
       const std::vector<std::string> hosts = absl::StrSplit(value, ',');
@@ -979,22 +983,20 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> UriPaths(std::s
         if (host.starts_with('/')) {
           paths.emplace_back("host", host);
         } else if (host.starts_with('@')) {
-          refused = absl::PermissionDeniedError("names an abstract Unix socket as its host");
+          return absl::PermissionDeniedError("names an abstract Unix socket as its host");
         }
       }
     } else if (kFiles.contains(keyword)) {
       if (keyword == "sslkey" && value.find(':') != std::string::npos) {
-        refused = absl::PermissionDeniedError(
+        return absl::PermissionDeniedError(
             "names its sslkey as an OpenSSL engine's (a colon), which loads code");
       }
       paths.emplace_back(keyword, value);
     } else {
-      refused = absl::PermissionDeniedError(
+      return absl::PermissionDeniedError(
           absl::StrCat("names \"", keyword, "\", which a worker's --data-root cannot confine"));
     }
   }
-  PQconninfoFree(options);
-  if (!refused.ok()) return refused;
   return paths;
 }
 

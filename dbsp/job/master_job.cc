@@ -539,8 +539,7 @@ std::vector<std::string> TracedLines(const std::vector<std::string>& ids, uint32
   for (const std::string& line : lines) {
     if (taken.size() == ids.size()) break;
     const bool holds = std::any_of(ids.begin(), ids.end(), [&](const std::string& id) {
-      return line.size() > id.size() + 9 && line.starts_with("vertex '") &&
-             line.compare(8, id.size(), id) == 0 && line.compare(8 + id.size(), 2, "' ") == 0;
+      return line.starts_with(absl::StrCat("vertex '", id, "' "));
     });
     if (!holds) continue;  // not about a vertex it holds: not logged
     taken.push_back(absl::StrCat(bsp::SanitizeForLog(line, kMaxTraceLineBytes), " | worker ", w));

@@ -1973,16 +1973,16 @@ class Engine final : public StepEngine {
     }
     if (t == nullptr) return RunVertex(ctx, buf, w, v);
     const std::span<const Message> msgs = MessagesOf(buf, v);
-    t->ran = !halted_[v] || !msgs.empty();
     t->received = msgs.size();
     for (size_t i = 0; i < msgs.size() && i < kTracedMessages; ++i) {
       if (i > 0) t->messages += ", ";
       AppendTraceText(msgs[i], t->messages);
     }
-    const uint64_t sent_before = buf.sent;
+    const uint64_t sent_before = buf.sent, active_before = buf.active;
     uint8_t had = 0;
     if constexpr (IsBroadcast<P>()) had = has_published_[v];
     const bool ok = RunVertex(ctx, buf, w, v);
+    t->ran = buf.active != active_before;
     t->sent = buf.sent - sent_before;
     if constexpr (IsAnyOrder<P>()) {
       // A value held back and this one go together; Publish counts them as held back.
