@@ -848,6 +848,16 @@ class Engine final : public StepEngine {
   std::span<const EdgeValue> PullValues(uint32_t v) const {
     return topology().has_in_edges() ? graph_.in_values(v) : graph_.out_values(v);
   }
+  // The local vertices with in-edges as awake_'s words, built on first use.
+  const std::vector<uint64_t>& PullingBits() {
+    if (pulling_bits_.size() != awake_.size()) {
+      pulling_bits_.assign(awake_.size(), 0);
+      for (uint32_t v = 0; v < topology().num_local(); ++v) {
+        if (topology().in_degree(v) > 0) pulling_bits_[v >> 6] |= uint64_t{1} << (v & 63);
+      }
+    }
+    return pulling_bits_;
+  }
   std::span<const uint32_t> AllPullSlots() const {
     return topology().has_in_edges() ? topology().all_in_slots() : topology().all_out_slots();
   }
@@ -1272,6 +1282,8 @@ class Engine final : public StepEngine {
   void ConsumeMessage(uint32_t v) {
     if constexpr (IsGather<P>()) {
       // Nothing to drop: the values are gathered where they were published.
+    } else if constexpr (IsBroadcast<P>() && !IsMinBroadcast<P>()) {
+      // Nothing to drop: every delivery sets every vertex's message (Deliver).
     } else if constexpr (HasCombiner<P>) {
       has_message_[v] = 0;
       if constexpr (PushesInPlace<P>()) inbox_[v] = NoMessage();
@@ -1317,6 +1329,12 @@ class Engine final : public StepEngine {
       if (both_) gather(topology().out_slots(v));
       return buf.gathered;
     } else if constexpr (HasCombiner<P>) {
+      if constexpr (IsBroadcast<P>() && !IsMinBroadcast<P>()) {
+        if (pulled_all_) {
+          return topology().in_degree(v) > 0 ? std::span<const Message>(&inbox_[v], 1)
+                                             : std::span<const Message>();
+        }
+      }
       return has_message_[v] ? std::span<const Message>(&inbox_[v], 1) : std::span<const Message>();
     } else {
       return {inbox_.data() + inbox_begin_[v], inbox_count_[v]};
@@ -1420,19 +1438,26 @@ class Engine final : public StepEngine {
       const Message* published = published_.data();
       const uint8_t* has_published = has_published_.data();
       if (all) {
+        const Topology& topo = topology();
+        const std::span<const uint32_t> sources = topo.all_in_slots();
+        Message* inbox = inbox_.data();
         tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
+          const uint32_t begin = static_cast<uint32_t>(b * kBlock);
           const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
-          for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
-            const auto in = topology().in_slots(v);
-            if (in.empty()) continue;
-            has_message_[v] = 1;
-            Wake(v);
-            Message combined = published[in[0]];
-            for (size_t i = 1; i < in.size(); ++i) P::Combine(combined, published[in[i]]);
-            inbox_[v] = combined;
+          const uint32_t* src = sources.data();
+          for (uint32_t v = begin; v < end; ++v) {
+            const uint64_t lo = topo.in_begin(v), hi = topo.in_begin(v + 1);
+            if (lo == hi) continue;
+            Message combined = published[src[lo]];
+            for (uint64_t i = lo + 1; i < hi; ++i) P::Combine(combined, published[src[i]]);
+            inbox[v] = combined;
           }
         });
+        // Every vertex with in-edges has a message (MessagesOf) and wakes.
+        const std::vector<uint64_t>& pulls = PullingBits();
+        for (size_t w = 0; w < pulls.size(); ++w) awake_[w] |= pulls[w];
       }
+      pulled_all_ = all;
       if (!all)
         tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
           const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
@@ -1877,6 +1902,11 @@ class Engine final : public StepEngine {
   // Gathers: last superstep's published values, which compute reads (swapped with published_).
   std::vector<Message> gathered_;
   std::vector<uint8_t> has_gathered_;
+  // Broadcasts with a combiner other than min: whether every in-neighbour published last
+  // superstep, so that every vertex with in-edges has a message (Deliver), and those vertices as
+  // awake_'s words (PullingBits).
+  bool pulled_all_ = false;
+  std::vector<uint64_t> pulling_bits_;
   std::vector<std::vector<uint32_t>> boundary_;
   uint64_t published_count_ = 0;
   uint64_t remote_published_count_ = 0;
