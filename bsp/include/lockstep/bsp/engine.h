@@ -243,6 +243,13 @@ class Engine final : public StepEngine {
         throw std::invalid_argument(
             "a broadcast program needs in-edges on a graph that is not symmetric");
       }
+      if constexpr (!IsMinBroadcast<P>() && !IsGather<P>()) {
+        // The pull reads in_slots (Deliver, MessagesOf) whatever the graph.
+        if (!topology().has_in_edges() && n > 0) {
+          throw std::invalid_argument("a broadcast program with a combiner needs in-edges");
+        }
+        for (uint32_t v = 0; v < n; ++v) local_sources_ += topology().out_degree(v) > 0 ? 1 : 0;
+      }
       // A value that goes both ways on a symmetric graph goes along the out-edges alone: they are
       // the in-edges, and a minimum does not depend on their order.
       both_ = IsBothDirections<P>() && !topology().symmetric();
@@ -566,7 +573,8 @@ class Engine final : public StepEngine {
       stats.unhalted += buf.unhalted;
       stats.messages += buf.sent;
       published_count_ += buf.published;
-      buf.active = buf.unhalted = buf.sent = buf.published = 0;
+      published_sources_ += buf.published_sources;
+      buf.active = buf.unhalted = buf.sent = buf.published = buf.published_sources = 0;
     }
     // Values held back (kAnyOrder) are messages still to deliver: the job goes on.
     stats.messages += held_back_edges_;
@@ -717,8 +725,11 @@ class Engine final : public StepEngine {
       if (!halted_[v]) Wake(v);
     }
     if constexpr (IsBroadcast<P>()) {
-      published_count_ = 0;
-      for (uint32_t v = 0; v < n; ++v) published_count_ += has_published_[v] != 0 ? 1 : 0;
+      published_count_ = published_sources_ = 0;
+      for (uint32_t v = 0; v < n; ++v) {
+        published_count_ += has_published_[v] != 0 ? 1 : 0;
+        published_sources_ += has_published_[v] != 0 && PublishedEdges(v) > 0 ? 1 : 0;
+      }
     }
     if constexpr (IsMinBroadcast<P>()) {
       // Each block's frontier, edges and least, as its publishers would have left them.
@@ -735,7 +746,7 @@ class Engine final : public StepEngine {
           if (!buf.least || published_[v] < *buf.least) buf.least = published_[v];
         }
       }
-      published_count_ = 0;
+      published_count_ = published_sources_ = 0;
     }
     return absl::OkStatus();
   }
@@ -781,7 +792,8 @@ class Engine final : public StepEngine {
     uint64_t active = 0;
     uint64_t unhalted = 0;
     uint64_t sent = 0;
-    uint64_t published = 0;  // broadcast programs: vertices that published
+    uint64_t published = 0;          // broadcast programs: vertices that published
+    uint64_t published_sources = 0;  // of which with out-edges
     // Min-combined broadcasts: this block's publishers, their edges and their least value.
     std::vector<Message> gathered;  // gathers: the current vertex's values
     std::vector<uint32_t> frontier;
@@ -1224,7 +1236,7 @@ class Engine final : public StepEngine {
         held_back_edges_ += remote_out_offsets_[r + 1] - remote_out_offsets_[r];
       }
     }
-    published_count_ = remote_published_count_ = 0;
+    published_count_ = published_sources_ = remote_published_count_ = 0;
   }
 
   // For a frontier of `edges` edges that a program taking its messages in any order would pull:
@@ -1369,6 +1381,7 @@ class Engine final : public StepEngine {
       if (!buf.least || published_[v] < *buf.least) buf.least = published_[v];
     }
     buf.published += had == 0 ? 1 : 0;
+    buf.published_sources += had == 0 && edges > 0 ? 1 : 0;
     has_published_[v] = 1;
     buf.sent += had == kHeldBack ? 0 : edges;  // counted as held back (RunSuperstep)
   }
@@ -1426,7 +1439,7 @@ class Engine final : public StepEngine {
           }
         });
       }
-      published_count_ = remote_published_count_ = 0;
+      published_count_ = published_sources_ = remote_published_count_ = 0;
     } else if constexpr (IsBroadcast<P>()) {
       // The pull: each vertex combines what its in-neighbours published, in in-edge order. When
       // every vertex published (PageRank), the flags need not be read: the loop is the gather
@@ -1434,7 +1447,10 @@ class Engine final : public StepEngine {
       // Values are indexed by slot, local and remote alike: a branch on the slot's kind was taken
       // at random for about half the edges of a partition of two, and its mispredictions made a
       // worker's superstep 2-3x slower (bench/README.md).
-      const bool all = published_count_ == n && remote_published_count_ == remote_sources_;
+      // Every vertex with out-edges (a superset of the local in-neighbours: PageRank's dangling
+      // vertices publish nothing) and every remote in-neighbour.
+      const bool all =
+          published_sources_ == local_sources_ && remote_published_count_ == remote_sources_;
       const Message* published = published_.data();
       const uint8_t* has_published = has_published_.data();
       if (all) {
@@ -1480,7 +1496,7 @@ class Engine final : public StepEngine {
           }
         });
       std::fill(has_published_.begin(), has_published_.end(), 0);
-      published_count_ = remote_published_count_ = 0;
+      published_count_ = published_sources_ = remote_published_count_ = 0;
     } else if constexpr (HasCombiner<P>) {
       CombineBins();
     } else {
@@ -1909,6 +1925,9 @@ class Engine final : public StepEngine {
   std::vector<uint64_t> pulling_bits_;
   std::vector<std::vector<uint32_t>> boundary_;
   uint64_t published_count_ = 0;
+  // Sum-combined broadcasts: publishers with out-edges, and the local vertices with out-edges.
+  uint64_t published_sources_ = 0;
+  uint64_t local_sources_ = 0;
   uint64_t remote_published_count_ = 0;
   // Broadcast programs: whether a remote vertex is an in-neighbour of a local one (and so
   // publishes to this partition), and how many are.
