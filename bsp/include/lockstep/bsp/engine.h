@@ -64,12 +64,10 @@ class Context {
   std::span<const EdgeValue> out_values() const { return engine_->graph_.out_values(vertex_); }
   // A min-combined broadcast has them only if it asks (kNeedsInEdges): on a symmetric graph the
   // engine builds none for it (NeedsInEdges(symmetric), program.h).
-  std::span<const uint32_t> in_slots() const
-      requires(AsksInEdges<P>() || (IsBroadcast<P>() && !IsMinBroadcast<P>() && !IsGather<P>())) {
+  std::span<const uint32_t> in_slots() const requires(AsksInEdges<P>() || IsSumPull<P>()) {
     return engine_->topology().in_slots(vertex_);
   }
-  std::span<const EdgeValue> in_values() const
-      requires(AsksInEdges<P>() || (IsBroadcast<P>() && !IsMinBroadcast<P>() && !IsGather<P>())) {
+  std::span<const EdgeValue> in_values() const requires(AsksInEdges<P>() || IsSumPull<P>()) {
     return engine_->graph_.in_values(vertex_);
   }
   // Programs that declare kNeighbourhood (program.h, neighbourhood.h): the vertex's number of
@@ -243,12 +241,16 @@ class Engine final : public StepEngine {
         throw std::invalid_argument(
             "a broadcast program needs in-edges on a graph that is not symmetric");
       }
-      if constexpr (!IsMinBroadcast<P>() && !IsGather<P>()) {
+      if constexpr (IsSumPull<P>()) {
         // The pull reads in_slots (Deliver, MessagesOf) whatever the graph.
         if (!topology().has_in_edges() && n > 0) {
           throw std::invalid_argument("a broadcast program with a combiner needs in-edges");
         }
-        for (uint32_t v = 0; v < n; ++v) local_sources_ += topology().out_degree(v) > 0 ? 1 : 0;
+        pulling_bits_.assign(awake_.size(), 0);
+        for (uint32_t v = 0; v < n; ++v) {
+          local_sources_ += topology().out_degree(v) > 0 ? 1 : 0;
+          if (topology().in_degree(v) > 0) pulling_bits_[v >> 6] |= uint64_t{1} << (v & 63);
+        }
       }
       // A value that goes both ways on a symmetric graph goes along the out-edges alone: they are
       // the in-edges, and a minimum does not depend on their order.
@@ -728,7 +730,9 @@ class Engine final : public StepEngine {
       published_count_ = published_sources_ = 0;
       for (uint32_t v = 0; v < n; ++v) {
         published_count_ += has_published_[v] != 0 ? 1 : 0;
-        published_sources_ += has_published_[v] != 0 && PublishedEdges(v) > 0 ? 1 : 0;
+        if constexpr (IsSumPull<P>()) {
+          published_sources_ += has_published_[v] != 0 && PublishedEdges(v) > 0 ? 1 : 0;
+        }
       }
     }
     if constexpr (IsMinBroadcast<P>()) {
@@ -746,7 +750,7 @@ class Engine final : public StepEngine {
           if (!buf.least || published_[v] < *buf.least) buf.least = published_[v];
         }
       }
-      published_count_ = published_sources_ = 0;
+      published_count_ = 0;
     }
     return absl::OkStatus();
   }
@@ -859,16 +863,6 @@ class Engine final : public StepEngine {
   // The edge values beside PullSlots(v), for a message that changes along an edge (HasAlong).
   std::span<const EdgeValue> PullValues(uint32_t v) const {
     return topology().has_in_edges() ? graph_.in_values(v) : graph_.out_values(v);
-  }
-  // The local vertices with in-edges as awake_'s words, built on first use.
-  const std::vector<uint64_t>& PullingBits() {
-    if (pulling_bits_.size() != awake_.size()) {
-      pulling_bits_.assign(awake_.size(), 0);
-      for (uint32_t v = 0; v < topology().num_local(); ++v) {
-        if (topology().in_degree(v) > 0) pulling_bits_[v >> 6] |= uint64_t{1} << (v & 63);
-      }
-    }
-    return pulling_bits_;
   }
   std::span<const uint32_t> AllPullSlots() const {
     return topology().has_in_edges() ? topology().all_in_slots() : topology().all_out_slots();
@@ -1236,7 +1230,7 @@ class Engine final : public StepEngine {
         held_back_edges_ += remote_out_offsets_[r + 1] - remote_out_offsets_[r];
       }
     }
-    published_count_ = published_sources_ = remote_published_count_ = 0;
+    published_count_ = remote_published_count_ = 0;
   }
 
   // For a frontier of `edges` edges that a program taking its messages in any order would pull:
@@ -1294,7 +1288,7 @@ class Engine final : public StepEngine {
   void ConsumeMessage(uint32_t v) {
     if constexpr (IsGather<P>()) {
       // Nothing to drop: the values are gathered where they were published.
-    } else if constexpr (IsBroadcast<P>() && !IsMinBroadcast<P>()) {
+    } else if constexpr (IsSumPull<P>()) {
       // Nothing to drop: every delivery sets every vertex's message (Deliver).
     } else if constexpr (HasCombiner<P>) {
       has_message_[v] = 0;
@@ -1341,7 +1335,7 @@ class Engine final : public StepEngine {
       if (both_) gather(topology().out_slots(v));
       return buf.gathered;
     } else if constexpr (HasCombiner<P>) {
-      if constexpr (IsBroadcast<P>() && !IsMinBroadcast<P>()) {
+      if constexpr (IsSumPull<P>()) {
         if (pulled_all_) {
           return topology().in_degree(v) > 0 ? std::span<const Message>(&inbox_[v], 1)
                                              : std::span<const Message>();
@@ -1381,7 +1375,7 @@ class Engine final : public StepEngine {
       if (!buf.least || published_[v] < *buf.least) buf.least = published_[v];
     }
     buf.published += had == 0 ? 1 : 0;
-    buf.published_sources += had == 0 && edges > 0 ? 1 : 0;
+    if constexpr (IsSumPull<P>()) buf.published_sources += had == 0 && edges > 0 ? 1 : 0;
     has_published_[v] = 1;
     buf.sent += had == kHeldBack ? 0 : edges;  // counted as held back (RunSuperstep)
   }
@@ -1439,7 +1433,7 @@ class Engine final : public StepEngine {
           }
         });
       }
-      published_count_ = published_sources_ = remote_published_count_ = 0;
+      published_count_ = remote_published_count_ = 0;
     } else if constexpr (IsBroadcast<P>()) {
       // The pull: each vertex combines what its in-neighbours published, in in-edge order. When
       // every vertex published (PageRank), the flags need not be read: the loop is the gather
@@ -1470,8 +1464,7 @@ class Engine final : public StepEngine {
           }
         });
         // Every vertex with in-edges has a message (MessagesOf) and wakes.
-        const std::vector<uint64_t>& pulls = PullingBits();
-        for (size_t w = 0; w < pulls.size(); ++w) awake_[w] |= pulls[w];
+        for (size_t w = 0; w < pulling_bits_.size(); ++w) awake_[w] |= pulling_bits_[w];
       }
       pulled_all_ = all;
       if (!all)
@@ -1918,14 +1911,13 @@ class Engine final : public StepEngine {
   // Gathers: last superstep's published values, which compute reads (swapped with published_).
   std::vector<Message> gathered_;
   std::vector<uint8_t> has_gathered_;
-  // Broadcasts with a combiner other than min: whether every in-neighbour published last
-  // superstep, so that every vertex with in-edges has a message (Deliver), and those vertices as
-  // awake_'s words (PullingBits).
+  // Sum pulls: whether every in-neighbour published last superstep, so that every vertex with
+  // in-edges has a message (Deliver), and those vertices as awake_'s words.
   bool pulled_all_ = false;
   std::vector<uint64_t> pulling_bits_;
   std::vector<std::vector<uint32_t>> boundary_;
   uint64_t published_count_ = 0;
-  // Sum-combined broadcasts: publishers with out-edges, and the local vertices with out-edges.
+  // Sum pulls: publishers with out-edges, and the local vertices with out-edges.
   uint64_t published_sources_ = 0;
   uint64_t local_sources_ = 0;
   uint64_t remote_published_count_ = 0;

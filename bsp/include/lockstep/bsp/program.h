@@ -178,6 +178,13 @@ constexpr bool IsMinBroadcast() {
   return IsBroadcast<P>() && HasImproves<P>();
 }
 
+// A broadcast program with any other combiner (PageRank's sum): always a pull over its in-edges
+// (docs/design.md §3.4).
+template <class P>
+constexpr bool IsSumPull() {
+  return IsBroadcast<P>() && !IsGather<P>() && !IsMinBroadcast<P>();
+}
+
 // A min-combined broadcast program (HasImproves) may declare kAnyOrder = true: its vertices end
 // at the least of all messages ever offered to them, whatever the supersteps they arrive in (a
 // label-correcting fixpoint: BFS, SSSP, WCC; not a program that reads the superstep number after
