@@ -96,8 +96,15 @@ absl::Status Malformed() {
 }
 
 // How a batch of records spells its IDs: 4- or 8-byte integers, or a tag per ID (an integer's
-// value, or the text of any other ID).
-enum class IdCoding : uint8_t { kNarrow = 0, kWide = 1, kTagged = 2 };
+// value, or the text of any other ID). kNarrowParts (edge records only): 4-byte integers that
+// carry their end's partition in their top PartitionBits() bits instead of a partition field,
+// which makes a record 8 bytes instead of 12.
+enum class IdCoding : uint8_t { kNarrow = 0, kWide = 1, kTagged = 2, kNarrowParts = 3 };
+
+// The bits a partition below `partitions` takes at the top of a kNarrowParts ID.
+uint32_t PartitionBits(uint32_t partitions) {
+  return static_cast<uint32_t>(std::bit_width(std::max<uint32_t>(partitions, 1) - 1));
+}
 
 IdCoding CodingOf(IdMode mode) {
   return mode == IdMode::kNarrow ? IdCoding::kNarrow
@@ -108,6 +115,7 @@ IdCoding CodingOf(IdMode mode) {
 void PutKey(std::string& out, IdCoding coding, const TextKey& k) {
   switch (coding) {
     case IdCoding::kNarrow:
+    case IdCoding::kNarrowParts:  // never a vertex's key: its partition is not in the key
       Put(out, static_cast<uint32_t>(k.value));
       return;
     case IdCoding::kWide:
@@ -135,6 +143,7 @@ bool GetKey(Reader& in, IdCoding coding, TextKey& k) {
     return true;
   }
   if (coding == IdCoding::kWide) return in.Get(k.value);
+  if (coding == IdCoding::kNarrowParts) return false;  // edge records only, read as records
   uint8_t tag;
   if (!in.Get(tag)) return false;
   if (tag == 0) return in.Get(k.value);
@@ -145,7 +154,7 @@ bool GetKey(Reader& in, IdCoding coding, TextKey& k) {
 
 bool GetCoding(Reader& in, IdCoding& coding) {
   uint8_t c;
-  if (!in.Get(c) || c > 2) return false;
+  if (!in.Get(c) || c > 3) return false;
   coding = static_cast<IdCoding>(c);
   return true;
 }
@@ -1061,13 +1070,14 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           return TextKey::Of(ch.strs[2 * i + end]);
       }
     };
-    // Calls emit(to, other, i, w) for each record i of chunk c.
-    auto walk = [&](size_t c, auto&& emit) {
+    // Calls emit(to, other, i, w) for each record i of chunk c, its ends' partitions from
+    // ends_of(ch, i, m, ps, pd).
+    auto walk_with = [&](size_t c, auto&& ends_of, auto&& emit) {
       const ParsedChunk& ch = file->chunks[c];
       const size_t m = ch.num_ids(file->mode) / 2;
       for (size_t i = 0; i < m; ++i) {
         uint32_t ps, pd;
-        partitions(ch, i, m, ps, pd);
+        ends_of(ch, i, m, ps, pd);
         if (((ps | pd) & kUnlistedBit) != 0) {
           if (!unlisted[c]) {
             std::string_view tok[3];
@@ -1100,16 +1110,42 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         if (both_ends && pd != ps) emit(pd, ps, i, w);
       }
     };
+    auto walk = [&](size_t c, auto&& emit) { walk_with(c, partitions, emit); };
     std::vector<std::string> edges_out(size_);
-    if (coding != IdCoding::kTagged) {
+    // Narrow IDs that leave room for a partition at their top carry their ends' partitions.
+    IdCoding edge_coding = coding;
+    const uint32_t part_bits = PartitionBits(size_);
+    if (coding == IdCoding::kNarrow && part_bits < 32) {
+      uint32_t max_id = 0;
+      for (const ParsedChunk& ch : file->chunks) {
+        for (uint32_t v : ch.narrow) max_id = std::max(max_id, v);
+      }
+      if (uint64_t{max_id} >> (32 - part_bits) == 0) edge_coding = IdCoding::kNarrowParts;
+    }
+    if (edge_coding != IdCoding::kTagged) {
       // Fixed-size records: count them per chunk and destination, then write each chunk's in
       // place, so that the batches are built once and at their final size.
+      const bool parts_in_ids = edge_coding == IdCoding::kNarrowParts;
       const size_t key_bytes = coding == IdCoding::kNarrow ? 4 : 8;
-      const size_t record = 2 * key_bytes + 4 + (keep_weights() ? 8 : 0);
+      const size_t record = 2 * key_bytes + (parts_in_ids ? 0 : 4) + (keep_weights() ? 8 : 0);
+      const uint32_t part_shift = 32 - part_bits;
       std::vector<std::vector<size_t>> at(chunks, std::vector<size_t>(size_, 0));
+      // Each record's partitions, looked up once in the counting pass (random reads in a table
+      // larger than L2) and read back in order in the writing pass.
+      std::vector<std::vector<std::pair<uint32_t, uint32_t>>> ends(chunks);
       tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
-        walk(c, [&](uint32_t to, uint32_t, size_t, double) { ++at[c][to]; });
+        ends[c].resize(file->chunks[c].num_ids(file->mode) / 2);
+        auto look_up = [&](const ParsedChunk& ch, size_t i, size_t m, uint32_t& ps, uint32_t& pd) {
+          partitions(ch, i, m, ps, pd);
+          ends[c][i] = {ps, pd};
+        };
+        walk_with(c, look_up, [&](uint32_t to, uint32_t, size_t, double) { ++at[c][to]; });
       });
+      auto stored = [&](size_t c) {
+        return [&ends, c](const ParsedChunk&, size_t i, size_t, uint32_t& ps, uint32_t& pd) {
+          std::tie(ps, pd) = ends[c][i];
+        };
+      };
       for (uint32_t q = 0; q < size_; ++q) {
         size_t pos = 1;
         for (size_t c = 0; c < chunks; ++c) {
@@ -1118,12 +1154,22 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           pos += n * record;
         }
         edges_out[q].resize(pos);
-        edges_out[q][0] = static_cast<char>(coding);
+        edges_out[q][0] = static_cast<char>(edge_coding);
       }
       tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
         const ParsedChunk& ch = file->chunks[c];
-        walk(c, [&](uint32_t to, uint32_t other, size_t i, double w) {
+        walk_with(c, stored(c), [&](uint32_t to, uint32_t other, size_t i, double w) {
           char* rec = edges_out[to].data() + at[c][to];
+          at[c][to] += record;
+          if (parts_in_ids) {
+            const auto [ps, pd] = ends[c][i];
+            const uint32_t ids[2] = {
+                ch.narrow[2 * i] | static_cast<uint32_t>(uint64_t{ps} << part_shift),
+                ch.narrow[2 * i + 1] | static_cast<uint32_t>(uint64_t{pd} << part_shift)};
+            std::memcpy(rec, ids, 8);
+            if (keep_weights()) std::memcpy(rec + 8, &w, 8);
+            return;
+          }
           const uint64_t keys[2] = {key_of(ch, i, 0).value, key_of(ch, i, 1).value};
           for (int k = 0; k < 2; ++k, rec += key_bytes) {
             if (key_bytes == 4) {
@@ -1135,7 +1181,6 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           }
           std::memcpy(rec, &other, 4);
           if (keep_weights()) std::memcpy(rec + 4, &w, 8);
-          at[c][to] += record;
         });
       });
     } else {
@@ -1208,6 +1253,38 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
     Reader r(batches[p]);
     if (!GetCoding(r, coding[p])) return Malformed();
   }
+  // kNarrowParts: a record's IDs carry their partitions in their top bits.
+  const uint32_t part_shift = 32 - PartitionBits(size_);
+  const uint64_t id_mask = (uint64_t{1} << part_shift) - 1;
+  auto narrow = [](IdCoding c) { return c == IdCoding::kNarrow || c == IdCoding::kNarrowParts; };
+  auto record_bytes = [&](IdCoding c) {
+    return 2 * (narrow(c) ? size_t{4} : size_t{8}) + (c == IdCoding::kNarrowParts ? 0 : 4) +
+           (keep_weights() ? 8 : 0);
+  };
+  auto key_at = [&](IdCoding c, const char* rec, int end) {
+    if (narrow(c)) {
+      uint32_t v;
+      std::memcpy(&v, rec + 4 * end, 4);
+      return c == IdCoding::kNarrowParts ? v & id_mask : uint64_t{v};
+    }
+    uint64_t v;
+    std::memcpy(&v, rec + 8 * end, 8);
+    return v;
+  };
+  // The partition of the end of a record that the receiver does not own (its own if it owns
+  // both).
+  auto other_of = [&](IdCoding c, const char* rec) {
+    if (c != IdCoding::kNarrowParts) {
+      uint32_t other;
+      std::memcpy(&other, rec + 2 * (narrow(c) ? 4 : 8), 4);
+      return other;
+    }
+    uint32_t ids[2];
+    std::memcpy(ids, rec, 8);
+    const uint32_t ps = static_cast<uint32_t>(uint64_t{ids[0]} >> part_shift);
+    const uint32_t pd = static_cast<uint32_t>(uint64_t{ids[1]} >> part_shift);
+    return ps == rank_ ? pd : ps;
+  };
   const bool text =
       std::any_of(coding.begin(), coding.end(), [](IdCoding c) { return c == IdCoding::kTagged; });
   if (text) {
@@ -1218,10 +1295,16 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
         TextKey ks, kd;
         uint32_t other;
         double w = 0;
-        if (!GetKey(r, coding[p], ks) || !GetKey(r, coding[p], kd) || !r.Get(other) ||
-            (keep_weights() && !r.Get(w)) || other >= size_) {
+        if (coding[p] == IdCoding::kNarrowParts) {
+          std::string_view rec;
+          if (!r.GetBytes(8, rec)) return Malformed();
+          ks = TextKey{true, key_at(coding[p], rec.data(), 0), {}};
+          kd = TextKey{true, key_at(coding[p], rec.data(), 1), {}};
+          other = other_of(coding[p], rec.data());
+        } else if (!GetKey(r, coding[p], ks) || !GetKey(r, coding[p], kd) || !r.Get(other)) {
           return Malformed();
         }
+        if ((keep_weights() && !r.Get(w)) || other >= size_) return Malformed();
         bool added;
         to.src.push_back(table_.Intern(ks, other, added));
         to.dst.push_back(table_.Intern(kd, other, added));
@@ -1235,40 +1318,41 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
   // its direct part covers the ID), in parallel per sender; the ends the table does not know yet
   // (remote ends met for the first time) are then added in sender and record order, so the table
   // does not depend on the thread count.
+  // Calls f with sender p's coding as a constant, so that each loop over its records is compiled
+  // for that coding.
+  auto with_coding = [&](uint32_t p, auto&& f) {
+    switch (coding[p]) {
+      case IdCoding::kNarrow:
+        return f(std::integral_constant<IdCoding, IdCoding::kNarrow>{});
+      case IdCoding::kWide:
+        return f(std::integral_constant<IdCoding, IdCoding::kWide>{});
+      case IdCoding::kNarrowParts:
+        return f(std::integral_constant<IdCoding, IdCoding::kNarrowParts>{});
+      case IdCoding::kTagged:
+        break;
+    }
+  };
   std::vector<size_t> records(size_);
   for (uint32_t p = 0; p < size_; ++p) {
-    const size_t record =
-        2 * (coding[p] == IdCoding::kNarrow ? 4 : 8) + 4 + (keep_weights() ? 8 : 0);
+    const size_t record = record_bytes(coding[p]);
     if ((batches[p].size() - 1) % record != 0) return Malformed();
     records[p] = (batches[p].size() - 1) / record;
     received_ends_ += 2 * records[p];
   }
-  auto key_at = [&](uint32_t p, const char* rec, int end) {
-    if (coding[p] == IdCoding::kNarrow) {
-      uint32_t v;
-      std::memcpy(&v, rec + 4 * end, 4);
-      return uint64_t{v};
-    }
-    uint64_t v;
-    std::memcpy(&v, rec + 8 * end, 8);
-    return v;
-  };
-  auto record_bytes = [&](uint32_t p) {
-    return 2 * (coding[p] == IdCoding::kNarrow ? size_t{4} : size_t{8}) + 4 +
-           (keep_weights() ? 8 : 0);
-  };
   // The direct table covers the IDs up to the largest received so far while it stays within 4
   // bytes per end received (the edge arrays take 4 per end): a dense-ID graph is never hashed
   // here, a sparse-ID one falls back to the hash map.
   std::vector<uint64_t> max_of(size_, 0);
   tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
-    const char* rec = batches[p].data() + 1;
-    const size_t bytes = record_bytes(p);
-    uint64_t m = 0;
-    for (size_t i = 0; i < records[p]; ++i, rec += bytes) {
-      m = std::max({m, key_at(p, rec, 0), key_at(p, rec, 1)});
-    }
-    max_of[p] = m;
+    with_coding(p, [&](auto c) {
+      const char* rec = batches[p].data() + 1;
+      const size_t bytes = record_bytes(c);
+      uint64_t m = 0;
+      for (size_t i = 0; i < records[p]; ++i, rec += bytes) {
+        m = std::max({m, key_at(c, rec, 0), key_at(c, rec, 1)});
+      }
+      max_of[p] = m;
+    });
   });
   const uint64_t max_id = *std::max_element(max_of.begin(), max_of.end());
   if (max_id < std::max<uint64_t>(uint64_t{1} << 20, received_ends_)) {
@@ -1283,35 +1367,37 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
   std::vector<std::vector<Miss>> misses(size_);
   std::atomic<bool> malformed{false};
   tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
-    const char* rec = batches[p].data() + 1;
-    const size_t bytes = record_bytes(p);
-    const size_t key_bytes = coding[p] == IdCoding::kNarrow ? 4 : 8;
-    EdgesFrom& to = from_[p];
-    constexpr size_t kAhead = 16;  // records: the table's lines arrive while these are taken
-    for (size_t i = 0; i < records[p]; ++i, rec += bytes) {
-      if (i + kAhead < records[p]) {
-        table_.PrefetchInt(key_at(p, rec + kAhead * bytes, 0));
-        table_.PrefetchInt(key_at(p, rec + kAhead * bytes, 1));
+    with_coding(p, [&](auto c) {
+      const char* rec = batches[p].data() + 1;
+      const size_t bytes = record_bytes(c);
+      const size_t weight_at = bytes - 8;
+      const size_t n = records[p];
+      EdgesFrom& to = from_[p];
+      constexpr size_t kAhead = 16;  // records: the table's lines arrive while these are taken
+      for (size_t i = 0; i < n; ++i, rec += bytes) {
+        if (i + kAhead < n) {
+          table_.PrefetchInt(key_at(c, rec + kAhead * bytes, 0));
+          table_.PrefetchInt(key_at(c, rec + kAhead * bytes, 1));
+        }
+        const uint32_t other = other_of(c, rec);
+        if (other >= size_) {
+          malformed = true;
+          return;
+        }
+        const size_t at = to.src.size();
+        for (int end = 0; end < 2; ++end) {
+          const uint64_t key = key_at(c, rec, end);
+          const uint32_t v = table_.FindInt(key);
+          if (v == kNoIndex) misses[p].push_back({at, key, other, end == 1});
+          (end == 0 ? to.src : to.dst).push_back(v);
+        }
+        if (keep_weights()) {
+          double w;
+          std::memcpy(&w, rec + weight_at, 8);
+          to.weights.push_back(w);
+        }
       }
-      uint32_t other;
-      std::memcpy(&other, rec + 2 * key_bytes, 4);
-      if (other >= size_) {
-        malformed = true;
-        return;
-      }
-      const size_t at = to.src.size();
-      for (int end = 0; end < 2; ++end) {
-        const uint64_t key = key_at(p, rec, end);
-        const uint32_t v = table_.FindInt(key);
-        if (v == kNoIndex) misses[p].push_back({at, key, other, end == 1});
-        (end == 0 ? to.src : to.dst).push_back(v);
-      }
-      if (keep_weights()) {
-        double w;
-        std::memcpy(&w, rec + 2 * key_bytes + 4, 8);
-        to.weights.push_back(w);
-      }
-    }
+    });
   });
   if (malformed) return Malformed();
   for (uint32_t p = 0; p < size_; ++p) {

@@ -288,6 +288,39 @@ TEST_F(PartitionedLoadTest, DirectRoundsThenHashedOnesEqualWholeBuild) {
   ExpectPartsEqualWhole<NoValue>({.path = path, .undirected = true}, WeightUse::kIgnore, {7, 300});
 }
 
+// Edge records of 32-bit IDs carry their ends' partitions in the IDs' top bits while the round's
+// IDs leave room for them (below 2^31 for 2 workers, 2^30 for 3 or 4) and a partition field
+// otherwise; a round's senders may each use either spelling, or tag their IDs (text), and a
+// receiver takes them all in one round. Weights ride after either.
+TEST_F(PartitionedLoadTest, EdgeRecordsWithAndWithoutPartitionsInTheirIds) {
+  std::mt19937_64 rng(14);
+  auto id = [&](int kind) {
+    const uint64_t v = rng() % 30;
+    switch (kind) {
+      case 0:
+        return std::to_string(v);
+      case 1:  // at the top of the room left for 4 workers' partitions, and just past it
+        return std::to_string((uint64_t{1} << 30) - 1 - v % 2 + 2 * (v % 3 == 0));
+      case 2:  // past the room left for 2 workers' partitions
+        return std::to_string((uint64_t{1} << 31) + v);
+      default:
+        return "t" + std::to_string(v);
+    }
+  };
+  std::string text;
+  for (int part = 0; part < 8; ++part) {
+    for (int e = 0; e < 40; ++e) {
+      text += id(part % 4 == 3 ? 0 : part % 4) + " " + id(part == 7 ? 3 : 0) + " " +
+              std::to_string(rng() % 5) + "\n";
+    }
+  }
+  const std::string path = dir_.Write("spellings.el", text);
+  for (WeightUse weights : {WeightUse::kIgnore, WeightUse::kNonNegative}) {
+    ExpectPartsEqualWhole<double>({.path = path}, weights, {7, 300, 1 << 20});
+    ExpectPartsEqualWhole<double>({.path = path, .undirected = true}, weights, {300});
+  }
+}
+
 TEST_F(PartitionedLoadTest, TextIdsEqualWholeBuild) {
   const std::string path = dir_.Write("text.el", RandomEdgeList(3, Ids::kText, 50, 200, false));
   ExpectPartsEqualWhole<NoValue>({.path = path}, WeightUse::kIgnore);
