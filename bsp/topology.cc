@@ -144,6 +144,8 @@ struct InputEdges {
   uint32_t src(size_t e) const { return input.src[e]; }
   uint32_t dst(size_t e) const { return input.dst[e]; }
   bool symmetric() const { return input.symmetric; }
+  bool oriented() const { return false; }
+  size_t heads() const { return 0; }
   void Release() {
     if (release == nullptr) return;
     bsp::Release(release->src);
@@ -158,6 +160,8 @@ struct PackedEdges {
   uint32_t src(size_t e) const { return edges.src(e); }
   uint32_t dst(size_t e) const { return edges.dst(e); }
   bool symmetric() const { return edges.symmetric; }
+  bool oriented() const { return edges.oriented; }
+  size_t heads() const { return edges.heads; }
   void Release() { edges.Clear(); }
 };
 
@@ -287,6 +291,11 @@ absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, 
   // symmetric input's edge also stands for its reverse, so either remote end is needed.
   const size_t m = edges.size();
   const bool symmetric = edges.symmetric();
+  // Oriented pairs (PartEdges) are a symmetric part's directed edges, keyed by local index.
+  const bool oriented = edges.oriented();
+  if (oriented && (vertices == nullptr || !vertices->remote_ends_only || !symmetric)) {
+    return absl::InternalError("oriented edges come only with a symmetric part's vertex facts");
+  }
   t.symmetric_ = symmetric;
   std::vector<uint8_t> needed(n_global, 0);
   if (vertices != nullptr && vertices->remote_ends_only) {
@@ -347,7 +356,7 @@ absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, 
   // order of the directed edges per vertex, holding the other endpoint's slot. Directed edge e is
   // stored edge e, or for e >= m in a symmetric input the reverse of stored edge e - m (dropped
   // for a self-loop, which is stored once): the order GraphInput documents.
-  const size_t directed_m = symmetric ? 2 * m : m;
+  const size_t directed_m = symmetric && !oriented ? 2 * m : m;
   // heads[v], if asked for: how many of v's out-edges come from stored edges (the rest are
   // reverses), left empty if the bucket could not split there.
   // by(e) is the end of stored edge e that the CSR is keyed on, other(e) the one it holds.
@@ -355,6 +364,10 @@ absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, 
                        std::vector<uint32_t>& ends, std::vector<uint32_t>* input_edge,
                        std::vector<uint64_t>* heads) {
     auto key = [&](size_t e) {
+      if (oriented) {  // by(e) is a local index already
+        const uint32_t v = by(e);
+        return v < n_local ? v : kNoVertex;
+      }
       if (e < m) {
         const uint32_t v = slot[by(e)];
         return v < n_local ? v : kNoVertex;
@@ -380,7 +393,7 @@ absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, 
         if (input_edge) (*input_edge)[pos] = static_cast<uint32_t>(i);
       });
     };
-    const size_t split_at = heads != nullptr ? m : 0;
+    const size_t split_at = heads == nullptr ? 0 : oriented ? edges.heads() : m;
     if (directed_m < kNoVertex) {
       StableBucket<decltype(key), uint32_t> bucket(directed_m, n_local, key, split_at);
       fill(bucket);
@@ -402,8 +415,16 @@ absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, 
   auto src = [&](size_t e) { return edges.src(e); };
   auto dst = [&](size_t e) { return edges.dst(e); };
   build_csr(src, dst, t.out_offsets_, t.out_targets_, input_edge_of_out, rotate ? &heads : nullptr);
+  if (rotate && oriented && heads.empty()) {
+    // The bucket did not split at the heads (none, all, or too many keys to split): count them.
+    heads.assign(n_local, 0);
+    for (size_t e = 0; e < edges.heads(); ++e) {
+      const uint32_t v = edges.src(e);
+      if (v < n_local) ++heads[v];
+    }
+  }
   bool rotated = false;
-  if (rotate && !heads.empty()) {
+  if (rotate && (!heads.empty() || oriented)) {  // oriented: heads counted (none if no vertex)
     std::atomic<bool> self_loop{false};
     tbb::parallel_for(uint32_t{0}, n_local, [&](uint32_t v) {
       const uint64_t b = t.out_offsets_[v];
@@ -432,6 +453,9 @@ absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, 
     }
   }
   Release(heads);
+  if (in_edges && !rotated && oriented) {
+    return absl::InternalError("an oriented part's in-edges need a part without self-loops");
+  }
   if (in_edges && !rotated) {
     build_csr(dst, src, t.in_offsets_, t.in_sources_, input_edge_of_in, nullptr);
   }

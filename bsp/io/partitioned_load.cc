@@ -473,6 +473,14 @@ class Blocks {
     blocks_.clear();
     size_ = 0;
   }
+  // Calls f(a, b, n) for each pair of blocks of this and `other` (as many elements), in order.
+  template <class F>
+  void VisitWith(const Blocks& other, F&& f) const {
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      f(static_cast<const T*>(blocks_[b]), static_cast<const T*>(other.blocks_[b]),
+        std::min(kBlock, size_ - b * kBlock));
+    }
+  }
   // Calls f(a, b, n) for each pair of blocks of this and `other` (as many elements), in order,
   // unmapping both after.
   template <class F>
@@ -579,6 +587,9 @@ class PartitionLoader {
   absl::Status Rank();
   absl::Status AskRemotes();
   absl::StatusOr<PartitionInput> Assemble(bool weighted);
+  // Lays out a symmetric part's received edges as oriented pairs (PartEdges), returning the
+  // received blocks, unless it has a self-loop and needs in-edges (false: nothing done).
+  bool OrientEdges(const std::vector<uint32_t>& local_order, uint32_t n, PartEdges& edges);
 
   // Hashes the IDs of `dict` that this share has not met; fills part[i] (with kUnlistedBit for an
   // ID its owner does not list) and returns the indexes of the new ones with their UUIDs.
@@ -1709,6 +1720,70 @@ void SortPartEdges(PartEdges& edges, std::vector<double>& weights,
   weights = std::move(sorted_weights);
 }
 
+bool PartitionLoader::OrientEdges(const std::vector<uint32_t>& local_order, uint32_t n,
+                                  PartEdges& edges) {
+  // Which table entries are owned, a bit each (in L1 or L2, where the counting pass reads it at
+  // random), and each owned entry's local index (read only for the pairs kept).
+  std::vector<uint64_t> owned((static_cast<size_t>(n) + 63) / 64, 0);
+  std::vector<uint32_t> local(n, kNoIndex);
+  for (uint32_t i = 0; i < local_order.size(); ++i) {
+    local[local_order[i]] = i;
+    owned[local_order[i] >> 6] |= uint64_t{1} << (local_order[i] & 63);
+  }
+  auto is_owned = [&](uint32_t v) { return (owned[v >> 6] >> (v & 63)) & 1; };
+  // Per sender and block, its stored edges from an owned vertex and reverses into one.
+  std::vector<std::vector<std::pair<size_t, size_t>>> counts(size_);
+  uint64_t loop = 0;
+  for (uint32_t p = 0; p < size_; ++p) {
+    from_[p].src.VisitWith(from_[p].dst, [&](const uint32_t* s, const uint32_t* d, size_t count) {
+      size_t heads = 0, reverses = 0;
+      for (size_t i = 0; i < count; ++i) {
+        const uint64_t from_owned = is_owned(s[i]);
+        heads += from_owned;
+        reverses += is_owned(d[i]) & (s[i] != d[i]);
+        loop |= from_owned & (s[i] == d[i]);
+      }
+      counts[p].emplace_back(heads, reverses);
+    });
+  }
+  if (loop != 0 && in_edges_) return false;
+  size_t heads = 0, reverses = 0;
+  for (const auto& per_sender : counts) {
+    for (const auto& [h, r] : per_sender) {
+      heads += h;
+      reverses += r;
+    }
+  }
+  edges = PartEdges(heads + reverses, local_order.size(), n);
+  edges.symmetric = true;
+  edges.oriented = true;
+  edges.heads = heads;
+  // Each block's pairs from its own cursors, each block returned once laid out.
+  size_t h = 0, r = heads;
+  for (uint32_t p = 0; p < size_; ++p) {
+    std::vector<std::pair<size_t, size_t>> at;
+    for (const auto& [bh, br] : counts[p]) {
+      at.emplace_back(h, r);
+      h += bh;
+      r += br;
+    }
+    size_t block = 0;
+    from_[p].src.DrainWith(from_[p].dst, [&](const uint32_t* s, const uint32_t* d, size_t count) {
+      auto [hi, ri] = at[block++];
+      constexpr size_t kAhead = 16;  // pairs: the local indexes arrive while these are laid out
+      for (size_t i = 0; i < count; ++i) {
+        if (i + kAhead < count) {
+          __builtin_prefetch(local.data() + s[i + kAhead]);
+          __builtin_prefetch(local.data() + d[i + kAhead]);
+        }
+        if (is_owned(s[i])) edges.Set(hi++, local[s[i]], d[i]);
+        if (is_owned(d[i]) && s[i] != d[i]) edges.Set(ri++, local[d[i]], s[i]);
+      }
+    });
+  }
+  return true;
+}
+
 absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
   PartitionInput result;
   GraphInput& g = result.input;
@@ -1748,17 +1823,23 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
     pv.global = std::move(rank_of_);
     pv.num_global = starts_[size_];
     pv.remote_ends_only = true;
+    // A symmetric part's edges go oriented (PartEdges): the build then keys only the directed
+    // edges it keeps, by local index, instead of both directions of every stored edge. Not for a
+    // table's edges (sorted below), weights (laid out per stored edge), or in-edges of a part
+    // with a self-loop (its in-CSR is not a rotation of its out-CSR; Topology::Build).
     table_ = VertexTable();
-    // Packed sender by sender, each sender's blocks returned once copied.
-    result.edges = PartEdges(m, n);
-    result.edges.symmetric = symmetric_;
-    size_t at = 0;
-    for (EdgesFrom& e : from_) {
-      e.src.DrainWith(e.dst, [&](const uint32_t* s, const uint32_t* d, size_t count) {
-        tbb::parallel_for(size_t{0}, count,
-                          [&](size_t i) { result.edges.Set(at + i, s[i], d[i]); });
-        at += count;
-      });
+    if (!symmetric_ || sorted_ || weighted || !OrientEdges(pv.local_order, n, result.edges)) {
+      // Packed sender by sender, each sender's blocks returned once copied.
+      result.edges = PartEdges(m, n);
+      result.edges.symmetric = symmetric_;
+      size_t at = 0;
+      for (EdgesFrom& e : from_) {
+        e.src.DrainWith(e.dst, [&](const uint32_t* s, const uint32_t* d, size_t count) {
+          tbb::parallel_for(size_t{0}, count,
+                            [&](size_t i) { result.edges.Set(at + i, s[i], d[i]); });
+          at += count;
+        });
+      }
     }
     from_.clear();
     if (sorted_) SortPartEdges(result.edges, g.weights, pv.global, n);

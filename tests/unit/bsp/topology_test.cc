@@ -368,23 +368,43 @@ TEST(TopologyTest, ExternalIdsWithOneUuidAreNamed) {
   EXPECT_EQ(t->Find(VertexIdFromExternal("absent")), kNoVertex);
 }
 
-// Packed edges hold vertex numbers in 3 bytes below 2^24 vertices, in 4 from there: each number
-// reads back whole, the largest of each width included, whatever its neighbours.
-TEST(PartEdgesTest, NumbersReadBackInBothWidths) {
-  for (const uint64_t vertices : {uint64_t{1} << 24, (uint64_t{1} << 24) + 1, uint64_t{1} << 32}) {
-    const uint32_t top = static_cast<uint32_t>(vertices - 1);
+// Packed edges hold each number in as many bits as its bound needs (at least 1) and a pair in
+// whole bytes, 1 to 8 of them: each number reads back whole, the largest of each width included,
+// whatever its neighbours, set in any order.
+TEST(PartEdgesTest, NumbersReadBackAtEveryWidth) {
+  const std::vector<std::pair<uint64_t, uint64_t>> bounds = {
+      {0, 0},
+      {1, 2},
+      {2, 200},
+      {5, 300},
+      {1 << 20, 1 << 20},
+      {160000, 504403},
+      {(uint64_t{1} << 24) + 1, 3},
+      {uint64_t{1} << 32, 1},
+      {uint64_t{1} << 32, uint64_t{1} << 32}};
+  for (const auto& [sources, targets] : bounds) {
+    const uint32_t ts = static_cast<uint32_t>(std::max<uint64_t>(sources, 1) - 1);
+    const uint32_t td = static_cast<uint32_t>(std::max<uint64_t>(targets, 1) - 1);
     const std::vector<std::pair<uint32_t, uint32_t>> pairs = {
-        {0, top}, {top, 0}, {top, top}, {1, 0x00ff00ffu & top}, {0x123456u, 7}};
-    PartEdges edges(pairs.size(), vertices);
-    EXPECT_EQ(edges.bytes(), pairs.size() * 2 * (vertices <= (uint64_t{1} << 24) ? 3 : 4) + 4);
-    for (size_t e = 0; e < pairs.size(); ++e) edges.Set(e, pairs[e].first, pairs[e].second);
+        {0, td}, {ts, 0}, {ts, td}, {0x5555u & ts, 0xaaaaaaaau & td}, {ts / 3, td / 7}, {0, 0}};
+    PartEdges edges(pairs.size(), sources, targets);
+    const uint64_t bits = std::max(1, static_cast<int>(std::bit_width(ts))) +
+                          std::max(1, static_cast<int>(std::bit_width(td)));
+    EXPECT_EQ(edges.bytes(), pairs.size() * ((bits + 7) / 8) + 8) << sources << " " << targets;
+    for (size_t e : {4, 1, 5, 0, 3, 2}) edges.Set(e, pairs[e].first, pairs[e].second);
     for (size_t e = 0; e < pairs.size(); ++e) {
-      EXPECT_EQ(edges.src(e), pairs[e].first) << vertices << " edge " << e;
-      EXPECT_EQ(edges.dst(e), pairs[e].second) << vertices << " edge " << e;
+      EXPECT_EQ(edges.src(e), pairs[e].first) << sources << " " << targets << " edge " << e;
+      EXPECT_EQ(edges.dst(e), pairs[e].second) << sources << " " << targets << " edge " << e;
     }
     edges.Clear();
     EXPECT_EQ(edges.size(), 0u);
   }
+  PartEdges both(2, 1000);  // one bound for both ends
+  both.Set(0, 999, 0);
+  both.Set(1, 0, 999);
+  EXPECT_EQ(both.bytes(), 2 * 3 + 8);
+  EXPECT_EQ(both.src(0), 999u);
+  EXPECT_EQ(both.dst(1), 999u);
 }
 
 }  // namespace

@@ -84,10 +84,10 @@ struct PartitionInput {
   RankNames names;
   PartitionLoadStats stats;
 
-  // Directed edges, reverses included (for a packed symmetric input, an estimate: self-loops
-  // count twice).
+  // Directed edges, reverses included (for a packed symmetric input that is not oriented, an
+  // estimate: self-loops count twice).
   size_t num_edges() const {
-    return packed ? edges.size() * (edges.symmetric ? 2 : 1) : input.num_edges();
+    return packed ? edges.size() * (edges.symmetric && !edges.oriented ? 2 : 1) : input.num_edges();
   }
 };
 

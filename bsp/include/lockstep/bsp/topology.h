@@ -1,6 +1,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -46,36 +47,70 @@ struct PartVertices {
 };
 
 // The stored edges of a part, in input order, as pairs of vertex numbers (indexes into a
-// PartVertices) packed in 3 bytes each where the vertices are fewer than 2^24, else 4: a worker
-// holds its edges and its CSR together while it builds, and a vector of 32-bit pairs would be
-// a third more. Written once at known positions, then read by Topology::BuildPart.
+// PartVertices), each number in as many bits as its bound needs and a pair in whole bytes (5 for
+// two numbers below 2^20): a worker holds its edges and its CSR together while it builds, and a
+// vector of 32-bit pairs would be 60% more. Written once at known positions, then read by
+// Topology::BuildPart.
+//
+// Oriented (a symmetric input's part only): every pair's source is an owned vertex, given by its
+// local index (its place in PartVertices::local_order), and the pairs are the part's directed
+// edges, not its stored ones: first the stored edges from an owned vertex (`heads` of them), then
+// the reverses of the stored non-loop edges into one, each in input order. The build then keys
+// every pair and looks up no source.
 class PartEdges {
  public:
   PartEdges() = default;
-  PartEdges(size_t edges, uint64_t vertices)
+  PartEdges(size_t edges, uint64_t vertices) : PartEdges(edges, vertices, vertices) {}
+  // Sources below `sources`, targets below `targets`.
+  PartEdges(size_t edges, uint64_t sources, uint64_t targets)
       : size_(edges),
-        width_(vertices <= (uint64_t{1} << 24) ? 3 : 4),
-        // Not value-initialised: the pages are touched as the pairs are written. 4 bytes of
-        // slack let every number be read as a 32-bit load.
-        bytes_(new uint8_t[edges * 2 * width_ + 4]) {
-    std::memset(bytes_.get() + edges * 2 * width_, 0, 4);  // the slack is read, never used
+        src_bits_(BitsFor(sources)),
+        dst_bits_(BitsFor(targets)),
+        stride_((src_bits_ + dst_bits_ + 7) / 8),
+        // Not value-initialised: the pages are touched as the pairs are written. 8 bytes of
+        // slack let every pair be read as a 64-bit load.
+        bytes_(new uint8_t[edges * stride_ + 8]) {
+    std::memset(bytes_.get() + edges * stride_, 0, 8);  // the slack is read, never used
   }
 
   size_t size() const { return size_; }
-  size_t bytes() const { return bytes_ ? size_ * 2 * width_ + 4 : 0; }
-  // src and dst must be below the `vertices` given at construction.
+  size_t bytes() const { return bytes_ ? size_ * stride_ + 8 : 0; }
+  // src and dst must be below the bounds given at construction. Pairs are whole bytes, so
+  // distinct pairs may be set in parallel.
   void Set(size_t e, uint32_t src, uint32_t dst) {
-    uint8_t* at = bytes_.get() + e * 2 * width_;
-    if (width_ == 3) {
-      std::memcpy(at, &src, 3);
-      std::memcpy(at + 3, &dst, 3);
-    } else {
-      std::memcpy(at, &src, 4);
-      std::memcpy(at + 4, &dst, 4);
+    const uint64_t v = uint64_t{src} | uint64_t{dst} << src_bits_;
+    uint8_t* at = bytes_.get() + e * stride_;
+    switch (stride_) {
+      case 1:
+        std::memcpy(at, &v, 1);
+        return;
+      case 2:
+        std::memcpy(at, &v, 2);
+        return;
+      case 3:
+        std::memcpy(at, &v, 3);
+        return;
+      case 4:
+        std::memcpy(at, &v, 4);
+        return;
+      case 5:
+        std::memcpy(at, &v, 5);
+        return;
+      case 6:
+        std::memcpy(at, &v, 6);
+        return;
+      case 7:
+        std::memcpy(at, &v, 7);
+        return;
+      default:
+        std::memcpy(at, &v, 8);
+        return;
     }
   }
-  uint32_t src(size_t e) const { return Get(e * 2 * width_); }
-  uint32_t dst(size_t e) const { return Get(e * 2 * width_ + width_); }
+  uint32_t src(size_t e) const { return static_cast<uint32_t>(Load(e) & Mask(src_bits_)); }
+  uint32_t dst(size_t e) const {
+    return static_cast<uint32_t>(Load(e) >> src_bits_ & Mask(dst_bits_));
+  }
   void Clear() {
     bytes_.reset();
     size_ = 0;
@@ -83,15 +118,25 @@ class PartEdges {
 
   // Every stored non-loop edge also stands for its reverse (GraphInput::symmetric).
   bool symmetric = false;
+  // Oriented pairs (above), the first `heads` of them stored edges.
+  bool oriented = false;
+  size_t heads = 0;
 
  private:
-  uint32_t Get(size_t at) const {
-    uint32_t v;
-    std::memcpy(&v, bytes_.get() + at, 4);
-    return width_ == 4 ? v : v & 0xffffffu;
+  static uint32_t BitsFor(uint64_t bound) {
+    return std::max<uint32_t>(1, static_cast<uint32_t>(std::bit_width(bound - (bound > 0))));
+  }
+  static uint64_t Mask(uint32_t bits) {
+    return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  }
+  uint64_t Load(size_t e) const {
+    uint64_t v;
+    std::memcpy(&v, bytes_.get() + e * stride_, 8);
+    return v;
   }
   size_t size_ = 0;
-  size_t width_ = 4;
+  uint32_t src_bits_ = 1, dst_bits_ = 1;
+  size_t stride_ = 1;
   std::unique_ptr<uint8_t[]> bytes_;
 };
 
