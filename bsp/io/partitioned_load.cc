@@ -1674,15 +1674,30 @@ absl::Status PartitionLoader::AskRemotes() {
     if (!in.ok()) return in.status();
     std::vector<std::string> replies(size_);
     more = false;
+    // The questions' table entries first, then the answers: each step reads the tables at
+    // random (beyond the caches for a large part), so the entries a few ahead are fetched
+    // meanwhile.
+    std::vector<uint32_t> entries;
     for (uint32_t p = 0; p < size_; ++p) {
       Reader r((*in)[p]);
       uint8_t has_more;
       if (!r.Get(has_more)) return Malformed();
       more = more || has_more != 0;
+      entries.clear();
       while (!r.empty()) {
         TextKey k;
         if (!GetKey(r, IdCoding::kTagged, k)) return Malformed();
-        const uint32_t v = table_.Find(k);
+        entries.push_back(table_.Find(k));
+      }
+      replies[p].reserve(entries.size() * (sizeof(uint32_t) + sizeof(VertexId)));
+      constexpr size_t kAhead = 8;
+      for (size_t i = 0; i < entries.size(); ++i) {
+        if (i + kAhead < entries.size() && entries[i + kAhead] != kNoIndex) {
+          __builtin_prefetch(rank_of_.data() + entries[i + kAhead]);
+          __builtin_prefetch(table_.uuid.data() + entries[i + kAhead]);
+          __builtin_prefetch(table_.owned.data() + entries[i + kAhead]);
+        }
+        const uint32_t v = entries[i];
         const bool owned = v != kNoIndex && table_.owned[v];
         unknown |= !owned;
         Put(replies[p], owned ? rank_of_[v] : kNoIndex);
