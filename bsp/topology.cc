@@ -355,11 +355,13 @@ absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, 
   // Out-edges by local source and, if asked for, in-edges by local target: each a CSR in the
   // order of the directed edges per vertex, holding the other endpoint's slot. Directed edge e is
   // stored edge e, or for e >= m in a symmetric input the reverse of stored edge e - m (dropped
-  // for a self-loop, which is stored once): the order GraphInput documents.
+  // for a self-loop, which is stored once): the order GraphInput documents. Oriented pairs
+  // (PartEdges) are directed edges already, e from a local index: the same order per vertex.
   const size_t directed_m = symmetric && !oriented ? 2 * m : m;
   // heads[v], if asked for: how many of v's out-edges come from stored edges (the rest are
-  // reverses), left empty if the bucket could not split there.
-  // by(e) is the end of stored edge e that the CSR is keyed on, other(e) the one it holds.
+  // reverses), left empty if the bucket could not split there (oriented pairs then count them).
+  // by(e) is the end of stored edge e that the CSR is keyed on, other(e) the one it holds (for
+  // oriented pairs, the local index and the other end of pair e).
   auto build_csr = [&](auto by, auto other, std::vector<uint64_t>& offsets,
                        std::vector<uint32_t>& ends, std::vector<uint32_t>* input_edge,
                        std::vector<uint64_t>* heads) {

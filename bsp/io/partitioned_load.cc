@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -1306,7 +1307,8 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
     std::memcpy(ids, rec, 8);
     const uint32_t ps = static_cast<uint32_t>(uint64_t{ids[0]} >> part_shift);
     const uint32_t pd = static_cast<uint32_t>(uint64_t{ids[1]} >> part_shift);
-    return ps == rank_ ? pd : ps;
+    // A record neither of whose ends the receiver owns is malformed (size_ is never a partition).
+    return ps == rank_ ? pd : pd == rank_ ? ps : size_;
   };
   const bool text =
       std::any_of(coding.begin(), coding.end(), [](IdCoding c) { return c == IdCoding::kTagged; });
@@ -1321,6 +1323,7 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
         if (coding[p] == IdCoding::kNarrowParts) {
           std::string_view rec;
           if (!r.GetBytes(8, rec)) return Malformed();
+          ++stats_.records_with_partitions;
           ks = TextKey{true, key_at(coding[p], rec.data(), 0), {}};
           kd = TextKey{true, key_at(coding[p], rec.data(), 1), {}};
           other = other_of(coding[p], rec.data());
@@ -1361,6 +1364,7 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
     if ((batches[p].size() - 1) % record != 0) return Malformed();
     records[p] = (batches[p].size() - 1) / record;
     received_ends_ += 2 * records[p];
+    if (coding[p] == IdCoding::kNarrowParts) stats_.records_with_partitions += records[p];
   }
   // The direct table covers the IDs up to the largest received so far while it stays within 4
   // bytes per end received (the edge arrays take 4 per end): a dense-ID graph is never hashed
@@ -1773,7 +1777,7 @@ bool PartitionLoader::OrientEdges(const std::vector<uint32_t>& local_order, uint
       counts[p].emplace_back(heads, reverses);
     });
   }
-  if (loop != 0 && in_edges_) return false;
+  if (loop != 0 && options_.in_edges_if_symmetric.value_or(in_edges_)) return false;
   size_t heads = 0, reverses = 0;
   for (const auto& per_sender : counts) {
     for (const auto& [h, r] : per_sender) {
@@ -1785,6 +1789,7 @@ bool PartitionLoader::OrientEdges(const std::vector<uint32_t>& local_order, uint
   edges.symmetric = true;
   edges.oriented = true;
   edges.heads = heads;
+  stats_.oriented = true;
   // Each block's pairs from its own cursors, each block returned once laid out.
   size_t h = 0, r = heads;
   for (uint32_t p = 0; p < size_; ++p) {

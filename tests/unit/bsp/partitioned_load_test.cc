@@ -58,8 +58,11 @@ void OnWorkers(uint32_t n, F&& body) {
 }
 
 template <class E>
+// `build_in_edges`, if set: the in-edges the build lays out for a symmetric input (the program's
+// NeedsInEdges(true)), told to the load too; else `in_edges`.
 std::vector<Worker<E>> LoadOnWorkers(const GraphSource& source, WeightUse weights, uint32_t n,
-                                     bool in_edges, uint64_t round_bytes, bool packed = true) {
+                                     bool in_edges, uint64_t round_bytes, bool packed = true,
+                                     std::optional<bool> build_in_edges = std::nullopt) {
   std::vector<Worker<E>> workers(n);
   OnWorkers(n, [&](uint32_t r, Exchange& exchange) {
     Worker<E>& w = workers[r];
@@ -67,7 +70,8 @@ std::vector<Worker<E>> LoadOnWorkers(const GraphSource& source, WeightUse weight
     auto part = LoadPartition(source, weights, exchange, in_edges,
                               {.round_bytes = round_bytes,
                                .packed_edges = packed,
-                               .list_step = std::min<uint64_t>(round_bytes, uint64_t{1} << 15)});
+                               .list_step = std::min<uint64_t>(round_bytes, uint64_t{1} << 15),
+                               .in_edges_if_symmetric = build_in_edges});
     if (part.ok() && part->packed != packed) {
       w.status = absl::InternalError("the part's edges are not in the form asked for");
       return;
@@ -79,7 +83,7 @@ std::vector<Worker<E>> LoadOnWorkers(const GraphSource& source, WeightUse weight
     w.stats = part->stats;
     w.names = part->names;
     auto split = partition::Range::Whole(n);
-    auto graph = BuildPartGraph<E>(*part, *split, r, in_edges);
+    auto graph = BuildPartGraph<E>(*part, *split, r, build_in_edges.value_or(in_edges));
     if (!graph.ok()) {
       w.status = graph.status();
       return;
@@ -317,6 +321,15 @@ TEST_F(PartitionedLoadTest, EdgeRecordsWithAndWithoutPartitionsInTheirIds) {
     }
   }
   const std::string path = dir_.Write("spellings.el", text);
+  // Both spellings went over the wire: some records with partitions in their IDs, some without.
+  uint64_t with = 0, received = 0;
+  for (const auto& w : LoadOnWorkers<NoValue>({.path = path}, WeightUse::kIgnore, 4, true, 300)) {
+    ASSERT_TRUE(w.status.ok()) << w.status;
+    with += w.stats.records_with_partitions;
+    received += w.stats.edges_received;
+  }
+  EXPECT_GT(with, 0u);
+  EXPECT_LT(with, received);
   for (WeightUse weights : {WeightUse::kIgnore, WeightUse::kNonNegative}) {
     ExpectPartsEqualWhole<double>({.path = path}, weights, {7, 300, 1 << 20});
     ExpectPartsEqualWhole<double>({.path = path, .undirected = true}, weights, {300});
@@ -356,6 +369,40 @@ TEST_F(PartitionedLoadTest, UndirectedWithoutSelfLoopsEqualsWholeBuild) {
   ExpectPartsEqualWhole<double>({.path = path, .undirected = true}, WeightUse::kIgnore, {300});
   const std::string one_loop = dir_.Write("oneloop.el", text + "4 4\n");
   ExpectPartsEqualWhole<NoValue>({.path = one_loop, .undirected = true}, WeightUse::kIgnore);
+
+  // Which parts went oriented: every one without the loop; the loop's owner only when its build
+  // needs no in-edges (a min broadcast's on a symmetric input: NeedsInEdges(true) is false); a
+  // weighted part never; a directed input never.
+  auto oriented = [&](const std::string& p, bool undirected, WeightUse weights, bool in_edges,
+                      std::optional<bool> build_in_edges) {
+    auto whole = LoadGraph({.path = p, .undirected = undirected}, weights);
+    EXPECT_TRUE(whole.ok());
+    auto workers = LoadOnWorkers<double>({.path = p, .undirected = undirected}, weights, 3,
+                                         in_edges, 300, true, build_in_edges);
+    std::vector<bool> got;
+    for (uint32_t r = 0; r < 3; ++r) {
+      EXPECT_TRUE(workers[r].status.ok()) << workers[r].status;
+      if (!workers[r].status.ok()) return got;
+      auto want = Graph<double>::Build(*whole, *partition::Range::Whole(3), r,
+                                       build_in_edges.value_or(in_edges));
+      EXPECT_TRUE(want.ok());
+      ExpectSameGraph(*workers[r].graph, *want, p + " worker " + std::to_string(r));
+      got.push_back(workers[r].stats.oriented);
+    }
+    return got;
+  };
+  const std::vector<bool> all_three = {true, true, true};
+  EXPECT_EQ(oriented(path, true, WeightUse::kIgnore, true, std::nullopt), all_three);
+  const auto with_loop = oriented(one_loop, true, WeightUse::kIgnore, true, std::nullopt);
+  EXPECT_EQ(std::count(with_loop.begin(), with_loop.end(), false), 1);
+  EXPECT_EQ(oriented(one_loop, true, WeightUse::kIgnore, true, false), all_three);
+  const std::string weighted =
+      dir_.Write("weighted.el", RandomEdgeList(16, Ids::kSmall, 40, 120, true));
+  EXPECT_EQ(oriented(weighted, true, WeightUse::kNonNegative, false, std::nullopt),
+            std::vector<bool>(3, false));
+  EXPECT_EQ(oriented(weighted, true, WeightUse::kIgnore, false, std::nullopt), all_three);
+  EXPECT_EQ(oriented(path, false, WeightUse::kIgnore, true, std::nullopt),
+            std::vector<bool>(3, false));
 }
 
 TEST_F(PartitionedLoadTest, WeightsEqualWholeBuild) {

@@ -245,7 +245,8 @@ class ProgramRunner final : public JobRunner {
       source = GraphSource{.path = details.save_parts};
       building = "the input graph from " + details.save_parts;
     }
-    auto part = LoadPartition(source, App::kWeights, exchange, NeedsInEdges<Program>());
+    auto part = LoadPartition(source, App::kWeights, exchange, NeedsInEdges<Program>(),
+                              {.in_edges_if_symmetric = NeedsInEdges<Program>(true)});
     if (!part.ok()) return part.status();
     if (details.on_partition_loaded) details.on_partition_loaded(part->stats);
     auto split = partition::Range::Whole(exchange.size());

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,10 @@ struct PartitionLoadOptions {
   bool packed_edges = true;
   // The questions about remote vertices each worker sends an owner per step (at least 1).
   uint64_t list_step = uint64_t{1} << 15;
+  // Whether the build will lay out in-edges if the input turns out symmetric
+  // (NeedsInEdges<P>(true); unset: as `in_edges`). A symmetric part with a self-loop whose
+  // build needs in-edges keeps its stored edges; any other symmetric part's edges go oriented.
+  std::optional<bool> in_edges_if_symmetric;
 };
 
 // The external IDs of one worker's range of global indexes: a partitioned load ranks all vertices
@@ -69,13 +74,17 @@ struct PartitionLoadStats {
   uint64_t vertices_known = 0;  // owned vertices and remote ends of its edges
   uint64_t edges_received = 0;  // stored edges with an end it owns
   uint64_t rounds = 0;
+  // Edge records received with their partitions in their IDs (8 bytes each, not 12).
+  uint64_t records_with_partitions = 0;
+  bool oriented = false;  // the part's edges go to the build oriented (PartEdges)
 };
 
 // One worker's share of a graph after a partitioned load: the stored edges with an end it owns,
-// in input order, between the vertices of `vertices` (those it owns and the remote ends of its
-// edges; `input` has no external IDs), and the properties. The edges are in `edges` if `packed`
-// (the vertices then in any order, with their local order), else in `input` (the vertices in
-// global-index order). BuildPartGraph makes the worker's part from it.
+// in input order (or, oriented, the directed edges from its vertices; PartEdges), between the
+// vertices of `vertices` (those it owns and the remote ends of its edges; `input` has no external
+// IDs), and the properties. The edges are in `edges` if `packed` (the vertices then in any order,
+// with their local order), else in `input` (the vertices in global-index order). BuildPartGraph
+// makes the worker's part from it.
 struct PartitionInput {
   GraphInput input;  // the properties, flags and weights, and unless packed the edges
   PartEdges edges;

@@ -114,6 +114,8 @@ class PartEdges {
   void Clear() {
     bytes_.reset();
     size_ = 0;
+    oriented = false;
+    heads = 0;
   }
 
   // Every stored non-loop edge also stands for its reverse (GraphInput::symmetric).
