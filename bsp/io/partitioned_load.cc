@@ -599,8 +599,8 @@ class PartitionLoader {
   // The same for a round of integer IDs that the share's direct table covers, without a
   // dictionary of the round: returns false (having done nothing) if the table cannot cover them;
   // else the IDs this share had not met, in increasing order, with their UUIDs and partitions
-  // (which the table then holds).
-  bool MeetIdsDirect(const ParsedFile& file, std::vector<uint64_t>& fresh,
+  // (which the table then holds). `max_id`: the round's largest ID (MaxIntegerId).
+  bool MeetIdsDirect(const ParsedFile& file, uint64_t max_id, std::vector<uint64_t>& fresh,
                      std::vector<uint32_t>& fresh_part, std::vector<VertexId>& fresh_uuids);
 
   const GraphSource& source_;
@@ -682,8 +682,24 @@ void PartitionLoader::MeetIds(const Dictionary& dict, std::vector<uint32_t>& par
   for (uint32_t i : fresh) share_ids_.Add(dict.KeyAt(i), part[i]);
 }
 
-bool PartitionLoader::MeetIdsDirect(const ParsedFile& file, std::vector<uint64_t>& fresh,
-                                    std::vector<uint32_t>& fresh_part,
+// The largest ID of a round of integer IDs (0 for none).
+uint64_t MaxIntegerId(const ParsedFile& file) {
+  std::vector<uint64_t> chunk_max(file.chunks.size(), 0);
+  tbb::parallel_for(size_t{0}, file.chunks.size(), [&](size_t c) {
+    const ParsedChunk& ch = file.chunks[c];
+    uint64_t m = 0;
+    if (file.mode == IdMode::kNarrow) {
+      for (uint32_t v : ch.narrow) m = std::max<uint64_t>(m, v);
+    } else {
+      for (uint64_t v : ch.wide) m = std::max(m, v);
+    }
+    chunk_max[c] = m;
+  });
+  return chunk_max.empty() ? 0 : *std::max_element(chunk_max.begin(), chunk_max.end());
+}
+
+bool PartitionLoader::MeetIdsDirect(const ParsedFile& file, uint64_t max_id,
+                                    std::vector<uint64_t>& fresh, std::vector<uint32_t>& fresh_part,
                                     std::vector<VertexId>& fresh_uuids) {
   const size_t chunks = file.chunks.size();
   auto each_id = [&](size_t c, auto&& f) {
@@ -694,15 +710,8 @@ bool PartitionLoader::MeetIdsDirect(const ParsedFile& file, std::vector<uint64_t
       for (uint64_t v : ch.wide) f(v);
     }
   };
-  std::vector<uint64_t> chunk_max(chunks, 0);
   uint64_t ends = 0;
   for (const ParsedChunk& ch : file.chunks) ends += ch.num_ids(file.mode);
-  tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
-    uint64_t m = 0;
-    each_id(c, [&](uint64_t v) { m = std::max(m, v); });
-    chunk_max[c] = m;
-  });
-  const uint64_t max_id = chunks == 0 ? 0 : *std::max_element(chunk_max.begin(), chunk_max.end());
   if (!share_ids_.CoverDirect(max_id, ends)) return false;
   // Each new ID claimed by one chunk; sorted after, so that the order is the thread count's no
   // more than a dictionary's would be.
@@ -957,11 +966,13 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     std::vector<TextKey> fresh;
     std::vector<uint32_t> fresh_dict, fresh_part;
     IdCoding coding = IdCoding::kTagged;
+    uint64_t max_id = 0;  // of a round of integer IDs
     if (!stop_here) {
       coding = CodingOf(file->mode);
       std::vector<VertexId> uuids;
       std::vector<uint64_t> fresh_ints;
-      if (file->integer_mode() && MeetIdsDirect(*file, fresh_ints, fresh_part, uuids)) {
+      if (file->integer_mode()) max_id = MaxIntegerId(*file);
+      if (file->integer_mode() && MeetIdsDirect(*file, max_id, fresh_ints, fresh_part, uuids)) {
         direct = true;
         fresh.reserve(fresh_ints.size());
         for (uint64_t v : fresh_ints) fresh.push_back(TextKey{true, v, {}});
@@ -1127,12 +1138,8 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     // Narrow IDs that leave room for a partition at their top carry their ends' partitions.
     IdCoding edge_coding = coding;
     const uint32_t part_bits = PartitionBits(size_);
-    if (coding == IdCoding::kNarrow && part_bits < 32) {
-      uint32_t max_id = 0;
-      for (const ParsedChunk& ch : file->chunks) {
-        for (uint32_t v : ch.narrow) max_id = std::max(max_id, v);
-      }
-      if (uint64_t{max_id} >> (32 - part_bits) == 0) edge_coding = IdCoding::kNarrowParts;
+    if (coding == IdCoding::kNarrow && part_bits < 32 && max_id >> (32 - part_bits) == 0) {
+      edge_coding = IdCoding::kNarrowParts;
     }
     if (edge_coding != IdCoding::kTagged) {
       // Fixed-size records: count them per chunk and destination, then write each chunk's in
