@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <charconv>
@@ -349,6 +350,54 @@ class ShareIds {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Sets of integers as bitmaps.
+
+// The bits set in x, inline: without -mpopcnt, std::popcount is a call into libgcc, which the
+// rank lookup of every received edge end would pay.
+inline uint32_t Popcount(uint64_t x) {
+#if defined(__POPCNT__)
+  return static_cast<uint32_t>(__builtin_popcountll(x));
+#else
+  x -= (x >> 1) & 0x5555555555555555ull;
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return static_cast<uint32_t>((x * 0x0101010101010101ull) >> 56);
+#endif
+}
+
+// A set of integers below a bound, as a bitmap with the count of members before each 64-bit word:
+// membership and rank (the members below a value) at the cost of two reads, from 3/16 of a byte
+// per integer below the bound (192 KiB for 2^20: in L2).
+class RankedBits {
+ public:
+  RankedBits() = default;
+  explicit RankedBits(std::vector<uint64_t> words)
+      : words_(std::move(words)), before_(words_.size() + 1) {
+    uint32_t n = 0;
+    for (size_t i = 0; i < words_.size(); ++i) {
+      before_[i] = n;
+      n += Popcount(words_[i]);
+    }
+    before_[words_.size()] = n;
+  }
+  uint64_t limit() const { return uint64_t{words_.size()} * 64; }
+  uint32_t size() const { return before_.empty() ? 0 : before_.back(); }
+  bool Has(uint64_t v) const { return v < limit() && ((words_[v >> 6] >> (v & 63)) & 1) != 0; }
+  // The members below v (v < limit()).
+  uint32_t Rank(uint64_t v) const {
+    const uint64_t below = (uint64_t{1} << (v & 63)) - 1;
+    return before_[v >> 6] + Popcount(words_[v >> 6] & below);
+  }
+  // The members before word w.
+  uint32_t Before(size_t w) const { return before_[w]; }
+  const std::vector<uint64_t>& words() const { return words_; }
+
+ private:
+  std::vector<uint64_t> words_;
+  std::vector<uint32_t> before_;
+};
+
+// ---------------------------------------------------------------------------------------------
 // The vertices a worker knows (receiver side): its own and the remote ends of its edges.
 
 class VertexTable {
@@ -359,6 +408,7 @@ class VertexTable {
     if (value < direct_.size()) __builtin_prefetch(direct_.data() + value);
   }
   uint32_t FindInt(uint64_t value) const {
+    if (sorted_.Has(value)) return sorted_.Rank(value);
     if (value < direct_.size()) return direct_[value];
     auto it = ints_.find(value);
     return it == ints_.end() ? kNoIndex : it->second;
@@ -389,6 +439,7 @@ class VertexTable {
     const uint32_t next = static_cast<uint32_t>(value_.size());
     added = false;
     if (k.is_int) {
+      if (sorted_.Has(k.value)) return sorted_.Rank(k.value);
       if (k.value < direct_.size()) {
         if (direct_[k.value] != kNoIndex) return direct_[k.value];
         direct_[k.value] = next;
@@ -412,18 +463,47 @@ class VertexTable {
     part.push_back(owner);
     return next;
   }
+  // Makes an empty table the members of `ids` in increasing order (entry i its i-th smallest),
+  // looked up through `ids` itself; `owned_uuids`: the UUIDs of the owned ones, by ID. `part(v)`:
+  // the partition of a member v that is not owned.
+  template <class PartOf>
+  void AdoptSorted(RankedBits ids, const std::vector<uint64_t>& owned_ids,
+                   const std::vector<std::pair<uint64_t, VertexId>>& owned_uuids, uint32_t self,
+                   PartOf&& part_of) {
+    const uint32_t n = ids.size();
+    value_.resize(n);
+    text_.assign(n, kNoIndex);
+    owned.assign(n, 0);
+    uuid.resize(n);
+    part.resize(n);
+    const std::vector<uint64_t>& words = ids.words();
+    tbb::parallel_for(size_t{0}, words.size(), [&](size_t w) {
+      uint32_t at = ids.Before(w);
+      for (uint64_t bits = words[w]; bits != 0; bits &= bits - 1, ++at) {
+        const uint64_t v = uint64_t{w} * 64 + static_cast<uint64_t>(std::countr_zero(bits));
+        value_[at] = v;
+        const bool mine = w < owned_ids.size() && ((owned_ids[w] >> (v & 63)) & 1) != 0;
+        owned[at] = mine;
+        part[at] = mine ? self : part_of(v);
+      }
+    });
+    for (const auto& [v, id] : owned_uuids) uuid[ids.Rank(v)] = id;
+    sorted_ = std::move(ids);
+  }
   TextKey KeyAt(uint32_t i) const {
     if (text_[i] == kNoIndex) return TextKey{true, value_[i], {}};
     return TextKey{false, 0, storage_[text_[i]]};
   }
   uint32_t size() const { return static_cast<uint32_t>(value_.size()); }
+  const RankedBits& sorted() const { return sorted_; }
 
   std::vector<uint8_t> owned;
   std::vector<VertexId> uuid;
   std::vector<uint32_t> part;
 
  private:
-  std::vector<uint32_t> direct_;                  // integer ID -> index, for IDs below its size
+  RankedBits sorted_;             // entries 0..sorted_.size()-1: these integer IDs (AdoptSorted)
+  std::vector<uint32_t> direct_;  // integer ID -> index, for IDs below its size
   absl::flat_hash_map<uint64_t, uint32_t> ints_;  // the other integer IDs
   absl::flat_hash_map<absl::string_view, uint32_t> texts_;
   std::deque<std::string> storage_;  // a deque: the map's keys point into its strings
@@ -443,24 +523,19 @@ class Blocks {
   Blocks() = default;
   Blocks(const Blocks&) = delete;
   Blocks& operator=(const Blocks&) = delete;
-  Blocks(Blocks&& o) noexcept : blocks_(std::move(o.blocks_)), size_(o.size_) {
+  Blocks(Blocks&& o) noexcept
+      : blocks_(std::move(o.blocks_)), size_(o.size_), next_(o.next_), end_(o.end_) {
     o.blocks_.clear();
     o.size_ = 0;
+    o.next_ = o.end_ = nullptr;
   }
   ~Blocks() { Clear(); }
 
   size_t size() const { return size_; }
   T& operator[](size_t i) { return blocks_[i / kBlock][i % kBlock]; }
   void push_back(T v) {
-    if (size_ % kBlock == 0) {
-      // Populated at once: the block is about to be filled, and one call maps its pages for
-      // less than a fault per page.
-      void* p = ::mmap(nullptr, kBlockBytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-      if (p == MAP_FAILED) throw std::bad_alloc();
-      blocks_.push_back(static_cast<T*>(p));
-    }
-    blocks_[size_ / kBlock][size_ % kBlock] = v;
+    if (next_ == end_) Grow();
+    *next_++ = v;
     ++size_;
   }
   // Calls f(data, n) for each block in order, unmapping each block after it.
@@ -471,8 +546,12 @@ class Blocks {
       ::munmap(blocks_[b], kBlockBytes);
       blocks_[b] = nullptr;
     }
-    blocks_.clear();
-    size_ = 0;
+    Clear();
+  }
+  // Calls f(data, n) for each block in order, which may change its elements.
+  template <class F>
+  void Update(F&& f) {
+    for (size_t b = 0; b < blocks_.size(); ++b) f(blocks_[b], std::min(kBlock, size_ - b * kBlock));
   }
   // Calls f(a, b, n) for each pair of blocks of this and `other` (as many elements), in order.
   template <class F>
@@ -502,11 +581,25 @@ class Blocks {
     }
     blocks_.clear();
     size_ = 0;
+    next_ = end_ = nullptr;
   }
 
  private:
+  void Grow() {
+    // Populated at once: the block is about to be filled, and one call maps its pages for less
+    // than a fault per page.
+    void* p = ::mmap(nullptr, kBlockBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    blocks_.push_back(static_cast<T*>(p));
+    next_ = blocks_.back();
+    end_ = next_ + kBlock;
+  }
+
   std::vector<T*> blocks_;
   size_t size_ = 0;
+  T* next_ = nullptr;  // where the next element goes in the last block
+  T* end_ = nullptr;
 };
 
 // The stored edges a worker received from one sender, in the sender's (input) order.
@@ -585,6 +678,15 @@ class PartitionLoader {
   // Files the edges of a round's last step under their senders.
   absl::Status TakeEdges(std::vector<std::string>& batches);
   absl::Status Resolve(bool& weighted);
+  // Whether this worker can go on receiving raw with IDs up to `max_id` (covering them if so).
+  bool RawCovers(uint64_t max_id);
+  // Numbers the IDs received raw, in increasing order, as the table's first entries, and the
+  // edges received so far with them; the load then goes on through the table. `owned_words`, if
+  // given: the owned IDs' bitmap.
+  absl::Status LeaveRaw(std::vector<uint64_t>* owned_words = nullptr);
+  // If every worker is still receiving raw, global indexes from the union of the owned IDs'
+  // bitmaps, with no sort (ranked); else each leaves raw and nothing more is done.
+  absl::Status RankRaw(bool& ranked);
   absl::Status Rank();
   absl::Status AskRemotes();
   absl::StatusOr<PartitionInput> Assemble(bool weighted);
@@ -636,7 +738,17 @@ class PartitionLoader {
   uint64_t vertex_lines_ = 0, edge_lines_ = 0;
   uint64_t first_with_weight_ = 0, first_without_weight_ = 0;  // lines in this share
 
-  uint64_t received_ends_ = 0;     // edge ends received so far (bounds the direct table)
+  uint64_t received_ends_ = 0;  // edge ends received so far (bounds the direct table)
+  uint64_t text_read_ = 0;      // bytes of its shares read so far (bounds raw_part_)
+  // Receiving raw (docs/design.md §4): while every ID a worker receives is an integer below a
+  // bound, it keeps the received edges' IDs as they come and a byte per integer below the bound,
+  // raw_part_ (the ID's partition, or kRawUnknown for one not met), instead of looking each up in
+  // the table; the IDs are numbered in increasing order once all have come (LeaveRaw). The owned
+  // ones' UUIDs wait in raw_owned_.
+  static constexpr uint8_t kRawUnknown = 0xff;
+  bool raw_ = false;
+  std::vector<uint8_t> raw_part_;
+  std::vector<std::pair<uint64_t, VertexId>> raw_owned_;
   std::vector<uint32_t> rank_of_;  // per table entry
   std::vector<uint64_t> starts_;
   std::vector<uint64_t> names_ints_;
@@ -940,6 +1052,9 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     return st;
   }
   const bool both_ends = in_edges_ || symmetric_;
+  // A table's rows and a listed graph's vertices go through the vertex table from the start.
+  raw_ = options_.raw_integer_ids && !graphalytics && !source_.text && size_ < kRawUnknown &&
+         table_.size() == 0;
   uint64_t lines = 0;
   while (true) {
     // 1. Parse; hash the IDs this share has not met; tell their owners (the vertex of an edge
@@ -950,6 +1065,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     if (!text.ok()) {
       Note(failure_, FromStatus(text.status()));
     } else if (!parse_failed_before) {
+      text_read_ += text->size();
       file = ParseRound(path, std::move(*text), FileKind::kEdges, keep_weights());
       if (auto f = ParseFailure(*file, kEdgeParse, rank_, lines)) Note(failure_, *f);
     }
@@ -1021,6 +1137,17 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         }
         VertexId uuid;
         if (!r.Get(uuid)) return Malformed();
+        if (raw_ && !(k.is_int && RawCovers(k.value))) {
+          if (auto st = LeaveRaw(); !st.ok()) return st;
+        }
+        if (raw_) {
+          uint8_t& at = raw_part_[k.value];
+          if (at != rank_) {  // shares each announce the IDs they meet: the first one counts
+            at = static_cast<uint8_t>(rank_);
+            raw_owned_.emplace_back(k.value, uuid);
+          }
+          continue;
+        }
         bool added;
         const uint32_t v = table_.Intern(k, rank_, added);
         if (added) table_.uuid[v] = uuid;
@@ -1319,6 +1446,9 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
   };
   const bool text =
       std::any_of(coding.begin(), coding.end(), [](IdCoding c) { return c == IdCoding::kTagged; });
+  if (text && raw_) {
+    if (auto st = LeaveRaw(); !st.ok()) return st;
+  }
   if (text) {
     for (uint32_t p = 0; p < size_; ++p) {
       Reader r(std::string_view(batches[p]).substr(1));
@@ -1389,6 +1519,57 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
     });
   });
   const uint64_t max_id = *std::max_element(max_of.begin(), max_of.end());
+  if (raw_ && !RawCovers(max_id)) {
+    if (auto st = LeaveRaw(); !st.ok()) return st;
+  }
+  std::atomic<bool> malformed{false};
+  if (raw_) {
+    // The IDs as they come, and each end's partition unless it is this worker's: one byte read
+    // (and at most one written) per end, in a table a byte per ID, where the table's lookups read
+    // four and added the ends met for the first time one by one.
+    tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
+      with_coding(p, [&](auto c) {
+        const char* rec = batches[p].data() + 1;
+        const size_t bytes = record_bytes(c);
+        const size_t weight_at = bytes - 8;
+        const size_t n = records[p];
+        EdgesFrom& to = from_[p];
+        uint8_t* part = raw_part_.data();
+        const auto self = static_cast<uint8_t>(rank_);
+        constexpr size_t kAhead = 16;  // records: their bytes arrive while these are taken
+        for (size_t i = 0; i < n; ++i, rec += bytes) {
+          if (i + kAhead < n) {
+            __builtin_prefetch(part + key_at(c, rec + kAhead * bytes, 0));
+            __builtin_prefetch(part + key_at(c, rec + kAhead * bytes, 1));
+          }
+          const uint32_t other = other_of(c, rec);
+          if (other >= size_) {
+            malformed = true;
+            return;
+          }
+          const uint64_t ends[2] = {key_at(c, rec, 0), key_at(c, rec, 1)};
+          for (const uint64_t v : ends) {
+            // Senders in parallel write the same partition for an ID: atomic, not a race.
+            std::atomic_ref<uint8_t> slot(part[v]);
+            const uint8_t was = slot.load(std::memory_order_relaxed);
+            if (was != self && was != other) {
+              slot.store(static_cast<uint8_t>(other), std::memory_order_relaxed);
+            }
+          }
+          to.src.push_back(static_cast<uint32_t>(ends[0]));
+          to.dst.push_back(static_cast<uint32_t>(ends[1]));
+          if (keep_weights()) {
+            double w;
+            std::memcpy(&w, rec + weight_at, 8);
+            to.weights.push_back(w);
+          }
+        }
+      });
+    });
+    if (malformed) return Malformed();
+    for (std::string& b : batches) std::string().swap(b);
+    return absl::OkStatus();
+  }
   if (max_id < std::max<uint64_t>(uint64_t{1} << 20, received_ends_)) {
     table_.CoverIntegersBelow(max_id + 1);
   }
@@ -1399,7 +1580,6 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
     bool dst;
   };
   std::vector<std::vector<Miss>> misses(size_);
-  std::atomic<bool> malformed{false};
   tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
     with_coding(p, [&](auto c) {
       const char* rec = batches[p].data() + 1;
@@ -1543,6 +1723,131 @@ absl::Status PartitionLoader::Resolve(bool& weighted) {
 }
 
 bool KeyLess(const TextKey& a, const TextKey& b) { return a < b; }
+
+bool PartitionLoader::RawCovers(uint64_t max_id) {
+  if (max_id < raw_part_.size()) return true;
+  // A byte per integer below the largest ID, bounded by what this worker has read and received:
+  // a sparse ID space goes through the table instead.
+  const uint64_t bound = std::max<uint64_t>(uint64_t{1} << 22, text_read_ + received_ends_);
+  if (max_id >= bound || max_id >= kNoIndex) return false;
+  raw_part_.resize(max_id + 1, kRawUnknown);
+  return true;
+}
+
+absl::Status PartitionLoader::LeaveRaw(std::vector<uint64_t>* owned_words) {
+  if (!raw_) return absl::OkStatus();
+  raw_ = false;
+  const size_t words = (raw_part_.size() + 63) / 64;
+  std::vector<uint64_t> known(words), owned(words);
+  const auto self = static_cast<uint8_t>(rank_);
+  tbb::parallel_for(size_t{0}, words, [&](size_t w) {
+    uint64_t k = 0, o = 0;
+    const size_t end = std::min(raw_part_.size(), (w + 1) * 64);
+    for (size_t v = w * 64; v < end; ++v) {
+      k |= uint64_t{raw_part_[v] != kRawUnknown} << (v & 63);
+      o |= uint64_t{raw_part_[v] == self} << (v & 63);
+    }
+    known[w] = k;
+    owned[w] = o;
+  });
+  // Every owned ID came with its UUID, once: an ID that a record alone calls this worker's is
+  // malformed.
+  uint64_t owned_ids = 0;
+  for (uint64_t w : owned) owned_ids += Popcount(w);
+  if (owned_ids != raw_owned_.size()) return Malformed();
+  table_.AdoptSorted(RankedBits(std::move(known)), owned, raw_owned_, rank_,
+                     [&](uint64_t v) -> uint32_t { return raw_part_[v]; });
+  raw_owned_ = {};
+  raw_part_ = {};
+  // The received edges' ends, IDs so far, become table entries.
+  const RankedBits& ids = table_.sorted();
+  for (EdgesFrom& e : from_) {
+    for (Blocks<uint32_t>* ends : {&e.src, &e.dst}) {
+      ends->Update([&](uint32_t* v, size_t n) {
+        tbb::parallel_for(size_t{0}, n, [&](size_t i) { v[i] = ids.Rank(v[i]); });
+      });
+    }
+  }
+  if (owned_words != nullptr) *owned_words = std::move(owned);
+  return absl::OkStatus();
+}
+
+absl::Status PartitionLoader::RankRaw(bool& ranked) {
+  ranked = false;
+  std::string mine;
+  Put(mine, uint8_t{raw_});
+  Put(mine, uint64_t{raw_part_.size()});
+  auto all = AllGather(exchange_, mine);
+  if (!all.ok()) return all.status();
+  bool every = true;
+  uint64_t limit = 0;
+  for (const std::string& s : *all) {
+    Reader r(s);
+    uint8_t raw;
+    uint64_t n;
+    if (!r.Get(raw) || !r.Get(n) || !r.empty() || n > kNoIndex) return Malformed();
+    every = every && raw != 0;
+    limit = std::max(limit, n);
+  }
+  if (!every) return LeaveRaw();
+  // Every worker's owned IDs as bitmaps of the same length. The union of the bitmaps is the set of
+  // all vertices, and a vertex's global index is the number of members below its ID (integers
+  // rank numerically). Worker q merges words [seg(q), seg(q + 1)) of everyone's bitmap (each
+  // vertex is owned once), then all gather the merged pieces.
+  raw_part_.resize(limit, kRawUnknown);
+  std::vector<uint64_t> owned;
+  if (auto st = LeaveRaw(&owned); !st.ok()) return st;
+  const size_t words = owned.size();
+  auto seg = [&](uint32_t q) { return static_cast<size_t>(uint64_t{q} * words / size_); };
+  std::vector<std::string> out(size_);
+  for (uint32_t q = 0; q < size_; ++q) {
+    out[q].assign(reinterpret_cast<const char*>(owned.data() + seg(q)),
+                  (seg(q + 1) - seg(q)) * sizeof(uint64_t));
+  }
+  owned = {};
+  auto in = exchange_.AllToAll(std::move(out));
+  if (!in.ok()) return in.status();
+  std::vector<uint64_t> merged(seg(rank_ + 1) - seg(rank_), 0);
+  for (const std::string& piece : *in) {
+    if (piece.size() != merged.size() * sizeof(uint64_t)) return Malformed();
+    for (size_t w = 0; w < merged.size(); ++w) {
+      uint64_t bits;
+      std::memcpy(&bits, piece.data() + w * sizeof bits, sizeof bits);
+      if ((merged[w] & bits) != 0) return Malformed();  // a vertex owned twice
+      merged[w] |= bits;
+    }
+  }
+  in->clear();
+  for (size_t w = 0; w < merged.size(); ++w) {
+    for (uint64_t bits = merged[w]; bits != 0; bits &= bits - 1) {
+      names_ints_.push_back(uint64_t{seg(rank_) + w} * 64 +
+                            static_cast<uint64_t>(std::countr_zero(bits)));
+    }
+  }
+  auto gathered = AllGather(exchange_, std::string(reinterpret_cast<const char*>(merged.data()),
+                                                   merged.size() * sizeof(uint64_t)));
+  if (!gathered.ok()) return gathered.status();
+  merged = {};
+  std::vector<uint64_t> union_words(words);
+  for (uint32_t q = 0; q < size_; ++q) {
+    const std::string& piece = (*gathered)[q];
+    if (piece.size() != (seg(q + 1) - seg(q)) * sizeof(uint64_t)) return Malformed();
+    std::memcpy(union_words.data() + seg(q), piece.data(), piece.size());
+  }
+  gathered->clear();
+  const RankedBits every_id(std::move(union_words));
+  starts_.assign(size_ + 1, 0);
+  for (uint32_t q = 0; q <= size_; ++q) starts_[q] = every_id.Before(q < size_ ? seg(q) : words);
+  if (starts_[size_] >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 vertices");
+  // The owned vertices' global indexes; the owners tell the remote ones' (AskRemotes).
+  rank_of_.assign(table_.size(), kNoIndex);
+  tbb::parallel_for(uint32_t{0}, table_.size(), [&](uint32_t v) {
+    if (table_.owned[v]) rank_of_[v] = every_id.Rank(table_.KeyAt(v).value);
+  });
+  stats_.ranks_from_bitmaps = true;
+  ranked = true;
+  return absl::OkStatus();
+}
 
 absl::Status PartitionLoader::Rank() {
   // This worker's vertices in ID order.
@@ -2001,7 +2306,11 @@ absl::StatusOr<PartitionInput> PartitionLoader::Run() {
   ReturnFreedMemory();
   bool weighted = false;
   if (auto st = Resolve(weighted); !st.ok()) return st;
-  if (auto st = Rank(); !st.ok()) return st;
+  bool ranked = false;
+  if (auto st = RankRaw(ranked); !st.ok()) return st;
+  if (!ranked) {
+    if (auto st = Rank(); !st.ok()) return st;
+  }
   absl::Status asked = AskRemotes();
   if (auto st = AgreeOnStatus(exchange_, asked); !st.ok()) return st;
   ReturnFreedMemory();

@@ -62,7 +62,8 @@ template <class E>
 // NeedsInEdges(true)), told to the load too; else `in_edges`.
 std::vector<Worker<E>> LoadOnWorkers(const GraphSource& source, WeightUse weights, uint32_t n,
                                      bool in_edges, uint64_t round_bytes, bool packed = true,
-                                     std::optional<bool> build_in_edges = std::nullopt) {
+                                     std::optional<bool> build_in_edges = std::nullopt,
+                                     bool raw = true) {
   std::vector<Worker<E>> workers(n);
   OnWorkers(n, [&](uint32_t r, Exchange& exchange) {
     Worker<E>& w = workers[r];
@@ -71,7 +72,8 @@ std::vector<Worker<E>> LoadOnWorkers(const GraphSource& source, WeightUse weight
                               {.round_bytes = round_bytes,
                                .packed_edges = packed,
                                .list_step = std::min<uint64_t>(round_bytes, uint64_t{1} << 15),
-                               .in_edges_if_symmetric = build_in_edges});
+                               .in_edges_if_symmetric = build_in_edges,
+                               .raw_integer_ids = raw});
     if (part.ok() && part->packed != packed) {
       w.status = absl::InternalError("the part's edges are not in the form asked for");
       return;
@@ -146,7 +148,8 @@ void ExpectSameGraph(const Graph<E>& got, const Graph<E>& want, const std::strin
 // ranges name every vertex.
 template <class E>
 void ExpectPartsEqualWhole(const GraphSource& source, WeightUse weights,
-                           const std::vector<uint64_t>& round_sizes = {7, 100, 1 << 20}) {
+                           const std::vector<uint64_t>& round_sizes = {7, 100, 1 << 20},
+                           bool raw = true) {
   auto whole = LoadGraph(source, weights);
   ASSERT_TRUE(whole.ok()) << whole.status();
   for (uint32_t n = 1; n <= 4; ++n) {
@@ -157,7 +160,8 @@ void ExpectPartsEqualWhole(const GraphSource& source, WeightUse weights,
           const std::string where =
               "n=" + std::to_string(n) + " in_edges=" + std::to_string(in_edges) +
               " round=" + std::to_string(round) + " packed=" + std::to_string(packed);
-          auto workers = LoadOnWorkers<E>(source, weights, n, in_edges, round, packed);
+          auto workers =
+              LoadOnWorkers<E>(source, weights, n, in_edges, round, packed, std::nullopt, raw);
           for (uint32_t r = 0; r < n; ++r) {
             ASSERT_TRUE(workers[r].status.ok())
                 << where << " worker " << r << ": " << workers[r].status;
@@ -334,6 +338,43 @@ TEST_F(PartitionedLoadTest, EdgeRecordsWithAndWithoutPartitionsInTheirIds) {
     ExpectPartsEqualWhole<double>({.path = path}, weights, {7, 300, 1 << 20});
     ExpectPartsEqualWhole<double>({.path = path, .undirected = true}, weights, {300});
   }
+}
+
+// A worker receives an edge list's integer IDs raw while they stay below a bound and, if every
+// worker did to the end, ranks them by the union of the owned IDs' bitmaps instead of a sort. An
+// ID past the bound (narrow or wide) sends the workers that meet it through the vertex table from
+// then on, in the announcements or in the records, and all then rank by the sort. Either way, and
+// with raw receiving off, each part is the whole build's.
+TEST_F(PartitionedLoadTest, RawIntegerIdsAndTheirFallbacksEqualWholeBuild) {
+  const std::string small = dir_.Write("raw.el", RandomEdgeList(21, Ids::kSmall, 60, 400, false));
+  const std::string past =
+      dir_.Write("past.el", RandomEdgeList(22, Ids::kSmall, 60, 200, false) + "100000000 4\n" +
+                                RandomEdgeList(23, Ids::kSmall, 60, 100, false) + "7 5000000000\n" +
+                                RandomEdgeList(24, Ids::kSmall, 60, 100, false));
+  auto ranked = [&](const std::string& p, uint32_t n, bool raw) {
+    std::vector<bool> got;
+    for (const auto& w : LoadOnWorkers<NoValue>({.path = p, .undirected = true}, WeightUse::kIgnore,
+                                                n, false, 300, true, std::nullopt, raw)) {
+      EXPECT_TRUE(w.status.ok()) << w.status;
+      got.push_back(w.stats.ranks_from_bitmaps);
+    }
+    return got;
+  };
+  for (uint32_t n = 1; n <= 4; ++n) {
+    EXPECT_EQ(ranked(small, n, true), std::vector<bool>(n, true)) << n;
+    EXPECT_EQ(ranked(small, n, false), std::vector<bool>(n, false)) << n;
+    EXPECT_EQ(ranked(past, n, true), std::vector<bool>(n, false)) << n;
+  }
+  for (bool raw : {true, false}) {
+    ExpectPartsEqualWhole<NoValue>({.path = small}, WeightUse::kIgnore, {7, 1 << 20}, raw);
+    ExpectPartsEqualWhole<NoValue>({.path = small, .undirected = true}, WeightUse::kIgnore, {100},
+                                   raw);
+  }
+  ExpectPartsEqualWhole<NoValue>({.path = past}, WeightUse::kIgnore, {7, 300, 1 << 20});
+  ExpectPartsEqualWhole<NoValue>({.path = past, .undirected = true}, WeightUse::kIgnore, {300});
+  const std::string weighted =
+      dir_.Write("rawweights.el", RandomEdgeList(25, Ids::kSmall, 50, 200, true));
+  ExpectPartsEqualWhole<double>({.path = weighted}, WeightUse::kNonNegative, {7, 1 << 20});
 }
 
 TEST_F(PartitionedLoadTest, TextIdsEqualWholeBuild) {

@@ -35,6 +35,10 @@ struct PartitionLoadOptions {
   // (NeedsInEdges<P>(true); unset: as `in_edges`). A symmetric part with a self-loop whose
   // build needs in-edges keeps its stored edges; any other symmetric part's edges go oriented.
   std::optional<bool> in_edges_if_symmetric;
+  // Whether a worker may receive an edge list's integer IDs raw (a byte per ID below a bound,
+  // numbered once all have come) and, if all do, rank them by the union of bitmaps of the owned
+  // IDs instead of a sort (docs/design.md §4). Off: through the vertex table, as other IDs.
+  bool raw_integer_ids = true;
 };
 
 // The external IDs of one worker's range of global indexes: a partitioned load ranks all vertices
@@ -77,6 +81,8 @@ struct PartitionLoadStats {
   // Edge records received with their partitions in their IDs (8 bytes each, not 12).
   uint64_t records_with_partitions = 0;
   bool oriented = false;  // the part's edges go to the build oriented (PartEdges)
+  // Global indexes came from the union of the owned IDs' bitmaps (every worker received raw).
+  bool ranks_from_bitmaps = false;
 };
 
 // One worker's share of a graph after a partitioned load: the stored edges with an end it owns,
