@@ -36,6 +36,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <tuple>
@@ -1269,21 +1270,27 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
       edge_coding = IdCoding::kNarrowParts;
     }
     if (edge_coding != IdCoding::kTagged) {
-      // Fixed-size records: count them per chunk and destination, then write each chunk's in
-      // place, so that the batches are built once and at their final size.
+      // Fixed-size records, in one pass per chunk: each record's partitions looked up once (at
+      // random, in a table larger than L2) and the record written to a buffer per destination,
+      // which gets at most one record per edge; then each destination's batch is the chunks'
+      // buffers in chunk order.
       const bool parts_in_ids = edge_coding == IdCoding::kNarrowParts;
       const size_t key_bytes = coding == IdCoding::kNarrow ? 4 : 8;
       const size_t record = 2 * key_bytes + (parts_in_ids ? 0 : 4) + (keep_weights() ? 8 : 0);
       const uint32_t part_shift = 32 - part_bits;
-      std::vector<std::vector<size_t>> at(chunks, std::vector<size_t>(size_, 0));
-      // Each record's partitions, looked up once in the counting pass (random reads in a table
-      // larger than L2) and read back in order in the writing pass.
-      std::vector<std::vector<std::pair<uint32_t, uint32_t>>> ends(chunks);
+      std::vector<std::vector<std::unique_ptr<char[]>>> buffers(chunks);
+      std::vector<std::vector<size_t>> used(chunks, std::vector<size_t>(size_, 0));
       tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
-        ends[c].resize(file->chunks[c].num_ids(file->mode) / 2);
-        std::pair<uint32_t, uint32_t>* found = ends[c].data();
-        size_t* count = at[c].data();
-        auto look_up = [&](const ParsedChunk& ch, size_t i, size_t m, uint32_t& ps, uint32_t& pd) {
+        const ParsedChunk& ch = file->chunks[c];
+        const size_t records = ch.num_ids(file->mode) / 2;
+        std::vector<char*> next(size_);
+        buffers[c].resize(size_);
+        for (uint32_t q = 0; q < size_; ++q) {
+          buffers[c][q] = std::make_unique_for_overwrite<char[]>(records * record);
+          next[q] = buffers[c][q].get();
+        }
+        uint32_t ends[2] = {0, 0};  // the partitions of the record being written
+        auto look_up = [&](const ParsedChunk&, size_t i, size_t m, uint32_t& ps, uint32_t& pd) {
           if (direct && file->mode == IdMode::kNarrow) {  // the common case, inline
             constexpr size_t kAhead = 16;  // edges: their table entries arrive meanwhile
             const uint32_t* ids = ch.narrow.data();
@@ -1296,34 +1303,16 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           } else {
             partitions(ch, i, m, ps, pd);
           }
-          found[i] = {ps, pd};
+          ends[0] = ps;
+          ends[1] = pd;
         };
-        walk_with(c, look_up, [&](uint32_t to, uint32_t, size_t, double) { ++count[to]; });
-      });
-      auto stored = [&](size_t c) {
-        return [found = ends[c].data()](const ParsedChunk&, size_t i, size_t, uint32_t& ps,
-                                        uint32_t& pd) { std::tie(ps, pd) = found[i]; };
-      };
-      for (uint32_t q = 0; q < size_; ++q) {
-        size_t pos = 1;
-        for (size_t c = 0; c < chunks; ++c) {
-          const size_t n = at[c][q];
-          at[c][q] = pos;
-          pos += n * record;
-        }
-        edges_out[q].resize(pos);
-        edges_out[q][0] = static_cast<char>(edge_coding);
-      }
-      tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
-        const ParsedChunk& ch = file->chunks[c];
-        walk_with(c, stored(c), [&](uint32_t to, uint32_t other, size_t i, double w) {
-          char* rec = edges_out[to].data() + at[c][to];
-          at[c][to] += record;
+        walk_with(c, look_up, [&](uint32_t to, uint32_t other, size_t i, double w) {
+          char* rec = next[to];
+          next[to] += record;
           if (parts_in_ids) {
-            const auto [ps, pd] = ends[c][i];
             const uint32_t ids[2] = {
-                ch.narrow[2 * i] | static_cast<uint32_t>(uint64_t{ps} << part_shift),
-                ch.narrow[2 * i + 1] | static_cast<uint32_t>(uint64_t{pd} << part_shift)};
+                ch.narrow[2 * i] | static_cast<uint32_t>(uint64_t{ends[0]} << part_shift),
+                ch.narrow[2 * i + 1] | static_cast<uint32_t>(uint64_t{ends[1]} << part_shift)};
             std::memcpy(rec, ids, 8);
             if (keep_weights()) std::memcpy(rec + 8, &w, 8);
             return;
@@ -1340,7 +1329,18 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           std::memcpy(rec, &other, 4);
           if (keep_weights()) std::memcpy(rec + 4, &w, 8);
         });
+        for (uint32_t q = 0; q < size_; ++q) used[c][q] = next[q] - buffers[c][q].get();
       });
+      for (uint32_t q = 0; q < size_; ++q) {
+        size_t total = 1;
+        for (size_t c = 0; c < chunks; ++c) total += used[c][q];
+        edges_out[q].reserve(total);
+        edges_out[q].push_back(static_cast<char>(edge_coding));
+        for (size_t c = 0; c < chunks; ++c) {
+          edges_out[q].append(buffers[c][q].get(), used[c][q]);
+          buffers[c][q].reset();
+        }
+      }
     } else {
       std::vector<std::vector<std::string>> pieces(chunks, std::vector<std::string>(size_));
       tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
