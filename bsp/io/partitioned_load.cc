@@ -262,9 +262,10 @@ absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), 
 
 // The partition of each ID this worker's share has met (sender side), so that each is hashed to
 // its UUID once per share; a partition may carry kUnlistedBit. Integer IDs below a bound are held
-// in a direct table of 16-bit entries (an array indexed by the ID: a load looks up every distinct
-// ID of every round here); the bound grows with the IDs met, at most 8 entries (16 bytes) per ID
-// held, so a sparse ID space, or more than 2^15 - 2 workers, falls back to the hash map.
+// in a direct table of 8-bit entries (an array indexed by the ID: a load looks up both ends of
+// every edge of every round here, at random, so a byte rather than two keeps twice the IDs in L2);
+// the bound grows with the IDs met, at most 8 entries per ID held, so a sparse ID space, or more
+// than 126 workers, falls back to the hash map.
 class ShareIds {
  public:
   explicit ShareIds(uint32_t partitions) : direct_ok_(partitions < kPending) {}
@@ -292,7 +293,7 @@ class ShareIds {
                      kAbsent);
     }
     if (k.value < direct_.size()) {
-      direct_[k.value] = static_cast<uint16_t>(partition);
+      direct_[k.value] = static_cast<uint8_t>(partition);
     } else {
       GrowOrAbandon(ints_, [&] { return ints_.emplace(k.value, partition); });
     }
@@ -300,7 +301,7 @@ class ShareIds {
   // Sets kUnlistedBit on a held ID.
   void MarkUnlisted(const TextKey& k) {
     if (k.is_int && k.value < direct_.size() && direct_[k.value] != kAbsent) {
-      direct_[k.value] |= kUnlisted16;
+      direct_[k.value] |= kUnlisted8;
     } else if (k.is_int) {
       ints_.at(k.value) |= kUnlistedBit;
     } else {
@@ -324,27 +325,27 @@ class ShareIds {
   // Between CoverDirect and Place: true for exactly one caller per ID not held yet (callers may
   // run in parallel).
   bool Claim(uint64_t id) {
-    std::atomic_ref<uint16_t> e(direct_[id]);
-    uint16_t absent = kAbsent;
+    std::atomic_ref<uint8_t> e(direct_[id]);
+    uint8_t absent = kAbsent;
     return e.load(std::memory_order_relaxed) == kAbsent &&
            e.compare_exchange_strong(absent, kPending, std::memory_order_relaxed);
   }
   // Holds a claimed ID with its partition (distinct IDs may be placed in parallel).
-  void Place(uint64_t id, uint32_t partition) { direct_[id] = static_cast<uint16_t>(partition); }
+  void Place(uint64_t id, uint32_t partition) { direct_[id] = static_cast<uint8_t>(partition); }
   void CountPlaced(size_t n) { held_ += n; }
   // The partition of a covered, held ID (with kUnlistedBit).
   uint32_t DirectAt(uint64_t id) const { return Decode(direct_[id]); }
   void PrefetchDirect(uint64_t id) const { __builtin_prefetch(direct_.data() + id); }
 
  private:
-  static constexpr uint16_t kUnlisted16 = 0x8000;
-  static constexpr uint16_t kAbsent = 0xffff;   // not a partition below kPending, with or without
-  static constexpr uint16_t kPending = 0x7fff;  // flag: claimed, its partition still coming
-  static uint32_t Decode(uint16_t v) {
-    return (v & ~kUnlisted16) | ((v & kUnlisted16) != 0 ? kUnlistedBit : 0);
+  static constexpr uint8_t kUnlisted8 = 0x80;
+  static constexpr uint8_t kAbsent = 0xff;   // not a partition below kPending, with or without
+  static constexpr uint8_t kPending = 0x7f;  // flag: claimed, its partition still coming
+  static uint32_t Decode(uint8_t v) {
+    return (v & ~uint32_t{kUnlisted8}) | ((v & kUnlisted8) != 0 ? kUnlistedBit : 0);
   }
   bool direct_ok_;
-  std::vector<uint16_t> direct_;
+  std::vector<uint8_t> direct_;
   uint64_t held_ = 0;
   absl::flat_hash_map<uint64_t, uint32_t> ints_;
   absl::flat_hash_map<std::string, uint32_t> texts_;
