@@ -678,7 +678,8 @@ class PartitionLoader {
   ParsedFile ParseRound(const std::string& path, std::string text, FileKind kind,
                         bool keep_weights) const;
   // Files the edges of a round's last step under their senders.
-  absl::Status TakeEdges(std::vector<std::string>& batches);
+  // (Each batch: the records' coding, then the records; the caller frees them after.)
+  absl::Status TakeEdges(const std::vector<std::string_view>& batches);
   absl::Status Resolve(bool& weighted);
   // Whether this worker can go on receiving raw with IDs up to `max_id` (covering them if so).
   bool RawCovers(uint64_t max_id);
@@ -1073,8 +1074,10 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     }
     const bool stop_here = failure_.set && failure_.kind <= kEdgeParse;
     std::vector<std::string> out(size_);
-    for (auto& o : out)
+    for (auto& o : out) {
       Put(o, uint8_t{static_cast<uint8_t>((reader.done() ? 0 : 1) | (stop_here ? 2 : 0))});
+      Put(o, uint64_t{0});  // the announcements' length, set below
+    }
     // The partitions of the round's IDs: integer IDs straight from the share's direct table
     // where it covers them, else through a dictionary of the round (part[i] for its i-th ID).
     bool direct = false;
@@ -1113,6 +1116,229 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         if (!graphalytics) Put(o, uuids[j]);
       }
     }
+    // 3. Edges to the owners of their ends, with the partition of the end the receiver does not
+    // own, appended to edges_out[owner] (led by the records' coding); weights and bad-weight
+    // checks on the way. The round's parsed text goes once they are out.
+    auto send_edges = [&](std::vector<std::string>& edges_out) {
+      const size_t chunks = file->chunks.size();
+      // Per chunk, the first edge naming an unlisted vertex and the first bad weight (kinds that
+      // LoadGraph reports in this order, whatever their lines).
+      std::vector<std::optional<Failure>> unlisted(chunks), bad_weight(chunks);
+      // The partitions of the ends of record i of chunk c (with kUnlistedBit).
+      auto partitions = [&](const ParsedChunk& ch, size_t i, size_t m, uint32_t& ps, uint32_t& pd) {
+        constexpr size_t kAhead = 16;  // edges: their table entries arrive meanwhile
+        if (file->mode == IdMode::kNarrow) {
+          const uint32_t* ids = ch.narrow.data();
+          if (direct) {
+            if (i + kAhead < m) {
+              share_ids_.PrefetchDirect(ids[2 * (i + kAhead)]);
+              share_ids_.PrefetchDirect(ids[2 * (i + kAhead) + 1]);
+            }
+            ps = share_ids_.DirectAt(ids[2 * i]);
+            pd = share_ids_.DirectAt(ids[2 * i + 1]);
+            return;
+          }
+          if (i + kAhead < m) {
+            dict.Prefetch(ids[2 * (i + kAhead)]);
+            dict.Prefetch(ids[2 * (i + kAhead) + 1]);
+          }
+          ps = part[dict.Find(uint64_t{ids[2 * i]})];
+          pd = part[dict.Find(uint64_t{ids[2 * i + 1]})];
+        } else if (file->mode == IdMode::kWide) {
+          if (direct) {
+            ps = share_ids_.DirectAt(ch.wide[2 * i]);
+            pd = share_ids_.DirectAt(ch.wide[2 * i + 1]);
+            return;
+          }
+          ps = part[dict.Find(ch.wide[2 * i])];
+          pd = part[dict.Find(ch.wide[2 * i + 1])];
+        } else {
+          ps = part[dict.Find(ch.strs[2 * i])];
+          pd = part[dict.Find(ch.strs[2 * i + 1])];
+        }
+      };
+      // The key of end `end` of record i of chunk c.
+      auto key_of = [&](const ParsedChunk& ch, size_t i, int end) {
+        switch (file->mode) {
+          case IdMode::kNarrow:
+            return TextKey{true, ch.narrow[2 * i + end], {}};
+          case IdMode::kWide:
+            return TextKey{true, ch.wide[2 * i + end], {}};
+          default:
+            return TextKey::Of(ch.strs[2 * i + end]);
+        }
+      };
+      // Calls emit(to, other, i, w) for each record i of chunk c, its ends' partitions from
+      // ends_of(ch, i, m, ps, pd).
+      auto walk_with = [&](size_t c, auto&& ends_of, auto&& emit) {
+        const ParsedChunk& ch = file->chunks[c];
+        const size_t m = ch.num_ids(file->mode) / 2;
+        for (size_t i = 0; i < m; ++i) {
+          uint32_t ps, pd;
+          ends_of(ch, i, m, ps, pd);
+          if (((ps | pd) & kUnlistedBit) != 0) {
+            if (!unlisted[c]) {
+              std::string_view tok[3];
+              Failure f;
+              f.kind = kUnlisted;
+              f.share = rank_;
+              const uint64_t line = file->RecordLine(c, i, tok);
+              f.line = file->LineOf(c, line);
+              f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
+              f.text = AtRow(
+                  *file, c, line,
+                  io::UnlistedVertexMessage((ps & kUnlistedBit) ? tok[0] : tok[1], vertex_file_));
+              unlisted[c] = std::move(f);
+            }
+            continue;
+          }
+          const double w = keep_weights() ? ch.weights[i] : 0.0;
+          if (keep_weights() && (w < 0 || std::isinf(w)) && !bad_weight[c]) {
+            std::string_view tok[3];
+            Failure f;
+            f.kind = kBadWeight;
+            f.share = rank_;
+            const uint64_t line = file->RecordLine(c, i, tok);
+            f.line = file->LineOf(c, line);
+            f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
+            f.text = AtRow(*file, c, line, io::BadWeightMessage(w, tok[2]));
+            bad_weight[c] = std::move(f);
+          }
+          emit(ps, pd, i, w);
+          if (both_ends && pd != ps) emit(pd, ps, i, w);
+        }
+      };
+      auto walk = [&](size_t c, auto&& emit) { walk_with(c, partitions, emit); };
+      // Narrow IDs that leave room for a partition at their top carry their ends' partitions.
+      IdCoding edge_coding = coding;
+      const uint32_t part_bits = PartitionBits(size_);
+      if (coding == IdCoding::kNarrow && part_bits < 32 && max_id >> (32 - part_bits) == 0) {
+        edge_coding = IdCoding::kNarrowParts;
+      }
+      if (edge_coding != IdCoding::kTagged) {
+        // Fixed-size records, in one pass per chunk: each record's partitions looked up once (at
+        // random, in a table larger than L2) and the record written to a buffer per destination,
+        // which gets at most one record per edge; then each destination's batch is the chunks'
+        // buffers in chunk order.
+        const bool parts_in_ids = edge_coding == IdCoding::kNarrowParts;
+        const size_t key_bytes = coding == IdCoding::kNarrow ? 4 : 8;
+        const size_t record = 2 * key_bytes + (parts_in_ids ? 0 : 4) + (keep_weights() ? 8 : 0);
+        const uint32_t part_shift = 32 - part_bits;
+        std::vector<std::vector<std::unique_ptr<char[]>>> buffers(chunks);
+        std::vector<std::vector<size_t>> used(chunks, std::vector<size_t>(size_, 0));
+        tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+          const ParsedChunk& ch = file->chunks[c];
+          const size_t records = ch.num_ids(file->mode) / 2;
+          std::vector<char*> next(size_);
+          buffers[c].resize(size_);
+          for (uint32_t q = 0; q < size_; ++q) {
+            buffers[c][q] = std::make_unique_for_overwrite<char[]>(records * record);
+            next[q] = buffers[c][q].get();
+          }
+          uint32_t ends[2] = {0, 0};  // the partitions of the record being written
+          auto look_up = [&](const ParsedChunk&, size_t i, size_t m, uint32_t& ps, uint32_t& pd) {
+            if (direct && file->mode == IdMode::kNarrow) {  // the common case, inline
+              constexpr size_t kAhead = 16;  // edges: their table entries arrive meanwhile
+              const uint32_t* ids = ch.narrow.data();
+              if (i + kAhead < m) {
+                share_ids_.PrefetchDirect(ids[2 * (i + kAhead)]);
+                share_ids_.PrefetchDirect(ids[2 * (i + kAhead) + 1]);
+              }
+              ps = share_ids_.DirectAt(ids[2 * i]);
+              pd = share_ids_.DirectAt(ids[2 * i + 1]);
+            } else {
+              partitions(ch, i, m, ps, pd);
+            }
+            ends[0] = ps;
+            ends[1] = pd;
+          };
+          walk_with(c, look_up, [&](uint32_t to, uint32_t other, size_t i, double w) {
+            char* rec = next[to];
+            next[to] += record;
+            if (parts_in_ids) {
+              const uint32_t ids[2] = {
+                  ch.narrow[2 * i] | static_cast<uint32_t>(uint64_t{ends[0]} << part_shift),
+                  ch.narrow[2 * i + 1] | static_cast<uint32_t>(uint64_t{ends[1]} << part_shift)};
+              std::memcpy(rec, ids, 8);
+              if (keep_weights()) std::memcpy(rec + 8, &w, 8);
+              return;
+            }
+            const uint64_t keys[2] = {key_of(ch, i, 0).value, key_of(ch, i, 1).value};
+            for (int k = 0; k < 2; ++k, rec += key_bytes) {
+              if (key_bytes == 4) {
+                const uint32_t v = static_cast<uint32_t>(keys[k]);
+                std::memcpy(rec, &v, 4);
+              } else {
+                std::memcpy(rec, &keys[k], 8);
+              }
+            }
+            std::memcpy(rec, &other, 4);
+            if (keep_weights()) std::memcpy(rec + 4, &w, 8);
+          });
+          for (uint32_t q = 0; q < size_; ++q) used[c][q] = next[q] - buffers[c][q].get();
+        });
+        for (uint32_t q = 0; q < size_; ++q) {
+          size_t total = 1;
+          for (size_t c = 0; c < chunks; ++c) total += used[c][q];
+          edges_out[q].reserve(edges_out[q].size() + total);
+          edges_out[q].push_back(static_cast<char>(edge_coding));
+          for (size_t c = 0; c < chunks; ++c) {
+            edges_out[q].append(buffers[c][q].get(), used[c][q]);
+            buffers[c][q].reset();
+          }
+        }
+      } else {
+        std::vector<std::vector<std::string>> pieces(chunks, std::vector<std::string>(size_));
+        tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+          const ParsedChunk& ch = file->chunks[c];
+          walk(c, [&](uint32_t to, uint32_t other, size_t i, double w) {
+            std::string& o = pieces[c][to];
+            PutKey(o, coding, key_of(ch, i, 0));
+            PutKey(o, coding, key_of(ch, i, 1));
+            Put(o, other);
+            if (keep_weights()) Put(o, w);
+          });
+        });
+        for (uint32_t q = 0; q < size_; ++q) {
+          size_t total = 1;
+          for (size_t c = 0; c < chunks; ++c) total += pieces[c][q].size();
+          edges_out[q].reserve(edges_out[q].size() + total);
+          Put(edges_out[q], static_cast<uint8_t>(coding));
+          for (size_t c = 0; c < chunks; ++c) {
+            edges_out[q] += pieces[c][q];
+            std::string().swap(pieces[c][q]);
+          }
+        }
+      }
+      for (size_t c = 0; c < chunks; ++c) {
+        for (auto* f : {&unlisted[c], &bad_weight[c]}) {
+          if (!*f) continue;
+          (*f)->line += lines;
+          Note(failure_, std::move(**f));
+        }
+      }
+      // The first weight and the first missing one of the share, for the all-or-none rule.
+      for (size_t c = 0; c < chunks; ++c) {
+        const ParsedChunk& ch = file->chunks[c];
+        if (first_with_weight_ == 0 && ch.first_with_weight != 0) {
+          first_with_weight_ = lines + file->LineOf(c, ch.first_with_weight);
+        }
+        if (first_without_weight_ == 0 && ch.first_without_weight != 0) {
+          first_without_weight_ = lines + file->LineOf(c, ch.first_without_weight);
+        }
+        stats_.records_parsed += ch.num_ids(file->mode) / 2;
+      }
+      lines += LinesOf(*file);
+      file.reset();
+    };
+    // An edge list's edges ride with the announcements, one step a round; a listed graph's wait
+    // for the owners' answers about their vertices. Each batch: the flags, the announcements'
+    // length, the announcements, then any edges.
+    for (std::string& o : out) {
+      const uint64_t announced = o.size() - 1 - sizeof(uint64_t);
+      std::memcpy(o.data() + 1, &announced, sizeof announced);
+    }
+    if (!graphalytics && !stop_here) send_edges(out);
     auto in = FirstStep(std::move(out));
     if (!in.ok()) return in.status();
     const bool more = in->more, stop = in->stop;
@@ -1125,8 +1351,15 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     }
     // 2. Owners take the vertices, or answer whether they list them.
     std::vector<std::string> answers(size_);
+    std::vector<std::string_view> edges_in(size_);
     for (uint32_t p = 0; p < size_; ++p) {
-      Reader r(std::string_view(in->batches[p]).substr(1));
+      const std::string_view batch = in->batches[p];
+      uint64_t announced;
+      if (batch.size() < 1 + sizeof announced) return Malformed();
+      std::memcpy(&announced, batch.data() + 1, sizeof announced);
+      if (announced > batch.size() - 1 - sizeof announced) return Malformed();
+      Reader r(batch.substr(1 + sizeof announced, announced));
+      edges_in[p] = batch.substr(1 + sizeof announced + announced);
       IdCoding c;
       if (!GetCoding(r, c)) return Malformed();
       while (!r.empty()) {
@@ -1156,8 +1389,8 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         table_.owned[v] = 1;
       }
     }
-    in->batches.clear();
     if (graphalytics) {
+      in->batches.clear();
       auto replies = exchange_.AllToAll(std::move(answers));
       if (!replies.ok()) return replies.status();
       std::vector<size_t> next(size_, 0);
@@ -1172,223 +1405,17 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
       }
     }
 
-    // 3. Edges to the owners of their ends, with the partition of the end the receiver does not
-    // own; weights and bad-weight checks on the way.
-    const size_t chunks = file->chunks.size();
-    // Per chunk, the first edge naming an unlisted vertex and the first bad weight (kinds that
-    // LoadGraph reports in this order, whatever their lines).
-    std::vector<std::optional<Failure>> unlisted(chunks), bad_weight(chunks);
-    // The partitions of the ends of record i of chunk c (with kUnlistedBit).
-    auto partitions = [&](const ParsedChunk& ch, size_t i, size_t m, uint32_t& ps, uint32_t& pd) {
-      constexpr size_t kAhead = 16;  // edges: their table entries arrive meanwhile
-      if (file->mode == IdMode::kNarrow) {
-        const uint32_t* ids = ch.narrow.data();
-        if (direct) {
-          if (i + kAhead < m) {
-            share_ids_.PrefetchDirect(ids[2 * (i + kAhead)]);
-            share_ids_.PrefetchDirect(ids[2 * (i + kAhead) + 1]);
-          }
-          ps = share_ids_.DirectAt(ids[2 * i]);
-          pd = share_ids_.DirectAt(ids[2 * i + 1]);
-          return;
-        }
-        if (i + kAhead < m) {
-          dict.Prefetch(ids[2 * (i + kAhead)]);
-          dict.Prefetch(ids[2 * (i + kAhead) + 1]);
-        }
-        ps = part[dict.Find(uint64_t{ids[2 * i]})];
-        pd = part[dict.Find(uint64_t{ids[2 * i + 1]})];
-      } else if (file->mode == IdMode::kWide) {
-        if (direct) {
-          ps = share_ids_.DirectAt(ch.wide[2 * i]);
-          pd = share_ids_.DirectAt(ch.wide[2 * i + 1]);
-          return;
-        }
-        ps = part[dict.Find(ch.wide[2 * i])];
-        pd = part[dict.Find(ch.wide[2 * i + 1])];
-      } else {
-        ps = part[dict.Find(ch.strs[2 * i])];
-        pd = part[dict.Find(ch.strs[2 * i + 1])];
-      }
-    };
-    // The key of end `end` of record i of chunk c.
-    auto key_of = [&](const ParsedChunk& ch, size_t i, int end) {
-      switch (file->mode) {
-        case IdMode::kNarrow:
-          return TextKey{true, ch.narrow[2 * i + end], {}};
-        case IdMode::kWide:
-          return TextKey{true, ch.wide[2 * i + end], {}};
-        default:
-          return TextKey::Of(ch.strs[2 * i + end]);
-      }
-    };
-    // Calls emit(to, other, i, w) for each record i of chunk c, its ends' partitions from
-    // ends_of(ch, i, m, ps, pd).
-    auto walk_with = [&](size_t c, auto&& ends_of, auto&& emit) {
-      const ParsedChunk& ch = file->chunks[c];
-      const size_t m = ch.num_ids(file->mode) / 2;
-      for (size_t i = 0; i < m; ++i) {
-        uint32_t ps, pd;
-        ends_of(ch, i, m, ps, pd);
-        if (((ps | pd) & kUnlistedBit) != 0) {
-          if (!unlisted[c]) {
-            std::string_view tok[3];
-            Failure f;
-            f.kind = kUnlisted;
-            f.share = rank_;
-            const uint64_t line = file->RecordLine(c, i, tok);
-            f.line = file->LineOf(c, line);
-            f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
-            f.text = AtRow(
-                *file, c, line,
-                io::UnlistedVertexMessage((ps & kUnlistedBit) ? tok[0] : tok[1], vertex_file_));
-            unlisted[c] = std::move(f);
-          }
-          continue;
-        }
-        const double w = keep_weights() ? ch.weights[i] : 0.0;
-        if (keep_weights() && (w < 0 || std::isinf(w)) && !bad_weight[c]) {
-          std::string_view tok[3];
-          Failure f;
-          f.kind = kBadWeight;
-          f.share = rank_;
-          const uint64_t line = file->RecordLine(c, i, tok);
-          f.line = file->LineOf(c, line);
-          f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
-          f.text = AtRow(*file, c, line, io::BadWeightMessage(w, tok[2]));
-          bad_weight[c] = std::move(f);
-        }
-        emit(ps, pd, i, w);
-        if (both_ends && pd != ps) emit(pd, ps, i, w);
-      }
-    };
-    auto walk = [&](size_t c, auto&& emit) { walk_with(c, partitions, emit); };
-    std::vector<std::string> edges_out(size_);
-    // Narrow IDs that leave room for a partition at their top carry their ends' partitions.
-    IdCoding edge_coding = coding;
-    const uint32_t part_bits = PartitionBits(size_);
-    if (coding == IdCoding::kNarrow && part_bits < 32 && max_id >> (32 - part_bits) == 0) {
-      edge_coding = IdCoding::kNarrowParts;
+    if (graphalytics) {
+      std::vector<std::string> edges_out(size_);
+      send_edges(edges_out);
+      auto sent = exchange_.AllToAll(std::move(edges_out));
+      if (!sent.ok()) return sent.status();
+      edges_in.assign(sent->begin(), sent->end());
+      if (auto st = TakeEdges(edges_in); !st.ok()) return st;
+    } else if (auto st = TakeEdges(edges_in); !st.ok()) {
+      return st;
     }
-    if (edge_coding != IdCoding::kTagged) {
-      // Fixed-size records, in one pass per chunk: each record's partitions looked up once (at
-      // random, in a table larger than L2) and the record written to a buffer per destination,
-      // which gets at most one record per edge; then each destination's batch is the chunks'
-      // buffers in chunk order.
-      const bool parts_in_ids = edge_coding == IdCoding::kNarrowParts;
-      const size_t key_bytes = coding == IdCoding::kNarrow ? 4 : 8;
-      const size_t record = 2 * key_bytes + (parts_in_ids ? 0 : 4) + (keep_weights() ? 8 : 0);
-      const uint32_t part_shift = 32 - part_bits;
-      std::vector<std::vector<std::unique_ptr<char[]>>> buffers(chunks);
-      std::vector<std::vector<size_t>> used(chunks, std::vector<size_t>(size_, 0));
-      tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
-        const ParsedChunk& ch = file->chunks[c];
-        const size_t records = ch.num_ids(file->mode) / 2;
-        std::vector<char*> next(size_);
-        buffers[c].resize(size_);
-        for (uint32_t q = 0; q < size_; ++q) {
-          buffers[c][q] = std::make_unique_for_overwrite<char[]>(records * record);
-          next[q] = buffers[c][q].get();
-        }
-        uint32_t ends[2] = {0, 0};  // the partitions of the record being written
-        auto look_up = [&](const ParsedChunk&, size_t i, size_t m, uint32_t& ps, uint32_t& pd) {
-          if (direct && file->mode == IdMode::kNarrow) {  // the common case, inline
-            constexpr size_t kAhead = 16;  // edges: their table entries arrive meanwhile
-            const uint32_t* ids = ch.narrow.data();
-            if (i + kAhead < m) {
-              share_ids_.PrefetchDirect(ids[2 * (i + kAhead)]);
-              share_ids_.PrefetchDirect(ids[2 * (i + kAhead) + 1]);
-            }
-            ps = share_ids_.DirectAt(ids[2 * i]);
-            pd = share_ids_.DirectAt(ids[2 * i + 1]);
-          } else {
-            partitions(ch, i, m, ps, pd);
-          }
-          ends[0] = ps;
-          ends[1] = pd;
-        };
-        walk_with(c, look_up, [&](uint32_t to, uint32_t other, size_t i, double w) {
-          char* rec = next[to];
-          next[to] += record;
-          if (parts_in_ids) {
-            const uint32_t ids[2] = {
-                ch.narrow[2 * i] | static_cast<uint32_t>(uint64_t{ends[0]} << part_shift),
-                ch.narrow[2 * i + 1] | static_cast<uint32_t>(uint64_t{ends[1]} << part_shift)};
-            std::memcpy(rec, ids, 8);
-            if (keep_weights()) std::memcpy(rec + 8, &w, 8);
-            return;
-          }
-          const uint64_t keys[2] = {key_of(ch, i, 0).value, key_of(ch, i, 1).value};
-          for (int k = 0; k < 2; ++k, rec += key_bytes) {
-            if (key_bytes == 4) {
-              const uint32_t v = static_cast<uint32_t>(keys[k]);
-              std::memcpy(rec, &v, 4);
-            } else {
-              std::memcpy(rec, &keys[k], 8);
-            }
-          }
-          std::memcpy(rec, &other, 4);
-          if (keep_weights()) std::memcpy(rec + 4, &w, 8);
-        });
-        for (uint32_t q = 0; q < size_; ++q) used[c][q] = next[q] - buffers[c][q].get();
-      });
-      for (uint32_t q = 0; q < size_; ++q) {
-        size_t total = 1;
-        for (size_t c = 0; c < chunks; ++c) total += used[c][q];
-        edges_out[q].reserve(total);
-        edges_out[q].push_back(static_cast<char>(edge_coding));
-        for (size_t c = 0; c < chunks; ++c) {
-          edges_out[q].append(buffers[c][q].get(), used[c][q]);
-          buffers[c][q].reset();
-        }
-      }
-    } else {
-      std::vector<std::vector<std::string>> pieces(chunks, std::vector<std::string>(size_));
-      tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
-        const ParsedChunk& ch = file->chunks[c];
-        walk(c, [&](uint32_t to, uint32_t other, size_t i, double w) {
-          std::string& o = pieces[c][to];
-          PutKey(o, coding, key_of(ch, i, 0));
-          PutKey(o, coding, key_of(ch, i, 1));
-          Put(o, other);
-          if (keep_weights()) Put(o, w);
-        });
-      });
-      for (uint32_t q = 0; q < size_; ++q) {
-        size_t total = 1;
-        for (size_t c = 0; c < chunks; ++c) total += pieces[c][q].size();
-        edges_out[q].reserve(total);
-        Put(edges_out[q], static_cast<uint8_t>(coding));
-        for (size_t c = 0; c < chunks; ++c) {
-          edges_out[q] += pieces[c][q];
-          std::string().swap(pieces[c][q]);
-        }
-      }
-    }
-    for (size_t c = 0; c < chunks; ++c) {
-      for (auto* f : {&unlisted[c], &bad_weight[c]}) {
-        if (!*f) continue;
-        (*f)->line += lines;
-        Note(failure_, std::move(**f));
-      }
-    }
-    // The first weight and the first missing one of the share, for the all-or-none rule.
-    for (size_t c = 0; c < chunks; ++c) {
-      const ParsedChunk& ch = file->chunks[c];
-      if (first_with_weight_ == 0 && ch.first_with_weight != 0) {
-        first_with_weight_ = lines + file->LineOf(c, ch.first_with_weight);
-      }
-      if (first_without_weight_ == 0 && ch.first_without_weight != 0) {
-        first_without_weight_ = lines + file->LineOf(c, ch.first_without_weight);
-      }
-      stats_.records_parsed += ch.num_ids(file->mode) / 2;
-    }
-    lines += LinesOf(*file);
-    file.reset();
-    auto edges_in = exchange_.AllToAll(std::move(edges_out));
-    if (!edges_in.ok()) return edges_in.status();
-    if (auto st = TakeEdges(*edges_in); !st.ok()) return st;
-    edges_in->clear();
+    in->batches.clear();
     if (!more) {
       edge_lines_ = lines;
       break;
@@ -1404,7 +1431,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
   return absl::OkStatus();
 }
 
-absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
+absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& batches) {
   // Integer IDs (the common case) are looked up through a dictionary of the round's distinct IDs,
   // as LoadGraph's are: a hash lookup per distinct ID instead of two per edge.
   std::vector<IdCoding> coding(size_, IdCoding::kNarrow);
@@ -1452,7 +1479,7 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
   }
   if (text) {
     for (uint32_t p = 0; p < size_; ++p) {
-      Reader r(std::string_view(batches[p]).substr(1));
+      Reader r(batches[p].substr(1));
       EdgesFrom& to = from_[p];
       while (!r.empty()) {
         TextKey ks, kd;
@@ -1474,7 +1501,6 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
         to.dst.push_back(table_.Intern(kd, other, added));
         if (keep_weights()) to.weights.push_back(w);
       }
-      std::string().swap(batches[p]);
     }
     return absl::OkStatus();
   }
@@ -1568,7 +1594,6 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
       });
     });
     if (malformed) return Malformed();
-    for (std::string& b : batches) std::string().swap(b);
     return absl::OkStatus();
   }
   if (max_id < std::max<uint64_t>(uint64_t{1} << 20, received_ends_)) {
@@ -1621,7 +1646,6 @@ absl::Status PartitionLoader::TakeEdges(std::vector<std::string>& batches) {
       const uint32_t v = table_.Intern(TextKey{true, m.key, {}}, m.owner, added);
       (m.dst ? from_[p].dst : from_[p].src)[m.at] = v;
     }
-    std::string().swap(batches[p]);
   }
   return absl::OkStatus();
 }
