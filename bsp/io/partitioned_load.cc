@@ -392,6 +392,13 @@ class RankedBits {
   }
   // The members before word w.
   uint32_t Before(size_t w) const { return before_[w]; }
+  // The word that holds the member of rank k (k < size()).
+  size_t WordOfRank(uint64_t k) const {
+    return static_cast<size_t>(std::upper_bound(before_.begin(), before_.end(), k) -
+                               before_.begin()) -
+           1;
+  }
+  uint64_t Bits(size_t w) const { return words_[w]; }
   const std::vector<uint64_t>& words() const { return words_; }
 
  private:
@@ -604,6 +611,37 @@ class Blocks {
   T* end_ = nullptr;
 };
 
+// The records one chunk of a round has for one destination, in a buffer grown by doubling from a
+// first guess (a sender does not know how many a destination gets without a pass to count them).
+class RecordBuffer {
+ public:
+  void Reserve(size_t bytes) { Grow(bytes); }
+  // Room for the next n bytes.
+  char* Take(size_t n) {
+    if (static_cast<size_t>(end_ - next_) < n) Grow(std::max(2 * capacity(), size() + n));
+    char* at = next_;
+    next_ += n;
+    return at;
+  }
+  const char* data() const { return data_.get(); }
+  size_t size() const { return static_cast<size_t>(next_ - data_.get()); }
+
+ private:
+  size_t capacity() const { return static_cast<size_t>(end_ - data_.get()); }
+  void Grow(size_t bytes) {
+    auto more = std::make_unique_for_overwrite<char[]>(bytes);
+    const size_t n = size();
+    if (n != 0) std::memcpy(more.get(), data_.get(), n);
+    data_ = std::move(more);
+    next_ = data_.get() + n;
+    end_ = data_.get() + bytes;
+  }
+
+  std::unique_ptr<char[]> data_;
+  char* next_ = nullptr;
+  char* end_ = nullptr;
+};
+
 // The stored edges a worker received from one sender, in the sender's (input) order.
 struct EdgesFrom {
   Blocks<uint32_t> src, dst;
@@ -686,7 +724,10 @@ class PartitionLoader {
   // Numbers the IDs received raw, in increasing order, as the table's first entries, and the
   // edges received so far with them; the load then goes on through the table. `owned_words`, if
   // given: the owned IDs' bitmap.
-  absl::Status LeaveRaw(std::vector<uint64_t>* owned_words = nullptr);
+  // `why`: the stats' record of where (PartitionLoadStats::RawEnd); `min_words`: the bitmaps'
+  // least length in 64-bit words.
+  absl::Status LeaveRaw(PartitionLoadStats::RawEnd why,
+                        std::vector<uint64_t>* owned_words = nullptr, size_t min_words = 0);
   // If every worker is still receiving raw, global indexes from the union of the owned IDs'
   // bitmaps, with no sort (ranked); else each leaves raw and nothing more is done.
   absl::Status RankRaw(bool& ranked);
@@ -1224,16 +1265,15 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         const size_t key_bytes = coding == IdCoding::kNarrow ? 4 : 8;
         const size_t record = 2 * key_bytes + (parts_in_ids ? 0 : 4) + (keep_weights() ? 8 : 0);
         const uint32_t part_shift = 32 - part_bits;
-        std::vector<std::vector<std::unique_ptr<char[]>>> buffers(chunks);
-        std::vector<std::vector<size_t>> used(chunks, std::vector<size_t>(size_, 0));
+        std::vector<std::vector<RecordBuffer>> buffers(chunks);
         tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
           const ParsedChunk& ch = file->chunks[c];
           const size_t records = ch.num_ids(file->mode) / 2;
-          std::vector<char*> next(size_);
+          // A destination's share of an edge's two records, with room to spare; at most one
+          // record per edge.
           buffers[c].resize(size_);
-          for (uint32_t q = 0; q < size_; ++q) {
-            buffers[c][q] = std::make_unique_for_overwrite<char[]>(records * record);
-            next[q] = buffers[c][q].get();
+          for (RecordBuffer& b : buffers[c]) {
+            b.Reserve(std::min(records, 2 * records / size_ + 16) * record);
           }
           uint32_t ends[2] = {0, 0};  // the partitions of the record being written
           auto look_up = [&](const ParsedChunk&, size_t i, size_t m, uint32_t& ps, uint32_t& pd) {
@@ -1253,8 +1293,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
             ends[1] = pd;
           };
           walk_with(c, look_up, [&](uint32_t to, uint32_t other, size_t i, double w) {
-            char* rec = next[to];
-            next[to] += record;
+            char* rec = buffers[c][to].Take(record);
             if (parts_in_ids) {
               const uint32_t ids[2] = {
                   ch.narrow[2 * i] | static_cast<uint32_t>(uint64_t{ends[0]} << part_shift),
@@ -1275,16 +1314,15 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
             std::memcpy(rec, &other, 4);
             if (keep_weights()) std::memcpy(rec + 4, &w, 8);
           });
-          for (uint32_t q = 0; q < size_; ++q) used[c][q] = next[q] - buffers[c][q].get();
         });
         for (uint32_t q = 0; q < size_; ++q) {
           size_t total = 1;
-          for (size_t c = 0; c < chunks; ++c) total += used[c][q];
+          for (size_t c = 0; c < chunks; ++c) total += buffers[c][q].size();
           edges_out[q].reserve(edges_out[q].size() + total);
           edges_out[q].push_back(static_cast<char>(edge_coding));
           for (size_t c = 0; c < chunks; ++c) {
-            edges_out[q].append(buffers[c][q].get(), used[c][q]);
-            buffers[c][q].reset();
+            edges_out[q].append(buffers[c][q].data(), buffers[c][q].size());
+            buffers[c][q] = RecordBuffer();
           }
         }
       } else {
@@ -1373,7 +1411,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         VertexId uuid;
         if (!r.Get(uuid)) return Malformed();
         if (raw_ && !(k.is_int && RawCovers(k.value))) {
-          if (auto st = LeaveRaw(); !st.ok()) return st;
+          if (auto st = LeaveRaw(PartitionLoadStats::RawEnd::kAnnouncement); !st.ok()) return st;
         }
         if (raw_) {
           uint8_t& at = raw_part_[k.value];
@@ -1475,7 +1513,7 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
   const bool text =
       std::any_of(coding.begin(), coding.end(), [](IdCoding c) { return c == IdCoding::kTagged; });
   if (text && raw_) {
-    if (auto st = LeaveRaw(); !st.ok()) return st;
+    if (auto st = LeaveRaw(PartitionLoadStats::RawEnd::kRecord); !st.ok()) return st;
   }
   if (text) {
     for (uint32_t p = 0; p < size_; ++p) {
@@ -1547,7 +1585,7 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
   });
   const uint64_t max_id = *std::max_element(max_of.begin(), max_of.end());
   if (raw_ && !RawCovers(max_id)) {
-    if (auto st = LeaveRaw(); !st.ok()) return st;
+    if (auto st = LeaveRaw(PartitionLoadStats::RawEnd::kRecord); !st.ok()) return st;
   }
   std::atomic<bool> malformed{false};
   if (raw_) {
@@ -1579,8 +1617,10 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
             // Senders in parallel write the same partition for an ID: atomic, not a race.
             std::atomic_ref<uint8_t> slot(part[v]);
             const uint8_t was = slot.load(std::memory_order_relaxed);
-            if (was != self && was != other) {
+            if (was == kRawUnknown) {
               slot.store(static_cast<uint8_t>(other), std::memory_order_relaxed);
+            } else if (was != self && was != other) {
+              malformed = true;  // two partitions for one ID
             }
           }
           to.src.push_back(static_cast<uint32_t>(ends[0]));
@@ -1759,16 +1799,18 @@ bool PartitionLoader::RawCovers(uint64_t max_id) {
   return true;
 }
 
-absl::Status PartitionLoader::LeaveRaw(std::vector<uint64_t>* owned_words) {
+absl::Status PartitionLoader::LeaveRaw(PartitionLoadStats::RawEnd why,
+                                       std::vector<uint64_t>* owned_words, size_t min_words) {
   if (!raw_) return absl::OkStatus();
   raw_ = false;
-  const size_t words = (raw_part_.size() + 63) / 64;
+  stats_.raw_end = why;
+  const size_t words = std::max((raw_part_.size() + 63) / 64, min_words);
   std::vector<uint64_t> known(words), owned(words);
   const auto self = static_cast<uint8_t>(rank_);
   tbb::parallel_for(size_t{0}, words, [&](size_t w) {
     uint64_t k = 0, o = 0;
     const size_t end = std::min(raw_part_.size(), (w + 1) * 64);
-    for (size_t v = w * 64; v < end; ++v) {
+    for (size_t v = w * 64; v < end; ++v) {  // (none past raw_part_: padding)
       k |= uint64_t{raw_part_[v] != kRawUnknown} << (v & 63);
       o |= uint64_t{raw_part_[v] == self} << (v & 63);
     }
@@ -1814,15 +1856,14 @@ absl::Status PartitionLoader::RankRaw(bool& ranked) {
     every = every && raw != 0;
     limit = std::max(limit, n);
   }
-  if (!every) return LeaveRaw();
-  // Every worker's owned IDs as bitmaps of the same length. The union of the bitmaps is the set of
-  // all vertices, and a vertex's global index is the number of members below its ID (integers
-  // rank numerically). Worker q merges words [seg(q), seg(q + 1)) of everyone's bitmap (each
-  // vertex is owned once), then all gather the merged pieces.
-  raw_part_.resize(limit, kRawUnknown);
+  if (!every) return LeaveRaw(PartitionLoadStats::RawEnd::kRanking);
+  // Every worker's owned IDs as bitmaps of the same length, covering the largest ID anyone met.
+  // The union of the bitmaps is the set of all vertices, and a vertex's global index is the number
+  // of members below its ID (integers rank numerically). Worker q merges words [seg(q),
+  // seg(q + 1)) of everyone's bitmap (each vertex is owned once), then all gather the pieces.
+  const size_t words = (limit + 63) / 64;
   std::vector<uint64_t> owned;
-  if (auto st = LeaveRaw(&owned); !st.ok()) return st;
-  const size_t words = owned.size();
+  if (auto st = LeaveRaw(PartitionLoadStats::RawEnd::kBitmaps, &owned, words); !st.ok()) return st;
   auto seg = [&](uint32_t q) { return static_cast<size_t>(uint64_t{q} * words / size_); };
   std::vector<std::string> out(size_);
   for (uint32_t q = 0; q < size_; ++q) {
@@ -1843,12 +1884,6 @@ absl::Status PartitionLoader::RankRaw(bool& ranked) {
     }
   }
   in->clear();
-  for (size_t w = 0; w < merged.size(); ++w) {
-    for (uint64_t bits = merged[w]; bits != 0; bits &= bits - 1) {
-      names_ints_.push_back(uint64_t{seg(rank_) + w} * 64 +
-                            static_cast<uint64_t>(std::countr_zero(bits)));
-    }
-  }
   auto gathered = AllGather(exchange_, std::string(reinterpret_cast<const char*>(merged.data()),
                                                    merged.size() * sizeof(uint64_t)));
   if (!gathered.ok()) return gathered.status();
@@ -1860,16 +1895,27 @@ absl::Status PartitionLoader::RankRaw(bool& ranked) {
     std::memcpy(union_words.data() + seg(q), piece.data(), piece.size());
   }
   gathered->clear();
+  // No ID at or past the largest anyone met (which also keeps the counts below 2^32).
+  if (limit % 64 != 0 && (union_words.back() >> (limit % 64)) != 0) return Malformed();
   const RankedBits every_id(std::move(union_words));
+  if (every_id.size() >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 vertices");
+  // Each worker keeps the names of an equal share of the ranks (RankNames), found in the union.
+  const uint64_t total = every_id.size();
   starts_.assign(size_ + 1, 0);
-  for (uint32_t q = 0; q <= size_; ++q) starts_[q] = every_id.Before(q < size_ ? seg(q) : words);
-  if (starts_[size_] >= kNoIndex) return absl::OutOfRangeError("more than 2^32-1 vertices");
+  for (uint32_t q = 0; q <= size_; ++q) starts_[q] = total * q / size_;
+  for (uint64_t g = starts_[rank_]; g < starts_[rank_ + 1];) {
+    size_t w = every_id.WordOfRank(g);
+    uint64_t bits = every_id.Bits(w);
+    for (uint64_t skip = g - every_id.Before(w); skip > 0; --skip) bits &= bits - 1;
+    for (; bits != 0 && g < starts_[rank_ + 1]; bits &= bits - 1, ++g) {
+      names_ints_.push_back(uint64_t{w} * 64 + static_cast<uint64_t>(std::countr_zero(bits)));
+    }
+  }
   // The owned vertices' global indexes; the owners tell the remote ones' (AskRemotes).
   rank_of_.assign(table_.size(), kNoIndex);
   tbb::parallel_for(uint32_t{0}, table_.size(), [&](uint32_t v) {
     if (table_.owned[v]) rank_of_[v] = every_id.Rank(table_.KeyAt(v).value);
   });
-  stats_.ranks_from_bitmaps = true;
   ranked = true;
   return absl::OkStatus();
 }

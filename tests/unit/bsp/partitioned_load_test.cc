@@ -343,28 +343,56 @@ TEST_F(PartitionedLoadTest, EdgeRecordsWithAndWithoutPartitionsInTheirIds) {
 // A worker receives an edge list's integer IDs raw while they stay below a bound and, if every
 // worker did to the end, ranks them by the union of the owned IDs' bitmaps instead of a sort. An
 // ID past the bound (narrow or wide) sends the workers that meet it through the vertex table from
-// then on, in the announcements or in the records, and all then rank by the sort. Either way, and
-// with raw receiving off, each part is the whole build's.
+// then on, in the announcements or in the records, and all then rank by the sort (the others
+// leaving raw there). Either way, and with raw receiving off, each part is the whole build's, and
+// every global index's name is held by one worker (ExpectPartsEqualWhole).
 TEST_F(PartitionedLoadTest, RawIntegerIdsAndTheirFallbacksEqualWholeBuild) {
   const std::string small = dir_.Write("raw.el", RandomEdgeList(21, Ids::kSmall, 60, 400, false));
   const std::string past =
       dir_.Write("past.el", RandomEdgeList(22, Ids::kSmall, 60, 200, false) + "100000000 4\n" +
                                 RandomEdgeList(23, Ids::kSmall, 60, 100, false) + "7 5000000000\n" +
                                 RandomEdgeList(24, Ids::kSmall, 60, 100, false));
-  auto ranked = [&](const std::string& p, uint32_t n, bool raw) {
-    std::vector<bool> got;
+  using RawEnd = PartitionLoadStats::RawEnd;
+  auto ends = [&](const std::string& p, uint32_t n, bool raw) {
+    std::vector<RawEnd> got;
     for (const auto& w : LoadOnWorkers<NoValue>({.path = p, .undirected = true}, WeightUse::kIgnore,
                                                 n, false, 300, true, std::nullopt, raw)) {
       EXPECT_TRUE(w.status.ok()) << w.status;
-      got.push_back(w.stats.ranks_from_bitmaps);
+      got.push_back(w.stats.raw_end);
     }
     return got;
   };
+  auto has = [](const std::vector<RawEnd>& v, RawEnd e) {
+    return std::find(v.begin(), v.end(), e) != v.end();
+  };
   for (uint32_t n = 1; n <= 4; ++n) {
-    EXPECT_EQ(ranked(small, n, true), std::vector<bool>(n, true)) << n;
-    EXPECT_EQ(ranked(small, n, false), std::vector<bool>(n, false)) << n;
-    EXPECT_EQ(ranked(past, n, true), std::vector<bool>(n, false)) << n;
+    EXPECT_EQ(ends(small, n, true), std::vector<RawEnd>(n, RawEnd::kBitmaps)) << n;
+    EXPECT_EQ(ends(small, n, false), std::vector<RawEnd>(n, RawEnd::kNotRaw)) << n;
+    const auto past_ends = ends(past, n, true);
+    EXPECT_FALSE(has(past_ends, RawEnd::kBitmaps)) << n;
+    EXPECT_FALSE(has(past_ends, RawEnd::kNotRaw)) << n;
+    // With 3 and 4 workers the two IDs past the bound have owners that leave at an announcement,
+    // others meet them in records only, and at least one worker meets neither and leaves at the
+    // ranking (the owners are fixed by the IDs' UUIDs).
+    if (n >= 3) {
+      for (RawEnd e : {RawEnd::kAnnouncement, RawEnd::kRecord, RawEnd::kRanking}) {
+        EXPECT_TRUE(has(past_ends, e)) << n << " " << static_cast<int>(e);
+      }
+    }
   }
+  // Ranked by the bitmaps, each worker holds the names of an equal share of the global indexes,
+  // however the IDs spread (here all but one below 200, and one near 3 million).
+  const std::string skewed =
+      dir_.Write("skewed.el", RandomEdgeList(26, Ids::kSmall, 60, 300, false) + "3000000 1\n");
+  for (uint32_t n = 2; n <= 4; ++n) {
+    auto workers = LoadOnWorkers<NoValue>({.path = skewed}, WeightUse::kIgnore, n, false, 300);
+    ASSERT_TRUE(workers[0].status.ok()) << workers[0].status;
+    EXPECT_EQ(workers[0].stats.raw_end, RawEnd::kBitmaps);
+    const std::vector<uint64_t>& starts = workers[0].names.starts();
+    ASSERT_EQ(starts.size(), n + 1);
+    for (uint32_t q = 0; q <= n; ++q) EXPECT_EQ(starts[q], starts[n] * q / n) << n;
+  }
+  ExpectPartsEqualWhole<NoValue>({.path = skewed}, WeightUse::kIgnore, {300});
   for (bool raw : {true, false}) {
     ExpectPartsEqualWhole<NoValue>({.path = small}, WeightUse::kIgnore, {7, 1 << 20}, raw);
     ExpectPartsEqualWhole<NoValue>({.path = small, .undirected = true}, WeightUse::kIgnore, {100},

@@ -81,8 +81,12 @@ struct PartitionLoadStats {
   // Edge records received with their partitions in their IDs (8 bytes each, not 12).
   uint64_t records_with_partitions = 0;
   bool oriented = false;  // the part's edges go to the build oriented (PartEdges)
-  // Global indexes came from the union of the owned IDs' bitmaps (every worker received raw).
-  bool ranks_from_bitmaps = false;
+  // Where the worker stopped receiving integer IDs raw (docs/design.md §4): it never did (not an
+  // edge list, or turned off); at an announcement or a record it could not keep so; at the
+  // ranking, because another worker had stopped; or it never stopped, and the global indexes
+  // came from the union of the owned IDs' bitmaps.
+  enum class RawEnd : uint8_t { kNotRaw, kAnnouncement, kRecord, kRanking, kBitmaps };
+  RawEnd raw_end = RawEnd::kNotRaw;
 };
 
 // One worker's share of a graph after a partitioned load: the stored edges with an end it owns,
