@@ -1211,6 +1211,18 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
       };
       // Calls emit(to, other, i, w) for each record i of chunk c, its ends' partitions from
       // ends_of(ch, i, m, ps, pd).
+      // The failure of `kind` at record i of chunk c, its text made from the record's fields.
+      auto failure_at = [&](uint32_t kind, size_t c, size_t i, auto&& text_of) {
+        std::string_view tok[3];
+        Failure f;
+        f.kind = kind;
+        f.share = rank_;
+        const uint64_t line = file->RecordLine(c, i, tok);
+        f.line = file->LineOf(c, line);
+        f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
+        f.text = AtRow(*file, c, line, text_of(tok));
+        return f;
+      };
       auto walk_with = [&](size_t c, auto&& ends_of, auto&& emit) {
         const ParsedChunk& ch = file->chunks[c];
         const size_t m = ch.num_ids(file->mode) / 2;
@@ -1219,31 +1231,18 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           ends_of(ch, i, m, ps, pd);
           if (((ps | pd) & kUnlistedBit) != 0) {
             if (!unlisted[c]) {
-              std::string_view tok[3];
-              Failure f;
-              f.kind = kUnlisted;
-              f.share = rank_;
-              const uint64_t line = file->RecordLine(c, i, tok);
-              f.line = file->LineOf(c, line);
-              f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
-              f.text = AtRow(
-                  *file, c, line,
-                  io::UnlistedVertexMessage((ps & kUnlistedBit) ? tok[0] : tok[1], vertex_file_));
-              unlisted[c] = std::move(f);
+              unlisted[c] = failure_at(kUnlisted, c, i, [&](const std::string_view* tok) {
+                return io::UnlistedVertexMessage((ps & kUnlistedBit) ? tok[0] : tok[1],
+                                                 vertex_file_);
+              });
             }
             continue;
           }
           const double w = keep_weights() ? ch.weights[i] : 0.0;
           if (keep_weights() && (w < 0 || std::isinf(w)) && !bad_weight[c]) {
-            std::string_view tok[3];
-            Failure f;
-            f.kind = kBadWeight;
-            f.share = rank_;
-            const uint64_t line = file->RecordLine(c, i, tok);
-            f.line = file->LineOf(c, line);
-            f.code = static_cast<int32_t>(absl::StatusCode::kInvalidArgument);
-            f.text = AtRow(*file, c, line, io::BadWeightMessage(w, tok[2]));
-            bad_weight[c] = std::move(f);
+            bad_weight[c] = failure_at(kBadWeight, c, i, [&](const std::string_view* tok) {
+              return io::BadWeightMessage(w, tok[2]);
+            });
           }
           emit(ps, pd, i, w);
           if (both_ends && pd != ps) emit(pd, ps, i, w);
@@ -1911,11 +1910,17 @@ absl::Status PartitionLoader::RankRaw(bool& ranked) {
       names_ints_.push_back(uint64_t{w} * 64 + static_cast<uint64_t>(std::countr_zero(bits)));
     }
   }
-  // The owned vertices' global indexes; the owners tell the remote ones' (AskRemotes).
+  // The owned vertices' global indexes (each in the union, unless a peer merged it away); the
+  // owners tell the remote ones' (AskRemotes).
   rank_of_.assign(table_.size(), kNoIndex);
+  std::atomic<bool> missing{false};
   tbb::parallel_for(uint32_t{0}, table_.size(), [&](uint32_t v) {
-    if (table_.owned[v]) rank_of_[v] = every_id.Rank(table_.KeyAt(v).value);
+    if (!table_.owned[v]) return;
+    const uint64_t id = table_.KeyAt(v).value;
+    if (!every_id.Has(id)) missing = true;
+    rank_of_[v] = every_id.Rank(id);
   });
+  if (missing) return Malformed();
   ranked = true;
   return absl::OkStatus();
 }
