@@ -728,8 +728,9 @@ class PartitionLoader {
   // least length in 64-bit words.
   absl::Status LeaveRaw(PartitionLoadStats::RawEnd why,
                         std::vector<uint64_t>* owned_words = nullptr, size_t min_words = 0);
-  // If every worker is still receiving raw, global indexes from the union of the owned IDs'
-  // bitmaps, with no sort (ranked); else each leaves raw and nothing more is done.
+  // After Resolve (which gathers each worker's raw state): if every worker is still receiving
+  // raw, global indexes from the union of the owned IDs' bitmaps, with no sort (ranked); else
+  // each leaves raw and nothing more is done.
   absl::Status RankRaw(bool& ranked);
   absl::Status Rank();
   absl::Status AskRemotes();
@@ -792,6 +793,9 @@ class PartitionLoader {
   static constexpr uint8_t kRawUnknown = 0xff;
   bool raw_ = false;
   std::vector<uint8_t> raw_part_;
+  // Gathered by Resolve: whether every worker still received raw, and the largest raw_part_.
+  bool every_raw_ = false;
+  uint64_t raw_limit_ = 0;
   std::vector<std::pair<uint64_t, VertexId>> raw_owned_;
   std::vector<uint32_t> rank_of_;  // per table entry
   std::vector<uint64_t> starts_;
@@ -1701,12 +1705,17 @@ absl::Status PartitionLoader::Resolve(bool& weighted) {
     Put(mine, file);
     Put(mine, lines);
   }
+  // Whether this worker still receives raw, and how far its byte table reaches (RankRaw).
+  Put(mine, uint8_t{raw_});
+  Put(mine, uint64_t{raw_part_.size()});
   auto all = AllGather(exchange_, mine);
   if (!all.ok()) return all.status();
   std::vector<uint64_t> vbase(size_ + 1, 0), ebase(size_ + 1, 0);
   // A directory's edge files: each share's lines per file.
   std::vector<std::vector<std::pair<uint32_t, uint64_t>>> share_lines(size_);
   Failure best, with, without;
+  every_raw_ = true;
+  raw_limit_ = 0;
   for (uint32_t p = 0; p < size_; ++p) {
     Reader r((*all)[p]);
     uint64_t vl, el, fw, fwo;
@@ -1722,6 +1731,13 @@ absl::Status PartitionLoader::Resolve(bool& weighted) {
       }
       share_lines[p].push_back(piece);
     }
+    uint8_t raw;
+    uint64_t raw_limit;
+    if (!r.Get(raw) || !r.Get(raw_limit) || !r.empty() || raw_limit > kNoIndex) {
+      return Malformed();
+    }
+    every_raw_ = every_raw_ && raw != 0;
+    raw_limit_ = std::max(raw_limit_, raw_limit);
     vbase[p + 1] = vbase[p] + vl;
     ebase[p + 1] = ebase[p] + el;
     if (f.set) Note(best, f);
@@ -1840,22 +1856,9 @@ absl::Status PartitionLoader::LeaveRaw(PartitionLoadStats::RawEnd why,
 
 absl::Status PartitionLoader::RankRaw(bool& ranked) {
   ranked = false;
-  std::string mine;
-  Put(mine, uint8_t{raw_});
-  Put(mine, uint64_t{raw_part_.size()});
-  auto all = AllGather(exchange_, mine);
-  if (!all.ok()) return all.status();
-  bool every = true;
-  uint64_t limit = 0;
-  for (const std::string& s : *all) {
-    Reader r(s);
-    uint8_t raw;
-    uint64_t n;
-    if (!r.Get(raw) || !r.Get(n) || !r.empty() || n > kNoIndex) return Malformed();
-    every = every && raw != 0;
-    limit = std::max(limit, n);
-  }
-  if (!every) return LeaveRaw(PartitionLoadStats::RawEnd::kRanking);
+  // Every worker's state, gathered by Resolve.
+  if (!every_raw_) return LeaveRaw(PartitionLoadStats::RawEnd::kRanking);
+  const uint64_t limit = raw_limit_;
   // Every worker's owned IDs as bitmaps of the same length, covering the largest ID anyone met.
   // The union of the bitmaps is the set of all vertices, and a vertex's global index is the number
   // of members below its ID (integers rank numerically). Worker q merges words [seg(q),
