@@ -1173,9 +1173,29 @@ TEST(ConnectPeersTest, BroadcastListsMustMatchTheInEdges) {
     auto receiver = MakeEngine(program, MakeInput({}, {x, y}), split, 1);
     const auto status = ConnectAll<PublishProgram>({sender.get(), receiver.get()}, 2);
     EXPECT_TRUE(status[0].ok()) << status[0];
-    EXPECT_EQ(status[1].code(), absl::StatusCode::kNotFound);
-    EXPECT_THAT(status[1].message(), AllOf(HasSubstr("partition 0 would send the value of vertex"),
-                                           HasSubstr("no out-edge into partition 1")));
+    EXPECT_EQ(status[1].code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(status[1].message(),
+                HasSubstr("partition 0 would send the values of 1 vertices, but partition 1 has 0 "
+                          "remote in-neighbours in partition 0"));
+    EXPECT_FALSE(receiver->connected());
+  }
+  {
+    // As many vertices, but another one: partition 0 would publish x, and partition 1 has an
+    // in-edge from x2 instead.
+    std::string x2;
+    for (const std::string& name : bsptest::Numbered(100)) {
+      if (name != x && bsptest::OwnerOf(split, name) == 0) x2 = name;
+    }
+    ASSERT_FALSE(x2.empty());
+    auto sender = MakeEngine(program, MakeInput({{x, y}}, {x2}), split, 0);
+    auto receiver = MakeEngine(program, MakeInput({{x2, y}}, {x}), split, 1);
+    const auto status = ConnectAll<PublishProgram>({sender.get(), receiver.get()}, 2);
+    EXPECT_TRUE(status[0].ok()) << status[0];
+    EXPECT_EQ(status[1].code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(status[1].message(),
+                HasSubstr("partition 0 would send the values of 1 vertices that are not the 1 "
+                          "remote in-neighbours partition 1 has in partition 0"));
+    EXPECT_FALSE(receiver->connected());
   }
   {
     // Partition 1 has an in-edge from x that partition 0 does not know of.
