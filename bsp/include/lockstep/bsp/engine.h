@@ -478,8 +478,13 @@ class Engine final : public StepEngine {
         std::sort(list.begin(), list.end(), by_global);
       }
       ListDigest digest;
-      for (uint32_t v : list) digest.Add(topo.global_index(v), topo.id(v));
-      if (!digest.increasing && failed.ok()) {
+      bool increasing = true;
+      for (size_t i = 0; i < list.size(); ++i) {
+        const uint32_t g = topo.global_index(list[i]);
+        increasing = increasing && (i == 0 || g > topo.global_index(list[i - 1]));
+        digest.Add(g, topo.id(list[i]));
+      }
+      if (!increasing && failed.ok()) {
         failed = absl::InternalError(absl::StrCat(
             "cannot set up the relay: two vertices of partition ", self, " share a global index"));
       }
@@ -508,26 +513,27 @@ class Engine final : public StepEngine {
       std::memcpy(head, bytes.data(), sizeof(head));
       keyed.clear();
       uint32_t max_global = 0;
+      ListDigest digest;
       for (uint32_t r = begin[p]; r < begin[p + 1]; ++r) {
         if (!remote_source_[r]) continue;
         const uint32_t g = topo.SlotGlobalIndex(n + r);
         max_global = std::max(max_global, g);
         keyed.push_back(uint64_t{g} << 32 | r);
+        digest.Add(g, topo.remote_id(r));
       }
       SortByHighWord(keyed, max_global, scratch);
-      ListDigest digest;
+      bool increasing = true;
       mirror[p].resize(keyed.size());
       for (size_t i = 0; i < keyed.size(); ++i) {
-        const uint32_t r = static_cast<uint32_t>(keyed[i]);
-        digest.Add(static_cast<uint32_t>(keyed[i] >> 32), topo.remote_id(r));
-        mirror[p][i] = r;
+        increasing = increasing && (i == 0 || keyed[i] >> 32 > keyed[i - 1] >> 32);
+        mirror[p][i] = static_cast<uint32_t>(keyed[i]);
       }
       if (head[0] != keyed.size()) {
         failed = absl::FailedPreconditionError(
             absl::StrCat("cannot set up the relay: partition ", p, " would send the values of ",
                          head[0], " vertices, but partition ", self, " has ", keyed.size(),
                          " remote in-neighbours in partition ", p));
-      } else if (head[1] != digest.value || !digest.increasing) {
+      } else if (head[1] != digest.value || !increasing) {
         failed = absl::FailedPreconditionError(
             absl::StrCat("cannot set up the relay: partition ", p, " would send the values of ",
                          head[0], " vertices that are not the ", keyed.size(),
@@ -543,12 +549,10 @@ class Engine final : public StepEngine {
     connected_ = true;
     return ConnectNeighbours(exchange);
   }
-  // A digest of a list of vertices in order (their global indexes and UUIDs), and whether the
-  // global indexes increase.
+  // A digest of a set of vertices (their global indexes and UUIDs): a sum of a hash of each, so
+  // that the receiver adds its vertices in its remote table's order, reading the UUIDs in turn.
   struct ListDigest {
     uint64_t value = 0;
-    bool increasing = true;
-    uint64_t next = 0;  // the least global index the next vertex may have
     static uint64_t Mix(uint64_t x) {
       x ^= x >> 30;
       x *= 0xbf58476d1ce4e5b9ULL;
@@ -557,11 +561,9 @@ class Engine final : public StepEngine {
       return x ^ (x >> 31);
     }
     void Add(uint32_t global, const VertexId& id) {
-      increasing = increasing && global >= next;
-      next = uint64_t{global} + 1;
       uint64_t half[2];
       std::memcpy(half, id.data, sizeof(half));
-      value = Mix(Mix(value ^ half[0]) ^ half[1] ^ (uint64_t{global} << 32));
+      value += Mix(Mix(half[0] ^ uint64_t{global} << 32 ^ global) ^ half[1]);
     }
   };
   // Collective: the remote neighbours' lists and degrees, for programs that read them; every
