@@ -39,6 +39,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -336,6 +337,9 @@ class ShareIds {
   // The partition of a covered, held ID (with kUnlistedBit).
   uint32_t DirectAt(uint64_t id) const { return Decode(direct_[id]); }
   void PrefetchDirect(uint64_t id) const { __builtin_prefetch(direct_.data() + id); }
+  // The direct table's entries: a partition below kPending, else kAbsent, kPending, or a
+  // partition with kUnlisted8.
+  const uint8_t* DirectTable() const { return direct_.data(); }
 
  private:
   static constexpr uint8_t kUnlisted8 = 0x80;
@@ -613,33 +617,44 @@ class Blocks {
 
 // The records one chunk of a round has for one destination, in a buffer grown by doubling from a
 // first guess (a sender does not know how many a destination gets without a pass to count them).
+// Held as 64-bit words, so that the loop of 8-byte records writes them through typed cursors
+// (Words): a write through char* may alias anything, and the compiler then reloads the loop's
+// state from memory after every record.
 class RecordBuffer {
  public:
   void Reserve(size_t bytes) { Grow(bytes); }
   // Room for the next n bytes.
   char* Take(size_t n) {
-    if (static_cast<size_t>(end_ - next_) < n) Grow(std::max(2 * capacity(), size() + n));
-    char* at = next_;
-    next_ += n;
+    if (capacity() - size_ < n) Grow(std::max(2 * capacity(), size_ + n));
+    char* at = bytes() + size_;
+    size_ += n;
     return at;
   }
-  const char* data() const { return data_.get(); }
-  size_t size() const { return static_cast<size_t>(next_ - data_.get()); }
+  // The free words after the last whole word written (with room for at least one), for a loop
+  // that writes 8-byte records and then says how many with Wrote.
+  std::span<uint64_t> Words() {
+    if (capacity() - size_ < sizeof(uint64_t)) Grow(std::max(2 * capacity(), size_ + 8));
+    const size_t at = (size_ + 7) / 8;
+    return {data_.get() + at, words_ - at};
+  }
+  void Wrote(size_t words) { size_ = ((size_ + 7) / 8 + words) * 8; }
+  const char* data() const { return reinterpret_cast<const char*>(data_.get()); }
+  size_t size() const { return size_; }
 
  private:
-  size_t capacity() const { return static_cast<size_t>(end_ - data_.get()); }
+  char* bytes() { return reinterpret_cast<char*>(data_.get()); }
+  size_t capacity() const { return words_ * sizeof(uint64_t); }
   void Grow(size_t bytes) {
-    auto more = std::make_unique_for_overwrite<char[]>(bytes);
-    const size_t n = size();
-    if (n != 0) std::memcpy(more.get(), data_.get(), n);
+    const size_t words = (bytes + 7) / 8;
+    auto more = std::make_unique_for_overwrite<uint64_t[]>(words);
+    if (size_ != 0) std::memcpy(more.get(), data_.get(), size_);
     data_ = std::move(more);
-    next_ = data_.get() + n;
-    end_ = data_.get() + bytes;
+    words_ = words;
   }
 
-  std::unique_ptr<char[]> data_;
-  char* next_ = nullptr;
-  char* end_ = nullptr;
+  std::unique_ptr<uint64_t[]> data_;
+  size_t words_ = 0;
+  size_t size_ = 0;  // bytes
 };
 
 // The stored edges a worker received from one sender, in the sender's (input) order.
@@ -747,6 +762,12 @@ class PartitionLoader {
   // dictionary of the round: returns false (having done nothing) if the table cannot cover them;
   // else the IDs this share had not met, in increasing order, with their UUIDs and partitions
   // (which the table then holds). `max_id`: the round's largest ID (MaxIntegerId).
+  // The common case of a sender's round (8-byte records of narrow IDs with their partitions, the
+  // IDs' partitions in the direct table, no weights): writes one chunk's records to `out`, a
+  // buffer per destination. False, with `out` as it was, if an ID's partition is not a partition
+  // (an unlisted vertex): the general walk then says why.
+  bool RouteNarrowParts(const std::vector<uint32_t>& ids, uint32_t part_shift, bool both_ends,
+                        std::vector<RecordBuffer>& out) const;
   bool MeetIdsDirect(const ParsedFile& file, uint64_t max_id, std::vector<uint64_t>& fresh,
                      std::vector<uint32_t>& fresh_part, std::vector<VertexId>& fresh_uuids);
 
@@ -840,6 +861,55 @@ void PartitionLoader::MeetIds(const Dictionary& dict, std::vector<uint32_t>& par
     part[fresh[j]] = static_cast<uint32_t>(split->PartitionForUnchecked(fresh_uuids[j]));
   });
   for (uint32_t i : fresh) share_ids_.Add(dict.KeyAt(i), part[i]);
+}
+
+bool PartitionLoader::RouteNarrowParts(const std::vector<uint32_t>& ids, uint32_t part_shift,
+                                       bool both_ends, std::vector<RecordBuffer>& out) const {
+  struct Cursor {
+    uint64_t* next;
+    uint64_t* end;
+    uint64_t* begin;
+  };
+  std::vector<Cursor> cursor(size_);
+  for (uint32_t q = 0; q < size_; ++q) {
+    const std::span<uint64_t> room = out[q].Words();
+    cursor[q] = {room.data(), room.data() + room.size(), room.data()};
+  }
+  auto put = [&](uint32_t q, uint64_t record) {
+    Cursor& at = cursor[q];
+    if (at.next == at.end) [[unlikely]] {
+      out[q].Wrote(static_cast<size_t>(at.next - at.begin));
+      const std::span<uint64_t> room = out[q].Words();
+      at = {room.data(), room.data() + room.size(), room.data()};
+    }
+    *at.next++ = record;
+  };
+  const uint8_t* table = share_ids_.DirectTable();
+  const uint32_t* id = ids.data();
+  const size_t m = ids.size() / 2;
+  const uint32_t parts = size_;
+  constexpr size_t kAhead = 16;  // edges: their table entries arrive meanwhile
+  for (size_t i = 0; i < m; ++i) {
+    if (i + kAhead < m) {
+      __builtin_prefetch(table + id[2 * (i + kAhead)]);
+      __builtin_prefetch(table + id[2 * (i + kAhead) + 1]);
+    }
+    const uint32_t s = id[2 * i], d = id[2 * i + 1];
+    const uint32_t ps = table[s], pd = table[d];
+    if (std::max(ps, pd) >= parts) [[unlikely]] {
+      // The general walk writes this chunk from its start.
+      for (RecordBuffer& b : out) b = RecordBuffer();
+      return false;
+    }
+    const uint64_t record = (s | static_cast<uint32_t>(uint64_t{ps} << part_shift)) |
+                            uint64_t{d | static_cast<uint32_t>(uint64_t{pd} << part_shift)} << 32;
+    put(ps, record);
+    if (both_ends && pd != ps) put(pd, record);
+  }
+  for (uint32_t q = 0; q < size_; ++q) {
+    out[q].Wrote(static_cast<size_t>(cursor[q].next - cursor[q].begin));
+  }
+  return true;
 }
 
 // The largest ID of a round of integer IDs (0 for none).
@@ -1277,6 +1347,10 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           buffers[c].resize(size_);
           for (RecordBuffer& b : buffers[c]) {
             b.Reserve(std::min(records, 2 * records / size_ + 16) * record);
+          }
+          if (parts_in_ids && direct && file->mode == IdMode::kNarrow && !keep_weights() &&
+              RouteNarrowParts(ch.narrow, part_shift, both_ends, buffers[c])) {
+            return;
           }
           uint32_t ends[2] = {0, 0};  // the partitions of the record being written
           auto look_up = [&](const ParsedChunk&, size_t i, size_t m, uint32_t& ps, uint32_t& pd) {
