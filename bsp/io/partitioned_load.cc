@@ -551,6 +551,17 @@ class Blocks {
     *next_++ = v;
     ++size_;
   }
+  // For a loop that appends through a cursor of its own (its state then stays in registers):
+  // the free room of the last block (of a new block if it is full), then Appended(n) once n
+  // elements are written at its start.
+  std::span<T> Room() {
+    if (next_ == end_) Grow();
+    return {next_, end_};
+  }
+  void Appended(size_t n) {
+    next_ += n;
+    size_ += n;
+  }
   // Calls f(data, n) for each block in order, unmapping each block after it.
   template <class F>
   void Drain(F&& f) {
@@ -768,6 +779,9 @@ class PartitionLoader {
   // (an unlisted vertex): the general walk then says why.
   bool RouteNarrowParts(const std::vector<uint32_t>& ids, uint32_t part_shift, bool both_ends,
                         std::vector<RecordBuffer>& out) const;
+  // The common case of TakeEdges while raw: n 8-byte records of narrow IDs with their partitions,
+  // no weights, from one sender (run in parallel per sender). False if a record is malformed.
+  bool TakeRawNarrowParts(const char* records, size_t n, EdgesFrom& to);
   bool MeetIdsDirect(const ParsedFile& file, uint64_t max_id, std::vector<uint64_t>& fresh,
                      std::vector<uint32_t>& fresh_part, std::vector<VertexId>& fresh_uuids);
 
@@ -910,6 +924,57 @@ bool PartitionLoader::RouteNarrowParts(const std::vector<uint32_t>& ids, uint32_
     out[q].Wrote(static_cast<size_t>(cursor[q].next - cursor[q].begin));
   }
   return true;
+}
+
+bool PartitionLoader::TakeRawNarrowParts(const char* records, size_t n, EdgesFrom& to) {
+  const uint32_t shift = 32 - PartitionBits(size_);
+  const uint32_t mask = static_cast<uint32_t>((uint64_t{1} << shift) - 1);
+  const uint32_t self = rank_, parts = size_;
+  uint8_t* part = raw_part_.data();
+  bool bad = false;
+  std::span<uint32_t> src = to.src.Room(), dst = to.dst.Room();
+  size_t room = std::min(src.size(), dst.size()), k = 0;
+  constexpr size_t kAhead = 16;  // records: their bytes arrive while these are taken
+  for (size_t i = 0; i < n && !bad; ++i) {
+    uint64_t record;
+    if (i + kAhead < n) {
+      std::memcpy(&record, records + 8 * (i + kAhead), 8);
+      __builtin_prefetch(part + (static_cast<uint32_t>(record) & mask));
+      __builtin_prefetch(part + (static_cast<uint32_t>(record >> 32) & mask));
+    }
+    std::memcpy(&record, records + 8 * i, 8);
+    const uint32_t a = static_cast<uint32_t>(record), b = static_cast<uint32_t>(record >> 32);
+    const uint32_t pa = static_cast<uint32_t>(uint64_t{a} >> shift);
+    const uint32_t pb = static_cast<uint32_t>(uint64_t{b} >> shift);
+    // The end this worker does not own (its own if it owns both); a record neither of whose ends
+    // it owns is malformed.
+    const uint32_t other = pa == self ? pb : pb == self ? pa : parts;
+    bad = other >= parts;
+    const uint32_t ends[2] = {a & mask, b & mask};
+    for (const uint32_t v : ends) {
+      // Senders in parallel write the same partition for an ID: atomic, not a race.
+      std::atomic_ref<uint8_t> slot(part[v]);
+      const uint8_t was = slot.load(std::memory_order_relaxed);
+      if (was == kRawUnknown) {
+        slot.store(static_cast<uint8_t>(other), std::memory_order_relaxed);
+      } else {
+        bad = bad || (was != self && was != other);  // two partitions for one ID
+      }
+    }
+    src[k] = ends[0];
+    dst[k] = ends[1];
+    if (++k == room) {
+      to.src.Appended(k);
+      to.dst.Appended(k);
+      src = to.src.Room();
+      dst = to.dst.Room();
+      room = std::min(src.size(), dst.size());
+      k = 0;
+    }
+  }
+  to.src.Appended(k);
+  to.dst.Appended(k);
+  return !bad;
 }
 
 // The largest ID of a round of integer IDs (0 for none).
@@ -1670,6 +1735,10 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
     // (and at most one written) per end, in a table a byte per ID, where the table's lookups read
     // four and added the ends met for the first time one by one.
     tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
+      if (coding[p] == IdCoding::kNarrowParts && !keep_weights()) {
+        if (!TakeRawNarrowParts(batches[p].data() + 1, records[p], from_[p])) malformed = true;
+        return;
+      }
       with_coding(p, [&](auto c) {
         const char* rec = batches[p].data() + 1;
         const size_t bytes = record_bytes(c);
