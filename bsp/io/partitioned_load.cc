@@ -36,6 +36,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -48,6 +49,7 @@
 #include "lockstep/bsp/free_memory.h"
 #include "lockstep/bsp/oom_safe.h"
 #include "lockstep/bsp/part_files.h"
+#include "lockstep/bsp/radix_sort.h"
 #include "lockstep/bsp/vertex_id.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
@@ -1019,7 +1021,15 @@ bool PartitionLoader::MeetIdsDirect(const ParsedFile& file, uint64_t max_id,
   fresh.clear();
   for (auto& v : claimed) fresh.insert(fresh.end(), v.begin(), v.end());
   claimed = {};
-  tbb::parallel_sort(fresh.begin(), fresh.end());
+  if (max_id <= std::numeric_limits<uint32_t>::max()) {
+    // By a radix sort of the IDs moved to the high words: no comparison.
+    std::vector<uint64_t> scratch;
+    for (uint64_t& v : fresh) v <<= 32;
+    SortByHighWord(fresh, static_cast<uint32_t>(max_id), scratch);
+    for (uint64_t& v : fresh) v >>= 32;
+  } else {
+    tbb::parallel_sort(fresh.begin(), fresh.end());
+  }
   // The one SHA-1 of each ID in this share, in parallel.
   auto split = partition::Range::Whole(size_);
   fresh_uuids.assign(fresh.size(), VertexId{});
