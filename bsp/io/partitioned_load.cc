@@ -643,14 +643,13 @@ class RecordBuffer {
     size_ += n;
     return at;
   }
-  // The free words after the last whole word written (with room for at least one), for a loop
-  // that writes 8-byte records and then says how many with Wrote.
+  // For a buffer of 8-byte records only (Take never called): the free words after them (at least
+  // one), for a loop that writes records there and then says how many with Wrote.
   std::span<uint64_t> Words() {
     if (capacity() - size_ < sizeof(uint64_t)) Grow(std::max(2 * capacity(), size_ + 8));
-    const size_t at = (size_ + 7) / 8;
-    return {data_.get() + at, words_ - at};
+    return {data_.get() + size_ / 8, words_ - size_ / 8};
   }
-  void Wrote(size_t words) { size_ = ((size_ + 7) / 8 + words) * 8; }
+  void Wrote(size_t words) { size_ += words * sizeof(uint64_t); }
   const char* data() const { return reinterpret_cast<const char*>(data_.get()); }
   size_t size() const { return size_; }
 
@@ -775,17 +774,17 @@ class PartitionLoader {
   // dictionary of the round: returns false (having done nothing) if the table cannot cover them;
   // else the IDs this share had not met, in increasing order, with their UUIDs and partitions
   // (which the table then holds). `max_id`: the round's largest ID (MaxIntegerId).
+  bool MeetIdsDirect(const ParsedFile& file, uint64_t max_id, std::vector<uint64_t>& fresh,
+                     std::vector<uint32_t>& fresh_part, std::vector<VertexId>& fresh_uuids);
   // The common case of a sender's round (8-byte records of narrow IDs with their partitions, the
   // IDs' partitions in the direct table, no weights): writes one chunk's records to `out`, a
-  // buffer per destination. False, with `out` as it was, if an ID's partition is not a partition
-  // (an unlisted vertex): the general walk then says why.
+  // fresh buffer per destination. False, with `out` emptied, if an ID's entry is not a partition
+  // (an unlisted vertex): the general walk then writes the chunk and says why.
   bool RouteNarrowParts(const std::vector<uint32_t>& ids, uint32_t part_shift, bool both_ends,
                         std::vector<RecordBuffer>& out) const;
   // The common case of TakeEdges while raw: n 8-byte records of narrow IDs with their partitions,
   // no weights, from one sender (run in parallel per sender). False if a record is malformed.
   bool TakeRawNarrowParts(const char* records, size_t n, EdgesFrom& to);
-  bool MeetIdsDirect(const ParsedFile& file, uint64_t max_id, std::vector<uint64_t>& fresh,
-                     std::vector<uint32_t>& fresh_part, std::vector<VertexId>& fresh_uuids);
 
   const GraphSource& source_;
   WeightUse use_;
@@ -934,10 +933,19 @@ bool PartitionLoader::TakeRawNarrowParts(const char* records, size_t n, EdgesFro
   const uint32_t self = rank_, parts = size_;
   uint8_t* part = raw_part_.data();
   bool bad = false;
-  std::span<uint32_t> src = to.src.Room(), dst = to.dst.Room();
-  size_t room = std::min(src.size(), dst.size()), k = 0;
+  // The blocks' free room, taken when the first record needs it (none for a silent sender).
+  std::span<uint32_t> src, dst;
+  size_t room = 0, k = 0;
   constexpr size_t kAhead = 16;  // records: their bytes arrive while these are taken
   for (size_t i = 0; i < n && !bad; ++i) {
+    if (k == room) {
+      to.src.Appended(k);
+      to.dst.Appended(k);
+      src = to.src.Room();
+      dst = to.dst.Room();
+      room = std::min(src.size(), dst.size());
+      k = 0;
+    }
     uint64_t record;
     if (i + kAhead < n) {
       std::memcpy(&record, records + 8 * (i + kAhead), 8);
@@ -951,7 +959,10 @@ bool PartitionLoader::TakeRawNarrowParts(const char* records, size_t n, EdgesFro
     // The end this worker does not own (its own if it owns both); a record neither of whose ends
     // it owns is malformed.
     const uint32_t other = pa == self ? pb : pb == self ? pa : parts;
-    bad = other >= parts;
+    if (other >= parts) {
+      bad = true;
+      break;
+    }
     const uint32_t ends[2] = {a & mask, b & mask};
     for (const uint32_t v : ends) {
       // Senders in parallel write the same partition for an ID: atomic, not a race.
@@ -965,14 +976,7 @@ bool PartitionLoader::TakeRawNarrowParts(const char* records, size_t n, EdgesFro
     }
     src[k] = ends[0];
     dst[k] = ends[1];
-    if (++k == room) {
-      to.src.Appended(k);
-      to.dst.Appended(k);
-      src = to.src.Room();
-      dst = to.dst.Room();
-      room = std::min(src.size(), dst.size());
-      k = 0;
-    }
+    ++k;
   }
   to.src.Appended(k);
   to.dst.Appended(k);

@@ -1092,8 +1092,9 @@ std::pair<std::string, std::string> OnePerPart(const partition::Range& split) {
   return {in0, in1};
 }
 
-// The lists agreed in many small steps (1, 2 or 7 UUIDs per peer per step) give the run the
-// whole graph gives, for published values and for messages along edges.
+// The lists agreed when the relay is set up give the run the whole graph gives: for messages
+// along edges in many small steps (1, 2 or 7 UUIDs per peer per step); for published values by
+// their length and digest (the step does not apply).
 TEST(ConnectPeersTest, ListsInManyStepsGiveTheWholeGraphsRun) {
   const GraphInput input = RandomGraph(300, 900, 5);
   for (size_t step : {size_t{1}, size_t{2}, size_t{7}}) {

@@ -533,7 +533,11 @@ class Engine final : public StepEngine {
             absl::StrCat("cannot set up the relay: partition ", p, " would send the values of ",
                          head[0], " vertices, but partition ", self, " has ", keyed.size(),
                          " remote in-neighbours in partition ", p));
-      } else if (head[1] != digest.value || !increasing) {
+      } else if (!increasing) {
+        failed = absl::InternalError(
+            absl::StrCat("cannot set up the relay: two remote vertices of ", "partition ", self,
+                         " in partition ", p, " share a global index"));
+      } else if (head[1] != digest.value) {
         failed = absl::FailedPreconditionError(
             absl::StrCat("cannot set up the relay: partition ", p, " would send the values of ",
                          head[0], " vertices that are not the ", keyed.size(),

@@ -252,7 +252,7 @@ class Topology {
   // The remote index of a UUID in the remote table, or kNoVertex (relayed published values). The
   // table is ordered by (partition, UUID), which is UUID order (partitions are increasing UUID
   // ranges); a bucket index on the UUIDs' leading bits narrows the search to a few entries (it is
-  // used when the relay is set up, once per boundary vertex, and for UUID-coded batches). A hash
+  // used for UUID-coded batches and for restored published values). A hash
   // index of every remote vertex took a tenth of a worker's peak memory; the buckets take half a
   // byte per remote vertex.
   uint32_t FindRemote(const VertexId& id) const {
