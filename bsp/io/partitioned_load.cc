@@ -112,6 +112,20 @@ uint32_t PartitionBits(uint32_t partitions) {
   return static_cast<uint32_t>(std::bit_width(std::max<uint32_t>(partitions, 1) - 1));
 }
 
+// A kNarrowParts edge record: the source's then the target's ID, each with its end's partition
+// in its top bits (`shift` = 32 - PartitionBits), as a little-endian 64-bit word.
+inline uint64_t NarrowPartsRecord(uint32_t src, uint32_t ps, uint32_t dst, uint32_t pd,
+                                  uint32_t shift) {
+  return (src | static_cast<uint32_t>(uint64_t{ps} << shift)) |
+         uint64_t{dst | static_cast<uint32_t>(uint64_t{pd} << shift)} << 32;
+}
+
+// Of a record whose ends have partitions ps and pd, the one the receiver `self` does not own (its
+// own if it owns both), or `parts` (never a partition) if it owns neither: a malformed record.
+inline uint32_t OtherPartition(uint32_t ps, uint32_t pd, uint32_t self, uint32_t parts) {
+  return ps == self ? pd : pd == self ? ps : parts;
+}
+
 IdCoding CodingOf(IdMode mode) {
   return mode == IdMode::kNarrow ? IdCoding::kNarrow
          : mode == IdMode::kWide ? IdCoding::kWide
@@ -827,6 +841,18 @@ class PartitionLoader {
   // the table; the IDs are numbered in increasing order once all have come (LeaveRaw). The owned
   // ones' UUIDs wait in raw_owned_.
   static constexpr uint8_t kRawUnknown = 0xff;
+  // Notes in an ID's raw_part_ entry that a record from partition `other` (or this worker's,
+  // `self`) names it; false if the entry holds another partition. Senders in parallel write the
+  // same partition for an ID: atomic, not a race.
+  static bool NoteRawPartition(uint8_t& entry, uint8_t self, uint32_t other) {
+    std::atomic_ref<uint8_t> slot(entry);
+    const uint8_t was = slot.load(std::memory_order_relaxed);
+    if (was == kRawUnknown) {
+      slot.store(static_cast<uint8_t>(other), std::memory_order_relaxed);
+      return true;
+    }
+    return was == self || was == other;  // else two partitions for one ID
+  }
   bool raw_ = false;
   std::vector<uint8_t> raw_part_;
   // Gathered by Resolve: whether every worker still received raw, and the largest raw_part_.
@@ -916,8 +942,7 @@ bool PartitionLoader::RouteNarrowParts(const std::vector<uint32_t>& ids, uint32_
       for (RecordBuffer& b : out) b = RecordBuffer();
       return false;
     }
-    const uint64_t record = (s | static_cast<uint32_t>(uint64_t{ps} << part_shift)) |
-                            uint64_t{d | static_cast<uint32_t>(uint64_t{pd} << part_shift)} << 32;
+    const uint64_t record = NarrowPartsRecord(s, ps, d, pd, part_shift);
     put(ps, record);
     if (both_ends && pd != ps) put(pd, record);
   }
@@ -931,6 +956,7 @@ bool PartitionLoader::TakeRawNarrowParts(const char* records, size_t n, EdgesFro
   const uint32_t shift = 32 - PartitionBits(size_);
   const uint32_t mask = static_cast<uint32_t>((uint64_t{1} << shift) - 1);
   const uint32_t self = rank_, parts = size_;
+  const auto self8 = static_cast<uint8_t>(rank_);
   uint8_t* part = raw_part_.data();
   bool bad = false;
   // The blocks' free room, taken when the first record needs it (none for a silent sender).
@@ -956,24 +982,13 @@ bool PartitionLoader::TakeRawNarrowParts(const char* records, size_t n, EdgesFro
     const uint32_t a = static_cast<uint32_t>(record), b = static_cast<uint32_t>(record >> 32);
     const uint32_t pa = static_cast<uint32_t>(uint64_t{a} >> shift);
     const uint32_t pb = static_cast<uint32_t>(uint64_t{b} >> shift);
-    // The end this worker does not own (its own if it owns both); a record neither of whose ends
-    // it owns is malformed.
-    const uint32_t other = pa == self ? pb : pb == self ? pa : parts;
+    const uint32_t other = OtherPartition(pa, pb, self, parts);
     if (other >= parts) {
       bad = true;
       break;
     }
     const uint32_t ends[2] = {a & mask, b & mask};
-    for (const uint32_t v : ends) {
-      // Senders in parallel write the same partition for an ID: atomic, not a race.
-      std::atomic_ref<uint8_t> slot(part[v]);
-      const uint8_t was = slot.load(std::memory_order_relaxed);
-      if (was == kRawUnknown) {
-        slot.store(static_cast<uint8_t>(other), std::memory_order_relaxed);
-      } else {
-        bad = bad || (was != self && was != other);  // two partitions for one ID
-      }
-    }
+    for (const uint32_t v : ends) bad = !NoteRawPartition(part[v], self8, other) || bad;
     src[k] = ends[0];
     dst[k] = ends[1];
     ++k;
@@ -1451,10 +1466,9 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           walk_with(c, look_up, [&](uint32_t to, uint32_t other, size_t i, double w) {
             char* rec = buffers[c][to].Take(record);
             if (parts_in_ids) {
-              const uint32_t ids[2] = {
-                  ch.narrow[2 * i] | static_cast<uint32_t>(uint64_t{ends[0]} << part_shift),
-                  ch.narrow[2 * i + 1] | static_cast<uint32_t>(uint64_t{ends[1]} << part_shift)};
-              std::memcpy(rec, ids, 8);
+              const uint64_t ids = NarrowPartsRecord(ch.narrow[2 * i], ends[0],
+                                                     ch.narrow[2 * i + 1], ends[1], part_shift);
+              std::memcpy(rec, &ids, 8);
               if (keep_weights()) std::memcpy(rec + 8, &w, 8);
               return;
             }
@@ -1661,10 +1675,8 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
     }
     uint32_t ids[2];
     std::memcpy(ids, rec, 8);
-    const uint32_t ps = static_cast<uint32_t>(uint64_t{ids[0]} >> part_shift);
-    const uint32_t pd = static_cast<uint32_t>(uint64_t{ids[1]} >> part_shift);
-    // A record neither of whose ends the receiver owns is malformed (size_ is never a partition).
-    return ps == rank_ ? pd : pd == rank_ ? ps : size_;
+    return OtherPartition(static_cast<uint32_t>(uint64_t{ids[0]} >> part_shift),
+                          static_cast<uint32_t>(uint64_t{ids[1]} >> part_shift), rank_, size_);
   };
   const bool text =
       std::any_of(coding.begin(), coding.end(), [](IdCoding c) { return c == IdCoding::kTagged; });
@@ -1774,14 +1786,7 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
           }
           const uint64_t ends[2] = {key_at(c, rec, 0), key_at(c, rec, 1)};
           for (const uint64_t v : ends) {
-            // Senders in parallel write the same partition for an ID: atomic, not a race.
-            std::atomic_ref<uint8_t> slot(part[v]);
-            const uint8_t was = slot.load(std::memory_order_relaxed);
-            if (was == kRawUnknown) {
-              slot.store(static_cast<uint8_t>(other), std::memory_order_relaxed);
-            } else if (was != self && was != other) {
-              malformed = true;  // two partitions for one ID
-            }
+            if (!NoteRawPartition(part[v], self, other)) malformed = true;
           }
           to.src.push_back(static_cast<uint32_t>(ends[0]));
           to.dst.push_back(static_cast<uint32_t>(ends[1]));
