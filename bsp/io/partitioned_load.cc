@@ -374,12 +374,29 @@ class ShareIds {
 // ---------------------------------------------------------------------------------------------
 // Sets of integers as bitmaps.
 
+#if defined(__x86_64__) && !defined(__POPCNT__)
+// Whether the CPU has the popcnt instruction (every x86-64 since 2008; the build targets the
+// baseline, which lacks it).
+const bool kCpuPopcnt = [] {
+  __builtin_cpu_init();  // (before main)
+  return __builtin_cpu_supports("popcnt") != 0;
+}();
+#endif
+
 // The bits set in x, inline: without -mpopcnt, std::popcount is a call into libgcc, which the
-// rank lookup of every received edge end would pay.
+// rank lookup of every received edge end would pay; the instruction where the CPU has it (a
+// branch the same way every time), else by arithmetic.
 inline uint32_t Popcount(uint64_t x) {
 #if defined(__POPCNT__)
   return static_cast<uint32_t>(__builtin_popcountll(x));
 #else
+#if defined(__x86_64__)
+  if (kCpuPopcnt) {
+    uint64_t bits;
+    asm("popcntq %1, %0" : "=r"(bits) : "rm"(x));
+    return static_cast<uint32_t>(bits);
+  }
+#endif
   x -= (x >> 1) & 0x5555555555555555ull;
   x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
   x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
@@ -420,6 +437,17 @@ class RankedBits {
   }
   uint64_t Bits(size_t w) const { return words_[w]; }
   const std::vector<uint64_t>& words() const { return words_; }
+  // Has and Rank of members below limit(), through pointers a loop keeps in registers (a write
+  // through char* in the loop would make it reload a vector's).
+  struct View {
+    const uint64_t* words;
+    const uint32_t* before;
+    bool Has(uint64_t v) const { return ((words[v >> 6] >> (v & 63)) & 1) != 0; }
+    uint32_t Rank(uint64_t v) const {
+      return before[v >> 6] + Popcount(words[v >> 6] & ((uint64_t{1} << (v & 63)) - 1));
+    }
+  };
+  View view() const { return View{words_.data(), before_.data()}; }
 
  private:
   std::vector<uint64_t> words_;
@@ -525,6 +553,7 @@ class VertexTable {
   }
   uint32_t size() const { return static_cast<uint32_t>(value_.size()); }
   const RankedBits& sorted() const { return sorted_; }
+  RankedBits TakeSorted() { return std::move(sorted_); }
 
   std::vector<uint8_t> owned;
   std::vector<VertexId> uuid;
@@ -763,12 +792,15 @@ class PartitionLoader {
   // Whether this worker can go on receiving raw with IDs up to `max_id` (covering them if so).
   bool RawCovers(uint64_t max_id);
   // Numbers the IDs received raw, in increasing order, as the table's first entries, and the
-  // edges received so far with them; the load then goes on through the table. `owned_words`, if
-  // given: the owned IDs' bitmap.
+  // edges received so far with them (at the ranking, when every edge has come, the assembly does:
+  // raw_ends_); the load then goes on through the table. `owned_words`, if given: the owned IDs'
+  // bitmap.
   // `why`: the stats' record of where (PartitionLoadStats::RawEnd); `min_words`: the bitmaps'
   // least length in 64-bit words.
   absl::Status LeaveRaw(PartitionLoadStats::RawEnd why,
                         std::vector<uint64_t>* owned_words = nullptr, size_t min_words = 0);
+  // The received ends, IDs, become their table entries (their ranks in `ids`).
+  void RewriteRawEnds(const RankedBits& ids);
   // After Resolve (which gathers each worker's raw state): if every worker is still receiving
   // raw, global indexes from the union of the owned IDs' bitmaps, with no sort (ranked); else
   // each leaves raw and nothing more is done.
@@ -778,7 +810,12 @@ class PartitionLoader {
   absl::StatusOr<PartitionInput> Assemble(bool weighted);
   // Lays out a symmetric part's received edges as oriented pairs (PartEdges), returning the
   // received blocks, unless it has a self-loop and needs in-edges (false: nothing done).
-  bool OrientEdges(const std::vector<uint32_t>& local_order, uint32_t n, PartEdges& edges);
+  // `ids`: the table's sorted() (the table is gone by then), for ends left raw (raw_ends_).
+  bool OrientEdges(const std::vector<uint32_t>& local_order, uint32_t n, const RankedBits& ids,
+                   PartEdges& edges);
+  // OrientEdges for ends read through `ends` (Owned, Local, Entry and Prefetch of an end).
+  template <class Ends>
+  bool OrientWith(const Ends& ends, size_t owned, uint32_t n, PartEdges& edges);
 
   // Hashes the IDs of `dict` that this share has not met; fills part[i] (with kUnlistedBit for an
   // ID its owner does not list) and returns the indexes of the new ones with their UUIDs.
@@ -855,6 +892,11 @@ class PartitionLoader {
   }
   bool raw_ = false;
   std::vector<uint8_t> raw_part_;
+  // Left raw once every edge had come (LeaveRaw at the ranking): the received ends are still IDs,
+  // an ID's table entry is its rank among the IDs met (the table's sorted()), and these are the
+  // owned IDs. The assembly lays the ends out from the IDs (OrientEdges), or RewriteRawEnds.
+  bool raw_ends_ = false;
+  RankedBits raw_owned_ids_;
   // Gathered by Resolve: whether every worker still received raw, and the largest raw_part_.
   bool every_raw_ = false;
   uint64_t raw_limit_ = 0;
@@ -2003,8 +2045,18 @@ absl::Status PartitionLoader::LeaveRaw(PartitionLoadStats::RawEnd why,
                      [&](uint64_t v) -> uint32_t { return raw_part_[v]; });
   raw_owned_ = {};
   raw_part_ = {};
-  // The received edges' ends, IDs so far, become table entries.
-  const RankedBits& ids = table_.sorted();
+  if (why == PartitionLoadStats::RawEnd::kRanking || why == PartitionLoadStats::RawEnd::kBitmaps) {
+    // Every edge has come: the ends stay IDs until the assembly, which lays them out once.
+    raw_ends_ = true;
+    raw_owned_ids_ = RankedBits(owned);
+  } else {
+    RewriteRawEnds(table_.sorted());
+  }
+  if (owned_words != nullptr) *owned_words = std::move(owned);
+  return absl::OkStatus();
+}
+
+void PartitionLoader::RewriteRawEnds(const RankedBits& ids) {
   for (EdgesFrom& e : from_) {
     for (Blocks<uint32_t>* ends : {&e.src, &e.dst}) {
       ends->Update([&](uint32_t* v, size_t n) {
@@ -2012,8 +2064,8 @@ absl::Status PartitionLoader::LeaveRaw(PartitionLoadStats::RawEnd why,
       });
     }
   }
-  if (owned_words != nullptr) *owned_words = std::move(owned);
-  return absl::OkStatus();
+  raw_ends_ = false;
+  raw_owned_ids_ = RankedBits();
 }
 
 absl::Status PartitionLoader::RankRaw(bool& ranked) {
@@ -2305,7 +2357,24 @@ void SortPartEdges(PartEdges& edges, std::vector<double>& weights,
 }
 
 bool PartitionLoader::OrientEdges(const std::vector<uint32_t>& local_order, uint32_t n,
-                                  PartEdges& edges) {
+                                  const RankedBits& ids, PartEdges& edges) {
+  if (raw_ends_) {
+    // The ends are IDs, and the owned table entries are in ID order: if the local order keeps
+    // it, an owned ID's local index is its rank among the owned IDs, and any ID's entry its rank
+    // among all (both bitmaps in L2), with no pass to rewrite the ends first.
+    if (std::is_sorted(local_order.begin(), local_order.end())) {
+      // (Every end received raw is below both bitmaps' limit.)
+      struct RawEnds {
+        RankedBits::View owned_ids, ids;
+        bool Owned(uint32_t v) const { return owned_ids.Has(v); }
+        uint32_t Local(uint32_t v) const { return owned_ids.Rank(v); }
+        uint32_t Entry(uint32_t v) const { return ids.Rank(v); }
+        void Prefetch(uint32_t) const {}
+      };
+      return OrientWith(RawEnds{raw_owned_ids_.view(), ids.view()}, local_order.size(), n, edges);
+    }
+    RewriteRawEnds(ids);
+  }
   // Which table entries are owned, a bit each (in L1 or L2, where the counting pass reads it at
   // random), and each owned entry's local index (read only for the pairs kept).
   std::vector<uint64_t> owned((static_cast<size_t>(n) + 63) / 64, 0);
@@ -2314,7 +2383,21 @@ bool PartitionLoader::OrientEdges(const std::vector<uint32_t>& local_order, uint
     local[local_order[i]] = i;
     owned[local_order[i] >> 6] |= uint64_t{1} << (local_order[i] & 63);
   }
-  auto is_owned = [&](uint32_t v) { return (owned[v >> 6] >> (v & 63)) & 1; };
+  struct TableEnds {
+    const uint64_t* owned;
+    const uint32_t* local;
+    bool Owned(uint32_t v) const { return (owned[v >> 6] >> (v & 63)) & 1; }
+    uint32_t Local(uint32_t v) const { return local[v]; }
+    uint32_t Entry(uint32_t v) const { return v; }
+    // The local indexes arrive while the pairs before are laid out.
+    void Prefetch(uint32_t v) const { __builtin_prefetch(local + v); }
+  };
+  return OrientWith(TableEnds{owned.data(), local.data()}, local_order.size(), n, edges);
+}
+
+template <class Ends>
+bool PartitionLoader::OrientWith(const Ends& ends_in, size_t owned, uint32_t n, PartEdges& edges) {
+  const Ends ends = ends_in;  // pointers, kept in registers
   // Per sender and block, its stored edges from an owned vertex and reverses into one.
   std::vector<std::vector<std::pair<size_t, size_t>>> counts(size_);
   uint64_t loop = 0;
@@ -2322,9 +2405,9 @@ bool PartitionLoader::OrientEdges(const std::vector<uint32_t>& local_order, uint
     from_[p].src.VisitWith(from_[p].dst, [&](const uint32_t* s, const uint32_t* d, size_t count) {
       size_t heads = 0, reverses = 0;
       for (size_t i = 0; i < count; ++i) {
-        const uint64_t from_owned = is_owned(s[i]);
+        const uint64_t from_owned = ends.Owned(s[i]);
         heads += from_owned;
-        reverses += is_owned(d[i]) & (s[i] != d[i]);
+        reverses += ends.Owned(d[i]) & (s[i] != d[i]);
         loop |= from_owned & (s[i] == d[i]);
       }
       counts[p].emplace_back(heads, reverses);
@@ -2338,7 +2421,7 @@ bool PartitionLoader::OrientEdges(const std::vector<uint32_t>& local_order, uint
       reverses += r;
     }
   }
-  edges = PartEdges(heads + reverses, local_order.size(), n);
+  edges = PartEdges(heads + reverses, owned, n);
   edges.symmetric = true;
   edges.oriented = true;
   edges.heads = heads;
@@ -2355,17 +2438,19 @@ bool PartitionLoader::OrientEdges(const std::vector<uint32_t>& local_order, uint
     size_t block = 0;
     from_[p].src.DrainWith(from_[p].dst, [&](const uint32_t* s, const uint32_t* d, size_t count) {
       auto [hi, ri] = at[block++];
-      constexpr size_t kAhead = 16;  // pairs: the local indexes arrive while these are laid out
+      constexpr size_t kAhead = 16;  // pairs
       for (size_t i = 0; i < count; ++i) {
         if (i + kAhead < count) {
-          __builtin_prefetch(local.data() + s[i + kAhead]);
-          __builtin_prefetch(local.data() + d[i + kAhead]);
+          ends.Prefetch(s[i + kAhead]);
+          ends.Prefetch(d[i + kAhead]);
         }
-        if (is_owned(s[i])) edges.Set(hi++, local[s[i]], d[i]);
-        if (is_owned(d[i]) && s[i] != d[i]) edges.Set(ri++, local[d[i]], s[i]);
+        if (ends.Owned(s[i])) edges.Set(hi++, ends.Local(s[i]), ends.Entry(d[i]));
+        if (ends.Owned(d[i]) && s[i] != d[i]) edges.Set(ri++, ends.Local(d[i]), ends.Entry(s[i]));
       }
     });
   }
+  raw_ends_ = false;
+  raw_owned_ids_ = RankedBits();
   return true;
 }
 
@@ -2387,6 +2472,13 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
   }
   stats_.vertices_known = n;
   stats_.edges_received = m;
+  // A symmetric part's edges go oriented (PartEdges): the build then keys only the directed
+  // edges it keeps, by local index, instead of both directions of every stored edge. Not for a
+  // table's edges (sorted below), weights (laid out per stored edge), or in-edges of a part with
+  // a self-loop (its in-CSR is not a rotation of its out-CSR; Topology::Build). The orientation
+  // reads ends left raw as they are; any other layout wants table entries.
+  const bool orient = options_.packed_edges && symmetric_ && !sorted_ && !weighted;
+  if (raw_ends_ && !orient) RewriteRawEnds(table_.sorted());
   if (options_.packed_edges) {
     // The vertices stay in table order (the edges' numbers), the owned ones listed in global-index
     // order: no pass over the edges to renumber them.
@@ -2408,12 +2500,10 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
     pv.global = std::move(rank_of_);
     pv.num_global = starts_[size_];
     pv.remote_ends_only = true;
-    // A symmetric part's edges go oriented (PartEdges): the build then keys only the directed
-    // edges it keeps, by local index, instead of both directions of every stored edge. Not for a
-    // table's edges (sorted below), weights (laid out per stored edge), or in-edges of a part
-    // with a self-loop (its in-CSR is not a rotation of its out-CSR; Topology::Build).
+    const RankedBits ids = table_.TakeSorted();
     table_ = VertexTable();
-    if (!symmetric_ || sorted_ || weighted || !OrientEdges(pv.local_order, n, result.edges)) {
+    if (!orient || !OrientEdges(pv.local_order, n, ids, result.edges)) {
+      if (raw_ends_) RewriteRawEnds(ids);
       // Packed sender by sender, each sender's blocks returned once copied.
       result.edges = PartEdges(m, n);
       result.edges.symmetric = symmetric_;
