@@ -716,6 +716,11 @@ class RecordBuffer {
 struct EdgesFrom {
   Blocks<uint32_t> src, dst;
   Blocks<double> weights;
+  // What OrientEdges counts, counted as the first `counted` edges came (TakeRawNarrowParts,
+  // which reads each end's partition in its record): the edges from a vertex the receiver owns,
+  // those into one that are not loops, and whether one is a loop at an owned vertex.
+  size_t counted = 0, heads = 0, reverses = 0;
+  bool owned_loop = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1004,7 +1009,10 @@ bool PartitionLoader::TakeRawNarrowParts(const char* records, size_t n, EdgesFro
   // The blocks' free room, taken when the first record needs it (none for a silent sender).
   std::span<uint32_t> src, dst;
   size_t room = 0, k = 0;
+  size_t heads = 0, reverses = 0;
+  uint32_t owned_loop = 0;
   constexpr size_t kAhead = 16;  // records: their bytes arrive while these are taken
+  size_t fails = 0;
   for (size_t i = 0; i < n && !bad; ++i) {
     if (k == room) {
       to.src.Appended(k);
@@ -1030,13 +1038,30 @@ bool PartitionLoader::TakeRawNarrowParts(const char* records, size_t n, EdgesFro
       break;
     }
     const uint32_t ends[2] = {a & mask, b & mask};
-    for (const uint32_t v : ends) bad = !NoteRawPartition(part[v], self8, other) || bad;
+    uint32_t ok = static_cast<uint32_t>(NoteRawPartition(part[ends[0]], self8, other)) &
+                  static_cast<uint32_t>(NoteRawPartition(part[ends[1]], self8, other));
+    // An end this worker owns has been announced to it (its entry is its own partition, for
+    // good), and only such an end may say so: what the edge counts below assume.
+    ok &= static_cast<uint32_t>((pa == self) == (part[ends[0]] == self8)) &
+          static_cast<uint32_t>((pb == self) == (part[ends[1]] == self8));
+    fails += ok ^ 1;
     src[k] = ends[0];
     dst[k] = ends[1];
     ++k;
+    const uint32_t from_owned = pa == self, loop = ends[0] == ends[1];
+    heads += from_owned;
+    reverses += (pb == self) & (loop ^ 1);
+    owned_loop |= from_owned & loop;
   }
   to.src.Appended(k);
   to.dst.Appended(k);
+  bad = bad || fails != 0;
+  if (to.counted + n == to.src.size()) {  // every edge before counted too
+    to.counted += n;
+    to.heads += heads;
+    to.reverses += reverses;
+    to.owned_loop = to.owned_loop || owned_loop != 0;
+  }
   return !bad;
 }
 
@@ -1627,7 +1652,10 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         }
         if (raw_) {
           uint8_t& at = raw_part_[k.value];
-          if (at != rank_) {  // shares each announce the IDs they meet: the first one counts
+          // Shares each announce the IDs they meet: the first one counts. An ID a record has
+          // named as another partition's is malformed (two partitions for one ID).
+          if (at != rank_) {
+            if (at != kRawUnknown) return Malformed();
             at = static_cast<uint8_t>(rank_);
             raw_owned_.emplace_back(k.value, uuid);
           }
@@ -2370,6 +2398,8 @@ bool PartitionLoader::OrientEdges(const std::vector<uint32_t>& local_order, uint
         uint32_t Local(uint32_t v) const { return owned_ids.Rank(v); }
         uint32_t Entry(uint32_t v) const { return ids.Rank(v); }
         void Prefetch(uint32_t) const {}
+        // An end's partition in its record said whether it is owned, as its ID's bit does now.
+        static constexpr bool CountedAtTake() { return true; }
       };
       return OrientWith(RawEnds{raw_owned_ids_.view(), ids.view()}, local_order.size(), n, edges);
     }
@@ -2391,6 +2421,8 @@ bool PartitionLoader::OrientEdges(const std::vector<uint32_t>& local_order, uint
     uint32_t Entry(uint32_t v) const { return v; }
     // The local indexes arrive while the pairs before are laid out.
     void Prefetch(uint32_t v) const { __builtin_prefetch(local + v); }
+    // (An announcement after the load left raw may make an entry owned.)
+    static constexpr bool CountedAtTake() { return false; }
   };
   return OrientWith(TableEnds{owned.data(), local.data()}, local_order.size(), n, edges);
 }
@@ -2398,46 +2430,39 @@ bool PartitionLoader::OrientEdges(const std::vector<uint32_t>& local_order, uint
 template <class Ends>
 bool PartitionLoader::OrientWith(const Ends& ends_in, size_t owned, uint32_t n, PartEdges& edges) {
   const Ends ends = ends_in;  // pointers, kept in registers
-  // Per sender and block, its stored edges from an owned vertex and reverses into one.
-  std::vector<std::vector<std::pair<size_t, size_t>>> counts(size_);
-  uint64_t loop = 0;
-  for (uint32_t p = 0; p < size_; ++p) {
-    from_[p].src.VisitWith(from_[p].dst, [&](const uint32_t* s, const uint32_t* d, size_t count) {
-      size_t heads = 0, reverses = 0;
+  // The stored edges from an owned vertex and the reverses into one: counted as they came (a
+  // record names its ends' partitions), else by a pass over them.
+  size_t heads = 0, reverses = 0;
+  bool loop = false;
+  for (const EdgesFrom& e : from_) {
+    if (Ends::CountedAtTake() && e.counted == e.src.size()) {
+      heads += e.heads;
+      reverses += e.reverses;
+      loop = loop || e.owned_loop;
+      continue;
+    }
+    e.src.VisitWith(e.dst, [&](const uint32_t* s, const uint32_t* d, size_t count) {
+      uint64_t block_loop = 0;
       for (size_t i = 0; i < count; ++i) {
         const uint64_t from_owned = ends.Owned(s[i]);
         heads += from_owned;
         reverses += ends.Owned(d[i]) & (s[i] != d[i]);
-        loop |= from_owned & (s[i] == d[i]);
+        block_loop |= from_owned & (s[i] == d[i]);
       }
-      counts[p].emplace_back(heads, reverses);
+      loop = loop || block_loop != 0;
     });
   }
-  if (loop != 0 && options_.in_edges_if_symmetric.value_or(in_edges_)) return false;
-  size_t heads = 0, reverses = 0;
-  for (const auto& per_sender : counts) {
-    for (const auto& [h, r] : per_sender) {
-      heads += h;
-      reverses += r;
-    }
-  }
+  if (loop && options_.in_edges_if_symmetric.value_or(in_edges_)) return false;
   edges = PartEdges(heads + reverses, owned, n);
   edges.symmetric = true;
   edges.oriented = true;
   edges.heads = heads;
   stats_.oriented = true;
-  // Each block's pairs from its own cursors, each block returned once laid out.
+  // Each block's pairs in input order, the heads first, each block returned once laid out.
   size_t h = 0, r = heads;
-  for (uint32_t p = 0; p < size_; ++p) {
-    std::vector<std::pair<size_t, size_t>> at;
-    for (const auto& [bh, br] : counts[p]) {
-      at.emplace_back(h, r);
-      h += bh;
-      r += br;
-    }
-    size_t block = 0;
-    from_[p].src.DrainWith(from_[p].dst, [&](const uint32_t* s, const uint32_t* d, size_t count) {
-      auto [hi, ri] = at[block++];
+  for (EdgesFrom& e : from_) {
+    e.src.DrainWith(e.dst, [&](const uint32_t* s, const uint32_t* d, size_t count) {
+      size_t hi = h, ri = r;         // (kept in registers)
       constexpr size_t kAhead = 16;  // pairs
       for (size_t i = 0; i < count; ++i) {
         if (i + kAhead < count) {
@@ -2447,6 +2472,8 @@ bool PartitionLoader::OrientWith(const Ends& ends_in, size_t owned, uint32_t n, 
         if (ends.Owned(s[i])) edges.Set(hi++, ends.Local(s[i]), ends.Entry(d[i]));
         if (ends.Owned(d[i]) && s[i] != d[i]) edges.Set(ri++, ends.Local(d[i]), ends.Entry(s[i]));
       }
+      h = hi;
+      r = ri;
     });
   }
   raw_ends_ = false;
