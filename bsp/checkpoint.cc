@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lockstep/bsp/job.h"
 #include "lockstep/bsp/output.h"
 #include "lockstep/bsp/part_files.h"
 
@@ -66,7 +67,7 @@ absl::Status CheckWhole(const std::string& bytes, const char (&magic)[8], const 
   if (bytes.size() < sizeof(magic) + 4 || std::memcmp(bytes.data(), magic, 6) != 0) {
     return absl::DataLossError(absl::StrCat(what, " ", name, " is not a lockstep ", what));
   }
-  if (FastCrc32c(bytes.data(), bytes.size() - 4) != CheckpointCrc(bytes)) {
+  if (Crc32c(std::string_view(bytes.data(), bytes.size() - 4)) != CheckpointCrc(bytes)) {
     return absl::DataLossError(
         absl::StrCat(what, " ", name, " is corrupt or truncated (its CRC-32C does not match)"));
   }
@@ -92,7 +93,7 @@ std::string EncodeCheckpointIndex(const CheckpointHeader& header, std::span<cons
   Put(out, static_cast<uint64_t>(ids.size()));
   out.append(reinterpret_cast<const char*>(ids.data()), ids.size() * sizeof(VertexId));
   out.append(reinterpret_cast<const char*>(out_degrees.data()), out_degrees.size() * 4);
-  Put(out, FastCrc32c(out.data(), out.size()));
+  Put(out, Crc32c(std::string_view(out.data(), out.size())));
   return out;
 }
 
@@ -147,7 +148,7 @@ std::string CheckpointWriter::Finish() {
   Begin(CheckpointSection::kHeld);
   EndSection();
   std::memcpy(bytes_.data() + held_at_, &held_, sizeof(held_));
-  crc32c_ = FastCrc32c(bytes_.data(), bytes_.size());
+  crc32c_ = Crc32c(std::string_view(bytes_.data(), bytes_.size()));
   Put(bytes_, crc32c_);
   return std::move(bytes_);
 }
@@ -356,7 +357,7 @@ absl::Status WriteCheckpointManifest(const std::string& step_dir,
   for (const auto& [name, value] : manifest.aggregators) {
     absl::StrAppend(&text, "aggregator ", Hex(name), " ", Hex(value), "\n");
   }
-  absl::StrAppend(&text, "crc32c ", FastCrc32c(text.data(), text.size()), "\n");
+  absl::StrAppend(&text, "crc32c ", Crc32c(std::string_view(text.data(), text.size())), "\n");
   return WriteFileAtomically(step_dir + "/" + kManifestName, text);
 }
 
@@ -375,7 +376,7 @@ absl::StatusOr<CheckpointManifest> ReadCheckpointManifest(const std::string& ste
   }
   std::istringstream tail(text.substr(last + 7));
   uint32_t crc = 0;
-  if (!(tail >> crc) || crc != FastCrc32c(text.data(), last)) {
+  if (!(tail >> crc) || crc != Crc32c(std::string_view(text.data(), last))) {
     return bad("is corrupt or truncated (its CRC-32C does not match)");
   }
   std::istringstream lines(text.substr(0, last));

@@ -53,10 +53,6 @@
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
 
-#if defined(__x86_64__)
-#include <nmmintrin.h>
-#endif
-
 namespace lockstep::bsp {
 namespace {
 
@@ -206,7 +202,7 @@ std::string EncodeManifest(const Manifest& m) {
   absl::StrAppend(&out, "block-bytes ", m.block_bytes, "\n");
   for (const FileEntry& f : m.data) PutFileLine(out, "data", f, true);
   for (const FileEntry& f : m.names) PutFileLine(out, "names", f, false);
-  absl::StrAppend(&out, "end ", Hex(FastCrc32c(out.data(), out.size())), "\n");
+  absl::StrAppend(&out, "end ", Hex(Crc32c(std::string_view(out.data(), out.size()))), "\n");
   return out;
 }
 
@@ -311,7 +307,8 @@ absl::StatusOr<Manifest> ReadManifest(const std::string& dir) {
     if (!tail.Number(crc, 16) || !tail.EndOfLine() || !tail.done()) {
       return bad("truncated or corrupt end line");
     }
-    if (crc != FastCrc32c(text->data(), end_line + 1)) return bad("checksum mismatch (corrupt)");
+    if (crc != Crc32c(std::string_view(text->data(), end_line + 1)))
+      return bad("checksum mismatch (corrupt)");
   }
   while (p.at() < end_line + 1) {
     std::string_view key;
@@ -500,7 +497,7 @@ class CheckedFile {
     tbb::parallel_for(first, last, [&](uint64_t k) {
       const uint64_t from = k * b - begin;
       const uint64_t len = std::min(b, end - begin - from);
-      if (FastCrc32c(buffer.data() + from, len) != entry_.crcs[k]) {
+      if (Crc32c(std::string_view(buffer.data() + from, len)) != entry_.crcs[k]) {
         uint64_t seen = bad.load();
         while (k < seen && !bad.compare_exchange_weak(seen, k)) {
         }
@@ -732,7 +729,8 @@ std::vector<uint32_t> BlockCrcs(std::string_view data) {
   std::vector<uint32_t> crcs((data.size() + kBlockBytes - 1) / kBlockBytes);
   tbb::parallel_for(size_t{0}, crcs.size(), [&](size_t k) {
     const size_t from = k * kBlockBytes;
-    crcs[k] = FastCrc32c(data.data() + from, std::min<size_t>(kBlockBytes, data.size() - from));
+    crcs[k] = Crc32c(
+        std::string_view(data.data() + from, std::min<size_t>(kBlockBytes, data.size() - from)));
   });
   return crcs;
 }
@@ -1260,30 +1258,6 @@ absl::Status DistributedWriter::Run() {
 }
 
 }  // namespace
-
-#if defined(__x86_64__)
-__attribute__((target("sse4.2"))) static uint32_t Crc32cSse42(const char* p, size_t n) {
-  uint64_t c = 0xFFFFFFFFu;
-  while (n >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    c = _mm_crc32_u64(c, v);
-    p += 8;
-    n -= 8;
-  }
-  uint32_t c32 = static_cast<uint32_t>(c);
-  while (n-- > 0) c32 = _mm_crc32_u8(c32, static_cast<uint8_t>(*p++));
-  return ~c32;
-}
-#endif
-
-uint32_t FastCrc32c(const char* data, size_t size) {
-#if defined(__x86_64__)
-  static const bool sse42 = __builtin_cpu_supports("sse4.2");
-  if (sse42) return Crc32cSse42(data, size);
-#endif
-  return Crc32c(std::string_view(data, size));
-}
 
 bool IsPartitionedGraph(const std::string& path) {
   struct stat info;

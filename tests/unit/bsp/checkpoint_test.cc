@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/bsp/job.h"
 #include "lockstep/bsp/part_files.h"
 #include "util/temp_dir.h"
 
@@ -112,7 +113,7 @@ TEST(CheckpointTest, RefusesEveryTruncationAndEveryFlippedByte) {
 // A file whose CRC is right but whose contents are not: written by a newer build, or broken before
 // the CRC was computed.
 std::string Recrc(std::string bytes) {
-  const uint32_t crc = FastCrc32c(bytes.data(), bytes.size() - 4);
+  const uint32_t crc = Crc32c(std::string_view(bytes.data(), bytes.size() - 4));
   std::memcpy(bytes.data() + bytes.size() - 4, &crc, 4);
   return bytes;
 }

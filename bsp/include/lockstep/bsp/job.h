@@ -76,8 +76,11 @@ struct OutputSummary {
   uint32_t crc32c = 0;  // CRC-32C (Castagnoli) of the bytes
 };
 
-// CRC-32C of `bytes`, continuing from `crc` (0 to start).
+// CRC-32C of `bytes`, continuing from `crc` (0 to start): with the SSE 4.2 instruction where the
+// CPU has it, else Crc32cPortable.
 uint32_t Crc32c(std::string_view bytes, uint32_t crc = 0);
+// The same by Boost's table, on any CPU.
+uint32_t Crc32cPortable(std::string_view bytes, uint32_t crc = 0);
 
 // One app's way to run a job: load, build the executor through the given factory, persist.
 class JobRunner {

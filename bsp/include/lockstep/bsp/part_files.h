@@ -85,7 +85,4 @@ absl::StatusOr<PartitionInput> LoadPartitionFromPartFiles(const GraphSource& sou
                                                           WeightUse weights, Exchange& exchange,
                                                           bool in_edges);
 
-// CRC-32C (Castagnoli), as Crc32c (job.h), with the SSE 4.2 instruction where the CPU has it.
-uint32_t FastCrc32c(const char* data, size_t size);
-
 }  // namespace lockstep::bsp
