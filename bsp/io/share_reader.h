@@ -99,11 +99,13 @@ class ShareReader {
         if (s.fd >= 0) ::close(s.fd);
         s.fd = -1;
       }
-      const auto lines = static_cast<uint64_t>(std::count(text.begin() + at, text.end(), '\n'));
-      if (!lines_.empty() && lines_.back().first == i) {
-        lines_.back().second += lines;
-      } else {
-        lines_.emplace_back(static_cast<uint32_t>(i), lines);
+      if (directory_) {
+        const auto lines = static_cast<uint64_t>(std::count(text.begin() + at, text.end(), '\n'));
+        if (!lines_.empty() && lines_.back().first == i) {
+          lines_.back().second += lines;
+        } else {
+          lines_.emplace_back(static_cast<uint32_t>(i), lines);
+        }
       }
       pos_ = until;
     }
@@ -117,7 +119,8 @@ class ShareReader {
     for (const Segment& s : segments_) out.push_back(s.path);
     return out;
   }
-  // The lines read so far, per file, in input order: (file index, lines).
+  // For a directory's files, the lines read so far, per file, in input order: (file index,
+  // lines). (One file's are the parser's count: no second pass over the text.)
   const std::vector<std::pair<uint32_t, uint64_t>>& lines() const { return lines_; }
   // The input is a directory's files: errors name the file and the line in it.
   bool directory() const { return directory_; }
