@@ -1067,18 +1067,9 @@ bool PartitionLoader::TakeRawNarrowParts(const char* records, size_t n, EdgesFro
 
 // The largest ID of a round of integer IDs (0 for none).
 uint64_t MaxIntegerId(const ParsedFile& file) {
-  std::vector<uint64_t> chunk_max(file.chunks.size(), 0);
-  tbb::parallel_for(size_t{0}, file.chunks.size(), [&](size_t c) {
-    const ParsedChunk& ch = file.chunks[c];
-    uint64_t m = 0;
-    if (file.mode == IdMode::kNarrow) {
-      for (uint32_t v : ch.narrow) m = std::max<uint64_t>(m, v);
-    } else {
-      for (uint64_t v : ch.wide) m = std::max(m, v);
-    }
-    chunk_max[c] = m;
-  });
-  return chunk_max.empty() ? 0 : *std::max_element(chunk_max.begin(), chunk_max.end());
+  uint64_t m = 0;
+  for (const ParsedChunk& ch : file.chunks) m = std::max(m, ch.max_id);
+  return m;
 }
 
 bool PartitionLoader::MeetIdsDirect(const ParsedFile& file, uint64_t max_id,
