@@ -886,6 +886,18 @@ class PartitionLoader {
   // Notes in an ID's raw_part_ entry that a record from partition `other` (or this worker's,
   // `self`) names it; false if the entry holds another partition. Senders in parallel write the
   // same partition for an ID: atomic, not a race.
+  // TakeRawNarrowParts' check of one end of partition `p` (`mine`: p is this worker's): 1 if its
+  // entry is p, or unknown for another's end (which it then notes), else 0. Senders in parallel
+  // write the same partition for an ID: atomic, not a race.
+  static uint32_t TakeRawEnd(uint8_t& entry, uint32_t p, uint32_t mine) {
+    std::atomic_ref<uint8_t> slot(entry);
+    const uint8_t was = slot.load(std::memory_order_relaxed);
+    if (was == kRawUnknown && mine == 0) [[unlikely]] {
+      slot.store(static_cast<uint8_t>(p), std::memory_order_relaxed);
+      return 1;
+    }
+    return static_cast<uint32_t>(was == p);
+  }
   static bool NoteRawPartition(uint8_t& entry, uint8_t self, uint32_t other) {
     std::atomic_ref<uint8_t> slot(entry);
     const uint8_t was = slot.load(std::memory_order_relaxed);
@@ -1003,9 +1015,7 @@ bool PartitionLoader::TakeRawNarrowParts(const char* records, size_t n, EdgesFro
   const uint32_t shift = 32 - PartitionBits(size_);
   const uint32_t mask = static_cast<uint32_t>((uint64_t{1} << shift) - 1);
   const uint32_t self = rank_, parts = size_;
-  const auto self8 = static_cast<uint8_t>(rank_);
   uint8_t* part = raw_part_.data();
-  bool bad = false;
   // The blocks' free room, taken when the first record needs it (none for a silent sender).
   std::span<uint32_t> src, dst;
   size_t room = 0, k = 0;
@@ -1013,7 +1023,7 @@ bool PartitionLoader::TakeRawNarrowParts(const char* records, size_t n, EdgesFro
   uint32_t owned_loop = 0;
   constexpr size_t kAhead = 16;  // records: their bytes arrive while these are taken
   size_t fails = 0;
-  for (size_t i = 0; i < n && !bad; ++i) {
+  for (size_t i = 0; i < n; ++i) {
     if (k == room) {
       to.src.Appended(k);
       to.dst.Appended(k);
@@ -1032,37 +1042,32 @@ bool PartitionLoader::TakeRawNarrowParts(const char* records, size_t n, EdgesFro
     const uint32_t a = static_cast<uint32_t>(record), b = static_cast<uint32_t>(record >> 32);
     const uint32_t pa = static_cast<uint32_t>(uint64_t{a} >> shift);
     const uint32_t pb = static_cast<uint32_t>(uint64_t{b} >> shift);
-    const uint32_t other = OtherPartition(pa, pb, self, parts);
-    if (other >= parts) {
-      bad = true;
-      break;
-    }
     const uint32_t ends[2] = {a & mask, b & mask};
-    uint32_t ok = static_cast<uint32_t>(NoteRawPartition(part[ends[0]], self8, other)) &
-                  static_cast<uint32_t>(NoteRawPartition(part[ends[1]], self8, other));
-    // An end this worker owns has been announced to it (its entry is its own partition, for
-    // good), and only such an end may say so: what the edge counts below assume.
-    ok &= static_cast<uint32_t>((pa == self) == (part[ends[0]] == self8)) &
-          static_cast<uint32_t>((pb == self) == (part[ends[1]] == self8));
+    const uint32_t mine_a = pa == self, mine_b = pb == self;
+    // At least one end this worker's, both ends' partitions real, and each end's entry agrees:
+    // as NoteRawPartition with OtherPartition's rule, and an end owned exactly when announced
+    // (its entry this worker's partition, for good), which the edge counts below assume.
+    const uint32_t ok = (mine_a | mine_b) & static_cast<uint32_t>(pa < parts) &
+                        static_cast<uint32_t>(pb < parts) & TakeRawEnd(part[ends[0]], pa, mine_a) &
+                        TakeRawEnd(part[ends[1]], pb, mine_b);
     fails += ok ^ 1;
     src[k] = ends[0];
     dst[k] = ends[1];
     ++k;
-    const uint32_t from_owned = pa == self, loop = ends[0] == ends[1];
-    heads += from_owned;
-    reverses += (pb == self) & (loop ^ 1);
-    owned_loop |= from_owned & loop;
+    const uint32_t loop = ends[0] == ends[1];
+    heads += mine_a;
+    reverses += mine_b & (loop ^ 1);
+    owned_loop |= mine_a & loop;
   }
   to.src.Appended(k);
   to.dst.Appended(k);
-  bad = bad || fails != 0;
   if (to.counted + n == to.src.size()) {  // every edge before counted too
     to.counted += n;
     to.heads += heads;
     to.reverses += reverses;
     to.owned_loop = to.owned_loop || owned_loop != 0;
   }
-  return !bad;
+  return fails == 0;
 }
 
 // The largest ID of a round of integer IDs (0 for none).
