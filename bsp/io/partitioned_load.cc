@@ -814,13 +814,14 @@ class PartitionLoader {
   absl::Status AskRemotes();
   absl::StatusOr<PartitionInput> Assemble(bool weighted);
   // Lays out a symmetric part's received edges as oriented pairs (PartEdges), returning the
-  // received blocks, unless it has a self-loop and needs in-edges (false: nothing done).
+  // received blocks, unless it has a self-loop and needs in-edges (false: nothing done); an error
+  // (malformed) if the pairs disagree with the counts made as the records came.
   // `ids`: the table's sorted() (the table is gone by then), for ends left raw (raw_ends_).
-  bool OrientEdges(const std::vector<uint32_t>& local_order, uint32_t n, const RankedBits& ids,
-                   PartEdges& edges);
+  absl::StatusOr<bool> OrientEdges(const std::vector<uint32_t>& local_order, uint32_t n,
+                                   const RankedBits& ids, PartEdges& edges);
   // OrientEdges for ends read through `ends` (Owned, Local, Entry and Prefetch of an end).
   template <class Ends>
-  bool OrientWith(const Ends& ends, size_t owned, uint32_t n, PartEdges& edges);
+  absl::StatusOr<bool> OrientWith(const Ends& ends, size_t owned, uint32_t n, PartEdges& edges);
 
   // Hashes the IDs of `dict` that this share has not met; fills part[i] (with kUnlistedBit for an
   // ID its owner does not list) and returns the indexes of the new ones with their UUIDs.
@@ -883,9 +884,6 @@ class PartitionLoader {
   // the table; the IDs are numbered in increasing order once all have come (LeaveRaw). The owned
   // ones' UUIDs wait in raw_owned_.
   static constexpr uint8_t kRawUnknown = 0xff;
-  // Notes in an ID's raw_part_ entry that a record from partition `other` (or this worker's,
-  // `self`) names it; false if the entry holds another partition. Senders in parallel write the
-  // same partition for an ID: atomic, not a race.
   // TakeRawNarrowParts' check of one end of partition `p` (`mine`: p is this worker's): 1 if its
   // entry is p, or unknown for another's end (which it then notes), else 0. Senders in parallel
   // write the same partition for an ID: atomic, not a race.
@@ -898,10 +896,16 @@ class PartitionLoader {
     }
     return static_cast<uint32_t>(was == p);
   }
+  // Notes in an ID's raw_part_ entry that a record from partition `other` (or this worker's,
+  // `self`) names it; false if the entry holds another partition. Only an announcement makes an
+  // entry this worker's (an end it owns is announced to it before any record names it): false
+  // for an unknown entry that a record names this worker's. Senders in parallel write the same
+  // partition for an ID: atomic, not a race.
   static bool NoteRawPartition(uint8_t& entry, uint8_t self, uint32_t other) {
     std::atomic_ref<uint8_t> slot(entry);
     const uint8_t was = slot.load(std::memory_order_relaxed);
     if (was == kRawUnknown) {
+      if (other == self) return false;
       slot.store(static_cast<uint8_t>(other), std::memory_order_relaxed);
       return true;
     }
@@ -2072,7 +2076,7 @@ absl::Status PartitionLoader::LeaveRaw(PartitionLoadStats::RawEnd why,
   if (why == PartitionLoadStats::RawEnd::kRanking || why == PartitionLoadStats::RawEnd::kBitmaps) {
     // Every edge has come: the ends stay IDs until the assembly, which lays them out once.
     raw_ends_ = true;
-    raw_owned_ids_ = RankedBits(owned);
+    raw_owned_ids_ = owned_words != nullptr ? RankedBits(owned) : RankedBits(std::move(owned));
   } else {
     RewriteRawEnds(table_.sorted());
   }
@@ -2380,8 +2384,9 @@ void SortPartEdges(PartEdges& edges, std::vector<double>& weights,
   weights = std::move(sorted_weights);
 }
 
-bool PartitionLoader::OrientEdges(const std::vector<uint32_t>& local_order, uint32_t n,
-                                  const RankedBits& ids, PartEdges& edges) {
+absl::StatusOr<bool> PartitionLoader::OrientEdges(const std::vector<uint32_t>& local_order,
+                                                  uint32_t n, const RankedBits& ids,
+                                                  PartEdges& edges) {
   if (raw_ends_) {
     // The ends are IDs, and the owned table entries are in ID order: if the local order keeps
     // it, an owned ID's local index is its rank among the owned IDs, and any ID's entry its rank
@@ -2424,7 +2429,8 @@ bool PartitionLoader::OrientEdges(const std::vector<uint32_t>& local_order, uint
 }
 
 template <class Ends>
-bool PartitionLoader::OrientWith(const Ends& ends_in, size_t owned, uint32_t n, PartEdges& edges) {
+absl::StatusOr<bool> PartitionLoader::OrientWith(const Ends& ends_in, size_t owned, uint32_t n,
+                                                 PartEdges& edges) {
   const Ends ends = ends_in;  // pointers, kept in registers
   // The stored edges from an owned vertex and the reverses into one: counted as they came (a
   // record names its ends' partitions), else by a pass over them.
@@ -2454,8 +2460,12 @@ bool PartitionLoader::OrientWith(const Ends& ends_in, size_t owned, uint32_t n, 
   edges.oriented = true;
   edges.heads = heads;
   stats_.oriented = true;
-  // Each block's pairs in input order, the heads first, each block returned once laid out.
+  // Each block's pairs in input order, the heads first, each block returned once laid out. The
+  // counts made as the records came hold by the rule of an owned end (TakeRawNarrowParts); still,
+  // a pair past them is not written, and any difference fails the load, no pair left unwritten.
+  const size_t total = heads + reverses;
   size_t h = 0, r = heads;
+  bool over = false;
   for (EdgesFrom& e : from_) {
     e.src.DrainWith(e.dst, [&](const uint32_t* s, const uint32_t* d, size_t count) {
       size_t hi = h, ri = r;         // (kept in registers)
@@ -2465,13 +2475,26 @@ bool PartitionLoader::OrientWith(const Ends& ends_in, size_t owned, uint32_t n, 
           ends.Prefetch(s[i + kAhead]);
           ends.Prefetch(d[i + kAhead]);
         }
-        if (ends.Owned(s[i])) edges.Set(hi++, ends.Local(s[i]), ends.Entry(d[i]));
-        if (ends.Owned(d[i]) && s[i] != d[i]) edges.Set(ri++, ends.Local(d[i]), ends.Entry(s[i]));
+        if (ends.Owned(s[i])) {
+          if (hi == heads) [[unlikely]] {
+            over = true;
+          } else {
+            edges.Set(hi++, ends.Local(s[i]), ends.Entry(d[i]));
+          }
+        }
+        if (ends.Owned(d[i]) && s[i] != d[i]) {
+          if (ri == total) [[unlikely]] {
+            over = true;
+          } else {
+            edges.Set(ri++, ends.Local(d[i]), ends.Entry(s[i]));
+          }
+        }
       }
       h = hi;
       r = ri;
     });
   }
+  if (over || h != heads || r != total) return Malformed();
   raw_ends_ = false;
   raw_owned_ids_ = RankedBits();
   return true;
@@ -2525,7 +2548,13 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
     pv.remote_ends_only = true;
     const RankedBits ids = table_.TakeSorted();
     table_ = VertexTable();
-    if (!orient || !OrientEdges(pv.local_order, n, ids, result.edges)) {
+    bool oriented = false;
+    if (orient) {
+      auto laid_out = OrientEdges(pv.local_order, n, ids, result.edges);
+      if (!laid_out.ok()) return laid_out.status();
+      oriented = *laid_out;
+    }
+    if (!oriented) {
       if (raw_ends_) RewriteRawEnds(ids);
       // Packed sender by sender, each sender's blocks returned once copied.
       result.edges = PartEdges(m, n);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "lockstep/bsp/exchange.h"
 
 namespace lockstep::test {
@@ -20,11 +22,14 @@ class ThreadExchangeGroup {
 
   uint32_t size() const { return n_; }
 
-  // Collective over the group: deposits outgoing, waits for everyone, takes its incoming.
-  std::vector<std::string> AllToAll(uint32_t rank, std::vector<std::string> outgoing) {
+  // Collective over the group: deposits outgoing, waits for everyone, takes its incoming. Fails
+  // (Aborted) instead of waiting for a process that has left (Leave).
+  absl::StatusOr<std::vector<std::string>> AllToAll(uint32_t rank,
+                                                    std::vector<std::string> outgoing) {
     std::unique_lock<std::mutex> lock(mu_);
-    // Wait until the previous round has been fully collected.
+    // Wait until the previous round has been fully collected (everyone in it takes its part).
     cv_.wait(lock, [&] { return !collecting_; });
+    if (left_) return absl::AbortedError("a process of the exchange has left");
     for (uint32_t q = 0; q < n_; ++q) slots_[q][rank] = std::move(outgoing[q]);
     if (++arrived_ == n_) {
       collecting_ = true;
@@ -32,7 +37,10 @@ class ThreadExchangeGroup {
       cv_.notify_all();
     } else {
       const uint64_t round = round_;
-      cv_.wait(lock, [&] { return collecting_ && round_ == round; });
+      cv_.wait(lock, [&] { return (collecting_ && round_ == round) || left_; });
+      if (!(collecting_ && round_ == round)) {
+        return absl::AbortedError("a process of the exchange has left");
+      }
     }
     std::vector<std::string> incoming = std::move(slots_[rank]);
     slots_[rank].assign(n_, std::string());
@@ -45,6 +53,14 @@ class ThreadExchangeGroup {
     return incoming;
   }
 
+  // A process is done with the exchange (returned, or failed alone: a worker that finds a peer's
+  // batch malformed): whoever still waits for it in a collective, or starts one, fails.
+  void Leave() {
+    std::lock_guard<std::mutex> lock(mu_);
+    left_ = true;
+    cv_.notify_all();
+  }
+
  private:
   uint32_t n_;
   std::mutex mu_;
@@ -53,6 +69,7 @@ class ThreadExchangeGroup {
   uint32_t arrived_ = 0;
   uint32_t taken_ = 0;
   bool collecting_ = false;
+  bool left_ = false;
   uint64_t round_ = 0;
 };
 

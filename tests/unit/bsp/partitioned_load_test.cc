@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -52,6 +53,7 @@ void OnWorkers(uint32_t n, F&& body) {
     threads.emplace_back([&, r] {
       test::ThreadExchange exchange(group, r);
       body(r, exchange);
+      group->Leave();  // a worker that failed alone fails the others' next collective
     });
   }
   for (auto& t : threads) t.join();
@@ -581,6 +583,77 @@ TEST_F(PartitionedLoadTest, BadLineInWorkerTwosShare) {
     EXPECT_EQ(w.status.code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(std::string(w.status.message()),
               path + ":251: expected 'src dst [weight]', found 4 fields");
+  }
+}
+
+// A hostile peer: worker 1's exchange changes one record of its first round of edges to worker 0
+// so that both ends say they are worker 0's, where one is worker 1's (never announced to 0).
+class TamperingExchange final : public Exchange {
+ public:
+  explicit TamperingExchange(Exchange& inner) : inner_(inner) {}
+  uint32_t rank() const override { return inner_.rank(); }
+  uint32_t size() const override { return inner_.size(); }
+  absl::StatusOr<std::vector<std::string>> AllToAll(std::vector<std::string> outgoing) override {
+    if (!tampered_) tampered_ = Tamper(outgoing[0]);
+    return inner_.AllToAll(std::move(outgoing));
+  }
+  bool tampered() const { return tampered_; }
+
+ private:
+  // An edge list's round, as partitioned_load.cc lays it out: a flags byte (1: more rounds), the
+  // announcements' length (8 bytes) and the announcements, then the records' coding (3: IDs with
+  // their end's partition in the top bit, for 2 workers) and 8-byte records.
+  static bool Tamper(std::string& batch) {
+    if (batch.size() < 10 || (static_cast<uint8_t>(batch[0]) & ~1u) != 0) return false;
+    uint64_t announced;
+    std::memcpy(&announced, batch.data() + 1, 8);
+    if (announced > batch.size() - 9) return false;
+    const size_t at = 9 + announced;
+    if (at >= batch.size() || batch[at] != 3 || (batch.size() - at - 1) % 8 != 0) return false;
+    constexpr uint32_t kTop = uint32_t{1} << 31;
+    for (size_t r = at + 1; r + 8 <= batch.size(); r += 8) {
+      uint32_t ids[2];
+      std::memcpy(ids, batch.data() + r, 8);
+      if (((ids[0] & kTop) == 0) != ((ids[1] & kTop) == 0)) {  // one end worker 0's
+        ids[0] &= ~kTop;
+        ids[1] &= ~kTop;
+        std::memcpy(batch.data() + r, ids, 8);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  Exchange& inner_;
+  bool tampered_ = false;
+};
+
+TEST_F(PartitionedLoadTest, ARecordCallingAPeersVertexTheReceiversFailsTheLoad) {
+  std::string text;
+  for (int i = 0; i < 200; ++i) absl::StrAppend(&text, i, " ", (i + 7) % 200, "\n");
+  const std::string path = dir_.Write("ring.el", text);
+  for (bool undirected : {false, true}) {
+    auto group = std::make_shared<test::ThreadExchangeGroup>(2);
+    std::vector<absl::Status> status(2);
+    bool tampered = false;
+    std::vector<std::thread> threads;
+    for (uint32_t r = 0; r < 2; ++r) {
+      threads.emplace_back([&, r] {
+        test::ThreadExchange plain(group, r);
+        TamperingExchange hostile(plain);
+        Exchange& exchange = r == 1 ? static_cast<Exchange&>(hostile) : plain;
+        status[r] = LoadPartition({.path = path, .undirected = undirected}, WeightUse::kIgnore,
+                                  exchange, false, {})
+                        .status();
+        if (r == 1) tampered = hostile.tampered();
+        group->Leave();
+      });
+    }
+    for (auto& t : threads) t.join();
+    ASSERT_TRUE(tampered) << undirected;
+    EXPECT_THAT(std::string(status[0].message()), HasSubstr("a peer sent a malformed record"))
+        << undirected;
+    EXPECT_FALSE(status[1].ok()) << undirected;  // its peer left the exchange
   }
 }
 
