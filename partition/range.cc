@@ -21,10 +21,17 @@ __extension__ using U128 = unsigned __int128;
 
 constexpr size_t kUuidBytes = 16;
 
+// The 16 big-endian bytes as an integer: two 8-byte loads, byte-swapped on a little-endian host
+// (a part's lookup does this for every ID a load meets).
 U128 ToU128(const Uuid& id) {
-  U128 value = 0;
-  for (uint8_t byte : id.data) value = (value << 8) | byte;
-  return value;
+  uint64_t hi, lo;
+  std::memcpy(&hi, id.data, sizeof hi);
+  std::memcpy(&lo, id.data + sizeof hi, sizeof lo);
+  if constexpr (std::endian::native == std::endian::little) {
+    hi = __builtin_bswap64(hi);
+    lo = __builtin_bswap64(lo);
+  }
+  return (U128{hi} << 64) | lo;
 }
 
 Uuid FromU128(U128 value) {
@@ -34,19 +41,6 @@ Uuid FromU128(U128 value) {
     value >>= 8;
   }
   return id;
-}
-
-// ToU128 for a hot loop: two 8-byte loads, byte-swapped on a little-endian host (the bytes are
-// big-endian), instead of 16 shifts.
-U128 LoadU128(const Uuid& id) {
-  uint64_t hi, lo;
-  std::memcpy(&hi, id.data, sizeof hi);
-  std::memcpy(&lo, id.data + sizeof hi, sizeof lo);
-  if constexpr (std::endian::native == std::endian::little) {
-    hi = __builtin_bswap64(hi);
-    lo = __builtin_bswap64(lo);
-  }
-  return (U128{hi} << 64) | lo;
 }
 
 std::string RangeText(const Uuid& first, const Uuid& last) {
@@ -123,16 +117,16 @@ uint64_t Range::PartitionForUnchecked(const Uuid& id) const {
   // The first start above id is one past id's part; id >= starts_[0], so it is never begin().
   // Compared as integers: boost's operator< is a call to memcmp per comparison, and a load hashes
   // every ID it meets to its part here.
-  const U128 key = LoadU128(id);
+  const U128 key = ToU128(id);
   if (starts_.size() <= 16) {
     // A few parts (a job's workers): count the starts at or below id, with no branch to
     // mispredict on random UUIDs.
     uint64_t at_or_below = 0;
-    for (const Uuid& start : starts_) at_or_below += static_cast<uint64_t>(LoadU128(start) <= key);
+    for (const Uuid& start : starts_) at_or_below += static_cast<uint64_t>(ToU128(start) <= key);
     return at_or_below - 1;
   }
   const auto next = std::upper_bound(starts_.begin(), starts_.end(), key,
-                                     [](U128 k, const Uuid& start) { return k < LoadU128(start); });
+                                     [](U128 k, const Uuid& start) { return k < ToU128(start); });
   return static_cast<uint64_t>(std::distance(starts_.begin(), next)) - 1;
 }
 

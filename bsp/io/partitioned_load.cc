@@ -423,10 +423,7 @@ class RankedBits {
   uint32_t size() const { return before_.empty() ? 0 : before_.back(); }
   bool Has(uint64_t v) const { return v < limit() && ((words_[v >> 6] >> (v & 63)) & 1) != 0; }
   // The members below v (v < limit()).
-  uint32_t Rank(uint64_t v) const {
-    const uint64_t below = (uint64_t{1} << (v & 63)) - 1;
-    return before_[v >> 6] + Popcount(words_[v >> 6] & below);
-  }
+  uint32_t Rank(uint64_t v) const { return view().Rank(v); }
   // The members before word w.
   uint32_t Before(size_t w) const { return before_[w]; }
   // The word that holds the member of rank k (k < size()).

@@ -633,23 +633,16 @@ TEST_F(PartitionedLoadTest, ARecordCallingAPeersVertexTheReceiversFailsTheLoad) 
   for (int i = 0; i < 200; ++i) absl::StrAppend(&text, i, " ", (i + 7) % 200, "\n");
   const std::string path = dir_.Write("ring.el", text);
   for (bool undirected : {false, true}) {
-    auto group = std::make_shared<test::ThreadExchangeGroup>(2);
     std::vector<absl::Status> status(2);
     bool tampered = false;
-    std::vector<std::thread> threads;
-    for (uint32_t r = 0; r < 2; ++r) {
-      threads.emplace_back([&, r] {
-        test::ThreadExchange plain(group, r);
-        TamperingExchange hostile(plain);
-        Exchange& exchange = r == 1 ? static_cast<Exchange&>(hostile) : plain;
-        status[r] = LoadPartition({.path = path, .undirected = undirected}, WeightUse::kIgnore,
-                                  exchange, false, {})
-                        .status();
-        if (r == 1) tampered = hostile.tampered();
-        group->Leave();
-      });
-    }
-    for (auto& t : threads) t.join();
+    OnWorkers(2, [&](uint32_t r, Exchange& plain) {
+      TamperingExchange hostile(plain);
+      Exchange& exchange = r == 1 ? static_cast<Exchange&>(hostile) : plain;
+      status[r] = LoadPartition({.path = path, .undirected = undirected}, WeightUse::kIgnore,
+                                exchange, false, {})
+                      .status();
+      if (r == 1) tampered = hostile.tampered();
+    });
     ASSERT_TRUE(tampered) << undirected;
     EXPECT_THAT(std::string(status[0].message()), HasSubstr("a peer sent a malformed record"))
         << undirected;
