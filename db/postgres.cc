@@ -1,6 +1,5 @@
 #include "lockstep/db/postgres.h"
 
-#include <libpq-fe.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "libpq.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/bsp/vertex_id.h"
 #include "lockstep/partition/range.h"
@@ -29,10 +29,10 @@ namespace lockstep::db {
 namespace {
 
 struct ConnDeleter {
-  void operator()(PGconn* c) const { PQfinish(c); }
+  void operator()(PGconn* c) const { Pq().PQfinish(c); }
 };
 struct ResultDeleter {
-  void operator()(PGresult* r) const { PQclear(r); }
+  void operator()(PGresult* r) const { Pq().PQclear(r); }
 };
 using Conn = std::unique_ptr<PGconn, ConnDeleter>;
 using Result = std::unique_ptr<PGresult, ResultDeleter>;
@@ -56,19 +56,19 @@ std::string Clean(const char* message) {
 std::string Shown(const std::string& uri) { return bsp::SanitizeForLog(uri, 200); }
 
 absl::StatusOr<Conn> Connect(const std::string& uri) {
-  if (auto st = CheckUri(uri, "the database URI"); !st.ok()) return st;
-  Conn c(PQconnectdb(uri.c_str()));
+  if (auto st = CheckUri(uri, "the database URI"); !st.ok()) return st;  // loads libpq
+  Conn c(Pq().PQconnectdb(uri.c_str()));
   if (c == nullptr) return absl::ResourceExhaustedError("libpq could not allocate a connection");
-  if (PQstatus(c.get()) != CONNECTION_OK) {
+  if (Pq().PQstatus(c.get()) != CONNECTION_OK) {
     return absl::UnavailableError(absl::StrCat(
-        "PostgreSQL at ", Shown(uri), ": cannot connect: ", Clean(PQerrorMessage(c.get()))));
+        "PostgreSQL at ", Shown(uri), ": cannot connect: ", Clean(Pq().PQerrorMessage(c.get()))));
   }
   // The server's notices and warnings go to the log, one line each, not to stderr as they are.
-  PQsetNoticeReceiver(
+  Pq().PQsetNoticeReceiver(
       c.get(),
       [](void*, const PGresult* r) {
-        const char* severity = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
-        const std::string message = Clean(PQresultErrorMessage(r));
+        const char* severity = Pq().PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+        const std::string message = Clean(Pq().PQresultErrorMessage(r));
         if (severity != nullptr && std::strcmp(severity, "WARNING") == 0) {
           spdlog::warn("PostgreSQL: {}", message);
         } else {
@@ -85,20 +85,21 @@ absl::StatusOr<Result> Exec(PGconn* c, const std::string& sql, const std::string
                             const std::vector<std::string>& params = {}) {
   std::vector<const char*> values;
   for (const std::string& p : params) values.push_back(p.c_str());
-  Result r(params.empty() ? PQexec(c, sql.c_str())
-                          : PQexecParams(c, sql.c_str(), static_cast<int>(values.size()), nullptr,
-                                         values.data(), nullptr, nullptr, 0));
-  if (r == nullptr || PQresultStatus(r.get()) != want) {
-    return absl::UnavailableError(absl::StrCat(
-        "PostgreSQL: ", what, ": ", Clean(r ? PQresultErrorMessage(r.get()) : PQerrorMessage(c))));
+  Result r(params.empty() ? Pq().PQexec(c, sql.c_str())
+                          : Pq().PQexecParams(c, sql.c_str(), static_cast<int>(values.size()),
+                                              nullptr, values.data(), nullptr, nullptr, 0));
+  if (r == nullptr || Pq().PQresultStatus(r.get()) != want) {
+    return absl::UnavailableError(
+        absl::StrCat("PostgreSQL: ", what, ": ",
+                     Clean(r ? Pq().PQresultErrorMessage(r.get()) : Pq().PQerrorMessage(c))));
   }
   return r;
 }
 
 std::string Identifier(PGconn* c, const std::string& name) {
-  char* quoted = PQescapeIdentifier(c, name.data(), name.size());
+  char* quoted = Pq().PQescapeIdentifier(c, name.data(), name.size());
   std::string out = quoted == nullptr ? std::string("\"\"") : std::string(quoted);
-  PQfreemem(quoted);
+  Pq().PQfreemem(quoted);
   return out;
 }
 
@@ -117,13 +118,13 @@ absl::StatusOr<Table> Describe(PGconn* c, const std::string& name, const std::st
                     "to_regclass($1))",
                     "looking up a table", PGRES_TUPLES_OK, {name});
   if (!found.ok()) return found.status();
-  if (PQgetisnull(found->get(), 0, 0)) {
+  if (Pq().PQgetisnull(found->get(), 0, 0)) {
     return absl::NotFoundError(
         absl::StrCat("PostgreSQL: no table \"", bsp::SanitizeForLog(name, 100), "\" (", flag, ")"));
   }
-  Table t{PQgetvalue(found->get(), 0, 0), name, {}};
+  Table t{Pq().PQgetvalue(found->get(), 0, 0), name, {}};
   // TABLESAMPLE reads tables and materialized views only, not views.
-  const std::string_view kind = PQgetvalue(found->get(), 0, 1);
+  const std::string_view kind = Pq().PQgetvalue(found->get(), 0, 1);
   t.sampleable = kind == "r" || kind == "m" || kind == "p";
   auto cols = Exec(c,
                    "SELECT a.attname, t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = "
@@ -131,8 +132,8 @@ absl::StatusOr<Table> Describe(PGconn* c, const std::string& name, const std::st
                    "a.attisdropped",
                    "reading a table's columns", PGRES_TUPLES_OK, {t.sql});
   if (!cols.ok()) return cols.status();
-  for (int i = 0; i < PQntuples(cols->get()); ++i) {
-    t.columns[PQgetvalue(cols->get(), i, 0)] = PQgetvalue(cols->get(), i, 1);
+  for (int i = 0; i < Pq().PQntuples(cols->get()); ++i) {
+    t.columns[Pq().PQgetvalue(cols->get(), i, 0)] = Pq().PQgetvalue(cols->get(), i, 1);
   }
   return t;
 }
@@ -217,10 +218,11 @@ absl::StatusOr<Layout> ReadLayout(PGconn* c, const SourceTables& tables) {
 
 // Takes the result that ends a COPY on `c` (and any after it): OK, or why it failed.
 absl::Status EndCopy(PGconn* c, const std::string& what) {
-  Result end(PQgetResult(c));
-  const bool ok = end != nullptr && PQresultStatus(end.get()) == PGRES_COMMAND_OK;
-  std::string error = ok ? "" : Clean(end ? PQresultErrorMessage(end.get()) : PQerrorMessage(c));
-  while (Result more{PQgetResult(c)}) {
+  Result end(Pq().PQgetResult(c));
+  const bool ok = end != nullptr && Pq().PQresultStatus(end.get()) == PGRES_COMMAND_OK;
+  std::string error =
+      ok ? "" : Clean(end ? Pq().PQresultErrorMessage(end.get()) : Pq().PQerrorMessage(c));
+  while (Result more{Pq().PQgetResult(c)}) {
   }
   if (!ok) return absl::UnavailableError(absl::StrCat("PostgreSQL: ", what, ": ", error));
   return absl::OkStatus();
@@ -233,16 +235,16 @@ absl::Status ReadCopy(PGconn* c, const std::string& what, uint64_t max_bytes, st
                       uint64_t& rows, bool& done) {
   while (!done && out.size() < max_bytes) {
     char* buf = nullptr;
-    const int n = PQgetCopyData(c, &buf, 0);
+    const int n = Pq().PQgetCopyData(c, &buf, 0);
     if (n > 0) {
       out.append(buf, static_cast<size_t>(n));
-      PQfreemem(buf);
+      Pq().PQfreemem(buf);
       ++rows;
       continue;
     }
     if (n == -2) {
       return absl::UnavailableError(
-          absl::StrCat("PostgreSQL: ", what, ": ", Clean(PQerrorMessage(c))));
+          absl::StrCat("PostgreSQL: ", what, ": ", Clean(Pq().PQerrorMessage(c))));
     }
     if (auto st = EndCopy(c, what); !st.ok()) return st;
     done = true;
@@ -322,11 +324,11 @@ absl::StatusOr<Conn> OpenRead(const std::string& uri, const std::string& snapsho
     return r.status();
   }
   if (!snapshot.empty()) {
-    char* literal = PQescapeLiteral(c, snapshot.data(), snapshot.size());
+    char* literal = Pq().PQescapeLiteral(c, snapshot.data(), snapshot.size());
     if (literal == nullptr)
       return absl::InvalidArgumentError("a snapshot ID that cannot be quoted");
     const std::string sql = absl::StrCat("SET TRANSACTION SNAPSHOT ", literal);
-    PQfreemem(literal);
+    Pq().PQfreemem(literal);
     if (auto r = Exec(c, sql, "taking the job's snapshot (the master's session must live)");
         !r.ok()) {
       return r.status();
@@ -386,18 +388,18 @@ absl::StatusOr<std::vector<std::string>> ShareConditions(PGconn* c, const Table&
       quantiles(table.sampleable ? absl::StrCat(table.sql, " TABLESAMPLE SYSTEM (1) REPEATABLE (7)")
                                  : table.sql);
   if (!q.ok()) return q.status();
-  if (table.sampleable && std::strtoull(PQgetvalue(q->get(), 0, 0), nullptr, 10) < 10000) {
+  if (table.sampleable && std::strtoull(Pq().PQgetvalue(q->get(), 0, 0), nullptr, 10) < 10000) {
     q = quantiles(table.sql);
     if (!q.ok()) return q.status();
   }
-  if (PQgetisnull(q->get(), 0, 1)) {  // no rows, or only NULL IDs: share 0 reads them all
+  if (Pq().PQgetisnull(q->get(), 0, 1)) {  // no rows, or only NULL IDs: share 0 reads them all
     where.assign(size, "false");
     where[0] = "true";
     return where;
   }
   // "{b1,b2,...}": the P-1 bounds, integers.
   std::vector<std::string> bounds;
-  std::string_view list = PQgetvalue(q->get(), 0, 1);
+  std::string_view list = Pq().PQgetvalue(q->get(), 0, 1);
   list.remove_prefix(1);
   list.remove_suffix(1);
   for (size_t at = 0; at <= list.size();) {
@@ -447,7 +449,7 @@ class PostgresShare final : public bsp::GraphTextShare {
     // connection's socket down under it: at once, even with the server unreachable (a cancel
     // request would have to reach it first). The server ends the COPY when its next row finds
     // the connection gone.
-    if (reading) ::shutdown(PQsocket(conn_.get()), SHUT_RDWR);
+    if (reading) ::shutdown(Pq().PQsocket(conn_.get()), SHUT_RDWR);
     reader_.join();
   }
 
@@ -566,7 +568,7 @@ class PostgresSource final : public bsp::GraphTextSource {
       auto id =
           Exec(c, "SELECT pg_export_snapshot()", "exporting the read's snapshot", PGRES_TUPLES_OK);
       if (!id.ok()) return id.status();
-      snapshot = PQgetvalue(id->get(), 0, 0);
+      snapshot = Pq().PQgetvalue(id->get(), 0, 0);
     }
     const Rows rows = EdgeRows(c, *layout, weights);
     // The shares' conditions, computed once (they read only the snapshot).
@@ -698,14 +700,14 @@ absl::Status CopyResults(PGconn* c, const std::string& table_sql, const std::str
       }
       block = escaped;
     }
-    sent = PQputCopyData(c, block.data(), static_cast<int>(block.size())) == 1;
+    sent = Pq().PQputCopyData(c, block.data(), static_cast<int>(block.size())) == 1;
   }
   const bool read_failed = std::ferror(f) != 0;
   std::fclose(f);
   const char* abort = read_failed ? "the results could not be read" : nullptr;
-  if (!sent || PQputCopyEnd(c, abort) != 1) {
+  if (!sent || Pq().PQputCopyEnd(c, abort) != 1) {
     return absl::UnavailableError(
-        absl::StrCat("PostgreSQL: writing the results: ", Clean(PQerrorMessage(c))));
+        absl::StrCat("PostgreSQL: writing the results: ", Clean(Pq().PQerrorMessage(c))));
   }
   const absl::Status ended = EndCopy(c, "writing the results");
   if (read_failed) return absl::DataLossError(absl::StrCat("cannot read ", results));
@@ -765,7 +767,7 @@ absl::StatusOr<bool> Swappable(PGconn* c, const std::string& table, const SinkOp
       "reading the result table's definition", PGRES_TUPLES_OK,
       {table, options.id_type, options.value_type});
   if (!r.ok()) return r.status();
-  return std::string_view(PQgetvalue(r->get(), 0, 0)) == "t";
+  return std::string_view(Pq().PQgetvalue(r->get(), 0, 0)) == "t";
 }
 
 // The staging table `stage` becomes the result table `name` (which `exists` or not), with the
@@ -788,9 +790,9 @@ absl::Status SwapIn(PGconn* c, const std::string& stage, const std::string& name
                        "$1::regclass AND a.grantee <> c.relowner",
                        "reading the result table's privileges", PGRES_TUPLES_OK, {table, staged});
     if (!grants.ok()) return grants.status();
-    for (int i = 0; i < PQntuples(grants->get()); ++i) {
-      if (auto r =
-              Exec(c, PQgetvalue(grants->get(), i, 0), "granting the result table's privileges");
+    for (int i = 0; i < Pq().PQntuples(grants->get()); ++i) {
+      if (auto r = Exec(c, Pq().PQgetvalue(grants->get(), i, 0),
+                        "granting the result table's privileges");
           !r.ok()) {
         return r.status();
       }
@@ -810,7 +812,7 @@ absl::Status SwapIn(PGconn* c, const std::string& stage, const std::string& name
   auto taken = Exec(c, "SELECT to_regclass(quote_ident($1)) IS NOT NULL",
                     "naming the result table's index", PGRES_TUPLES_OK, {pkey});
   if (!taken.ok()) return taken.status();
-  if (std::string_view(PQgetvalue(taken->get(), 0, 0)) == "t") return absl::OkStatus();
+  if (std::string_view(Pq().PQgetvalue(taken->get(), 0, 0)) == "t") return absl::OkStatus();
   return Exec(c, absl::StrCat("ALTER INDEX ", index, " RENAME TO ", Identifier(c, pkey)),
               "naming the result table's index")
       .status();
@@ -840,7 +842,7 @@ absl::Status Publish(PGconn* c, const SinkOptions& options, const std::string& s
   auto seen = Exec(c, "SELECT 1 FROM lockstep_jobs WHERE job_id = $1", "reading lockstep_jobs",
                    PGRES_TUPLES_OK, {record.job_id});
   if (!seen.ok()) return seen.status();
-  if (PQntuples(seen->get()) > 0) {
+  if (Pq().PQntuples(seen->get()) > 0) {
     if (already != nullptr) *already = true;
     return Exec(c, "ROLLBACK", "ending the publication").status();
   }
@@ -849,7 +851,7 @@ absl::Status Publish(PGconn* c, const SinkOptions& options, const std::string& s
   auto count = Exec(c, absl::StrCat("SELECT count(*) FROM ", staged), "counting the staged rows",
                     PGRES_TUPLES_OK);
   if (!count.ok()) return count.status();
-  const uint64_t rows = std::strtoull(PQgetvalue(count->get(), 0, 0), nullptr, 10);
+  const uint64_t rows = std::strtoull(Pq().PQgetvalue(count->get(), 0, 0), nullptr, 10);
   if (rows != vertices) {
     return absl::DataLossError(absl::StrCat("PostgreSQL: staging table ", staged, " holds ", rows,
                                             " rows; the job has ", vertices, " vertices"));
@@ -907,22 +909,24 @@ bool IsPostgresUri(std::string_view text) {
 
 // The options a URI gives (keyword -> value, those with a value), as libpq parses it.
 static absl::StatusOr<std::map<std::string, std::string>> UriOptions(std::string_view uri) {
+  if (auto st = LoadLibPq(); !st.ok()) return st;
   char* error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(std::string(uri).c_str(), &error);
+  PQconninfoOption* options = Pq().PQconninfoParse(std::string(uri).c_str(), &error);
   if (options == nullptr) {
     std::string why = error == nullptr ? "out of memory" : Clean(error);
-    PQfreemem(error);
+    Pq().PQfreemem(error);
     return absl::InvalidArgumentError(absl::StrCat("not a PostgreSQL URI: ", why));
   }
   std::map<std::string, std::string> given;
   for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
     if (o->val != nullptr && o->val[0] != '\0') given[o->keyword] = o->val;
   }
-  PQconninfoFree(options);
+  Pq().PQconninfoFree(options);
   return given;
 }
 
 absl::Status CheckUri(std::string_view uri, const std::string& flag) {
+  if (auto st = LoadLibPq(); !st.ok()) return st;
   auto options = UriOptions(uri);
   if (!options.ok())
     return absl::InvalidArgumentError(absl::StrCat(flag, ": ", options.status().message()));
@@ -971,6 +975,7 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> UriPaths(std::s
                                                              "replication"};
   static const std::set<std::string, std::less<>> kFiles = {"sslcert", "sslkey",    "sslrootcert",
                                                             "sslcrl",  "sslcrldir", "passfile"};
+  if (auto st = LoadLibPq(); !st.ok()) return st;  // fails closed
   std::vector<std::pair<std::string, std::string>> paths;
   auto options = UriOptions(uri);
   if (!options.ok()) return paths;
@@ -1070,7 +1075,7 @@ absl::StatusOr<std::unique_ptr<ExportedSnapshot>> ExportedSnapshot::Export(
   auto id = Exec(conn->get(), "SELECT pg_export_snapshot()", "exporting the job's snapshot",
                  PGRES_TUPLES_OK);
   if (!id.ok()) return id.status();
-  std::string snapshot = PQgetvalue(id->get(), 0, 0);
+  std::string snapshot = Pq().PQgetvalue(id->get(), 0, 0);
   auto session = std::make_unique<Session>();
   session->conn = *std::move(conn);
   return std::unique_ptr<ExportedSnapshot>(
@@ -1154,8 +1159,8 @@ absl::Status DropStages(const std::string& uri, const std::string& prefix) {
                     "left(tablename, length($1)) = $1",
                     "looking for staging tables", PGRES_TUPLES_OK, {prefix});
   if (!found.ok()) return found.status();
-  for (int i = 0; i < PQntuples(found->get()); ++i) {
-    const std::string name = PQgetvalue(found->get(), i, 0);
+  for (int i = 0; i < Pq().PQntuples(found->get()); ++i) {
+    const std::string name = Pq().PQgetvalue(found->get(), i, 0);
     if (auto r = Exec(c, absl::StrCat("DROP TABLE IF EXISTS ", Identifier(c, name)),
                       "dropping a staging table");
         !r.ok()) {

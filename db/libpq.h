@@ -1,0 +1,52 @@
+#pragma once
+
+// libpq, opened on first use rather than linked: a process that never touches a database (every
+// `run` and worker of a file-based job) does not load the client and what it pulls in (Kerberos,
+// LDAP, SASL, GnuTLS: about 20 libraries, 4 ms and 3.5 MB of every process's start;
+// bench/README.md). The header gives the types; the functions come from the library's stable
+// soname.
+#include <libpq-fe.h>
+
+#include "absl/status/status.h"
+
+namespace lockstep::db {
+
+inline constexpr char kLibPqSoname[] = "libpq.so.5";
+
+// The functions of libpq this module calls, each as the library defines it.
+struct LibPq {
+  decltype(&::PQclear) PQclear = nullptr;
+  decltype(&::PQconnectdb) PQconnectdb = nullptr;
+  decltype(&::PQconninfoFree) PQconninfoFree = nullptr;
+  decltype(&::PQconninfoParse) PQconninfoParse = nullptr;
+  decltype(&::PQerrorMessage) PQerrorMessage = nullptr;
+  decltype(&::PQescapeIdentifier) PQescapeIdentifier = nullptr;
+  decltype(&::PQescapeLiteral) PQescapeLiteral = nullptr;
+  decltype(&::PQexec) PQexec = nullptr;
+  decltype(&::PQexecParams) PQexecParams = nullptr;
+  decltype(&::PQfinish) PQfinish = nullptr;
+  decltype(&::PQfreemem) PQfreemem = nullptr;
+  decltype(&::PQgetCopyData) PQgetCopyData = nullptr;
+  decltype(&::PQgetResult) PQgetResult = nullptr;
+  decltype(&::PQgetisnull) PQgetisnull = nullptr;
+  decltype(&::PQgetvalue) PQgetvalue = nullptr;
+  decltype(&::PQntuples) PQntuples = nullptr;
+  decltype(&::PQputCopyData) PQputCopyData = nullptr;
+  decltype(&::PQputCopyEnd) PQputCopyEnd = nullptr;
+  decltype(&::PQresultErrorField) PQresultErrorField = nullptr;
+  decltype(&::PQresultErrorMessage) PQresultErrorMessage = nullptr;
+  decltype(&::PQresultStatus) PQresultStatus = nullptr;
+  decltype(&::PQsetNoticeReceiver) PQsetNoticeReceiver = nullptr;
+  decltype(&::PQsocket) PQsocket = nullptr;
+  decltype(&::PQstatus) PQstatus = nullptr;
+};
+
+// Opens libpq once per process (thread-safe); later calls return the first outcome. An error
+// names the library and says why it could not be opened, or which function it lacks.
+absl::Status LoadLibPq();
+
+// The functions, once LoadLibPq() has succeeded (every path to a connection or a parsed URI
+// calls it first).
+const LibPq& Pq();
+
+}  // namespace lockstep::db
