@@ -958,7 +958,7 @@ void PartitionLoader::MeetIds(const Dictionary& dict, std::vector<uint32_t>& par
   fresh_uuids.assign(fresh.size(), VertexId{});
   tbb::parallel_for(size_t{0}, fresh.size(), [&](size_t j) {
     const TextKey k = dict.KeyAt(fresh[j]);
-    fresh_uuids[j] = k.is_int ? VertexIdFromExternal(NameOf(k)) : VertexIdFromExternal(k.text);
+    fresh_uuids[j] = k.is_int ? VertexIdFromInteger(k.value) : VertexIdFromExternal(k.text);
     part[fresh[j]] = static_cast<uint32_t>(split->PartitionForUnchecked(fresh_uuids[j]));
   });
   for (uint32_t i : fresh) share_ids_.Add(dict.KeyAt(i), part[i]);
@@ -1118,7 +1118,7 @@ bool PartitionLoader::MeetIdsDirect(const ParsedFile& file, uint64_t max_id,
   fresh_uuids.assign(fresh.size(), VertexId{});
   fresh_part.assign(fresh.size(), 0);
   tbb::parallel_for(size_t{0}, fresh.size(), [&](size_t j) {
-    fresh_uuids[j] = VertexIdFromExternal(NameOf(TextKey{true, fresh[j], {}}));
+    fresh_uuids[j] = VertexIdFromInteger(fresh[j]);
     fresh_part[j] = static_cast<uint32_t>(split->PartitionForUnchecked(fresh_uuids[j]));
     share_ids_.Place(fresh[j], fresh_part[j]);
   });

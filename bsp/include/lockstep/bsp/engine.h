@@ -257,24 +257,30 @@ class Engine final : public StepEngine {
       // the in-edges, and a minimum does not depend on their order.
       both_ = IsBothDirections<P>() && !topology().symmetric();
       const uint32_t num_remote = topology().num_remote();
+      const uint32_t parts = static_cast<uint32_t>(topology().split().size());
+      // On a symmetric graph the slots pulled from are the out-slots, in another order per
+      // vertex: the boundary's pass over the out-slots marks the remote sources as it goes.
+      const bool sources_with_boundary =
+          num_remote > 0 && parts > 1 && parts <= 64 && topology().symmetric() && !both_;
       if (num_remote > 0) {
         remote_source_.assign(uint64_t{num_remote} + 1, 0);
-        for (uint32_t slot : AllPullSlots()) {
-          remote_source_[std::min<uint32_t>(slot - n, num_remote)] = 1;
-        }
-        if (both_) {
-          for (uint32_t slot : topology().all_out_slots()) {
+        if (!sources_with_boundary) {
+          for (uint32_t slot : AllPullSlots()) {
             remote_source_[std::min<uint32_t>(slot - n, num_remote)] = 1;
           }
+          if (both_) {
+            for (uint32_t slot : topology().all_out_slots()) {
+              remote_source_[std::min<uint32_t>(slot - n, num_remote)] = 1;
+            }
+          }
         }
-        remote_source_.pop_back();
       }
-      remote_sources_ = static_cast<uint64_t>(
-          std::count(remote_source_.begin(), remote_source_.end(), uint8_t{1}));
       // For each other partition, the local vertices with an out-neighbour there: they send
       // their published value to it.
-      const uint32_t parts = static_cast<uint32_t>(topology().split().size());
-      if (parts > 1) FindBoundary(parts);
+      if (parts > 1) FindBoundary(parts, sources_with_boundary);
+      if (num_remote > 0) remote_source_.pop_back();
+      remote_sources_ = static_cast<uint64_t>(
+          std::count(remote_source_.begin(), remote_source_.end(), uint8_t{1}));
       if constexpr (IsMinBroadcast<P>()) {
         static_assert(!IsBothDirections<P>() || !HasAlong<P>(),
                       "a value that changes along an edge goes one way (kBothDirections, Along)");
@@ -901,8 +907,10 @@ class Engine final : public StepEngine {
   // (or an in-neighbour, for a value that goes both ways), in increasing order (ConnectBroadcast
   // puts them in global-index order, which is the same for a loaded part). Up to 64
   // partitions, each vertex gathers the partitions of its out-neighbours as bits (no branch per
-  // edge) and is listed once per bit.
-  void FindBoundary(uint32_t parts) {
+  // edge) and is listed once per bit; with `mark_sources` (up to 64 partitions), every remote
+  // out-neighbour is marked in remote_source_ (sized num_remote + 1, the last entry a sink for
+  // local slots) on the way.
+  void FindBoundary(uint32_t parts, bool mark_sources) {
     const Topology& topo = topology();
     const uint32_t n = topo.num_local();
     const uint32_t self = static_cast<uint32_t>(topo.part());
@@ -912,15 +920,28 @@ class Engine final : public StepEngine {
       for (uint32_t r = 0; r < topo.num_remote(); ++r) {
         part_of[n + r] = static_cast<uint8_t>(topo.remote_partition(r));
       }
-      for (uint32_t v = 0; v < n; ++v) {
-        uint64_t mask = 0;
-        for (uint32_t slot : topo.out_slots(v)) mask |= uint64_t{1} << part_of[slot];
-        if (both_) {
-          for (uint32_t slot : topo.in_slots(v)) mask |= uint64_t{1} << part_of[slot];
+      auto find = [&](auto mark) {
+        const uint32_t num_remote = topo.num_remote();
+        for (uint32_t v = 0; v < n; ++v) {
+          uint64_t mask = 0;
+          for (uint32_t slot : topo.out_slots(v)) {
+            mask |= uint64_t{1} << part_of[slot];
+            if constexpr (decltype(mark)::value) {
+              remote_source_[std::min<uint32_t>(slot - n, num_remote)] = 1;
+            }
+          }
+          if (both_) {
+            for (uint32_t slot : topo.in_slots(v)) mask |= uint64_t{1} << part_of[slot];
+          }
+          for (mask &= ~(uint64_t{1} << self); mask != 0; mask &= mask - 1) {
+            boundary_[std::countr_zero(mask)].push_back(v);
+          }
         }
-        for (mask &= ~(uint64_t{1} << self); mask != 0; mask &= mask - 1) {
-          boundary_[std::countr_zero(mask)].push_back(v);
-        }
+      };
+      if (mark_sources) {
+        find(std::true_type{});
+      } else {
+        find(std::false_type{});
       }
       return;
     }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,8 @@ using VertexId = partition::Uuid;
 // (8-4-4-4-12 hex digits) is used as it is; any other text is hashed with name-based UUID v5 in
 // one fixed project namespace, so every process computes the same UUID without talking.
 VertexId VertexIdFromExternal(std::string_view external);
+// VertexIdFromExternal of `value` written in decimal, without making the text.
+VertexId VertexIdFromInteger(uint64_t value);
 
 // Parses canonical UUID text; returns false if `text` is not one.
 bool ParseUuid(std::string_view text, VertexId& out);
