@@ -1,4 +1,4 @@
-#include "libpq.h"
+#include "lockstep/db/libpq.h"
 
 #include <dlfcn.h>
 
@@ -11,68 +11,67 @@
 namespace lockstep::db {
 namespace {
 
-LibPq lib;
+LibPq loaded_lib;
 absl::Status loaded = absl::InternalError("libpq not opened");
 std::once_flag once;
 
 template <class F>
-bool Bind(void* handle, const char* name, F& f, absl::Status& error) {
+void Bind(void* handle, const char* soname, const char* name, F& f, absl::Status& error) {
   f = reinterpret_cast<F>(::dlsym(handle, name));
   if (f == nullptr && error.ok()) {
     error = absl::FailedPreconditionError(
-        absl::StrCat("PostgreSQL: the client library ", kLibPqSoname, " has no ", name));
+        absl::StrCat("PostgreSQL: the client library ", soname, " has no ", name));
   }
-  return f != nullptr;
-}
-
-absl::Status Open() {
-  // Kept open for the life of the process: results and connections may outlive any caller.
-  void* handle = ::dlopen(kLibPqSoname, RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = ::dlerror();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "PostgreSQL: cannot load the client library ", kLibPqSoname, " (",
-        why == nullptr ? "unknown reason" : why, "); install libpq5 (scripts/setup.sh does)"));
-  }
-  absl::Status error;
-  Bind(handle, "PQclear", lib.PQclear, error);
-  Bind(handle, "PQconnectdb", lib.PQconnectdb, error);
-  Bind(handle, "PQconninfoFree", lib.PQconninfoFree, error);
-  Bind(handle, "PQconninfoParse", lib.PQconninfoParse, error);
-  Bind(handle, "PQerrorMessage", lib.PQerrorMessage, error);
-  Bind(handle, "PQescapeIdentifier", lib.PQescapeIdentifier, error);
-  Bind(handle, "PQescapeLiteral", lib.PQescapeLiteral, error);
-  Bind(handle, "PQexec", lib.PQexec, error);
-  Bind(handle, "PQexecParams", lib.PQexecParams, error);
-  Bind(handle, "PQfinish", lib.PQfinish, error);
-  Bind(handle, "PQfreemem", lib.PQfreemem, error);
-  Bind(handle, "PQgetCopyData", lib.PQgetCopyData, error);
-  Bind(handle, "PQgetResult", lib.PQgetResult, error);
-  Bind(handle, "PQgetisnull", lib.PQgetisnull, error);
-  Bind(handle, "PQgetvalue", lib.PQgetvalue, error);
-  Bind(handle, "PQntuples", lib.PQntuples, error);
-  Bind(handle, "PQputCopyData", lib.PQputCopyData, error);
-  Bind(handle, "PQputCopyEnd", lib.PQputCopyEnd, error);
-  Bind(handle, "PQresultErrorField", lib.PQresultErrorField, error);
-  Bind(handle, "PQresultErrorMessage", lib.PQresultErrorMessage, error);
-  Bind(handle, "PQresultStatus", lib.PQresultStatus, error);
-  Bind(handle, "PQsetNoticeReceiver", lib.PQsetNoticeReceiver, error);
-  Bind(handle, "PQsocket", lib.PQsocket, error);
-  Bind(handle, "PQstatus", lib.PQstatus, error);
-  return error;
 }
 
 }  // namespace
 
+absl::Status OpenLibPq(const char* soname, LibPq& lib) {
+  // Kept open for the life of the process: results and connections may outlive any caller.
+  void* handle = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = ::dlerror();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "PostgreSQL: cannot load the client library ", soname, " (",
+        why == nullptr ? "unknown reason" : why, "); install libpq5 (scripts/setup.sh does)"));
+  }
+  absl::Status error;
+  Bind(handle, soname, "PQclear", lib.PQclear, error);
+  Bind(handle, soname, "PQconnectdb", lib.PQconnectdb, error);
+  Bind(handle, soname, "PQconninfoFree", lib.PQconninfoFree, error);
+  Bind(handle, soname, "PQconninfoParse", lib.PQconninfoParse, error);
+  Bind(handle, soname, "PQerrorMessage", lib.PQerrorMessage, error);
+  Bind(handle, soname, "PQescapeIdentifier", lib.PQescapeIdentifier, error);
+  Bind(handle, soname, "PQescapeLiteral", lib.PQescapeLiteral, error);
+  Bind(handle, soname, "PQexec", lib.PQexec, error);
+  Bind(handle, soname, "PQexecParams", lib.PQexecParams, error);
+  Bind(handle, soname, "PQfinish", lib.PQfinish, error);
+  Bind(handle, soname, "PQfreemem", lib.PQfreemem, error);
+  Bind(handle, soname, "PQgetCopyData", lib.PQgetCopyData, error);
+  Bind(handle, soname, "PQgetResult", lib.PQgetResult, error);
+  Bind(handle, soname, "PQgetisnull", lib.PQgetisnull, error);
+  Bind(handle, soname, "PQgetvalue", lib.PQgetvalue, error);
+  Bind(handle, soname, "PQntuples", lib.PQntuples, error);
+  Bind(handle, soname, "PQputCopyData", lib.PQputCopyData, error);
+  Bind(handle, soname, "PQputCopyEnd", lib.PQputCopyEnd, error);
+  Bind(handle, soname, "PQresultErrorField", lib.PQresultErrorField, error);
+  Bind(handle, soname, "PQresultErrorMessage", lib.PQresultErrorMessage, error);
+  Bind(handle, soname, "PQresultStatus", lib.PQresultStatus, error);
+  Bind(handle, soname, "PQsetNoticeReceiver", lib.PQsetNoticeReceiver, error);
+  Bind(handle, soname, "PQsocket", lib.PQsocket, error);
+  Bind(handle, soname, "PQstatus", lib.PQstatus, error);
+  return error;
+}
+
 absl::Status LoadLibPq() {
-  std::call_once(once, [] { loaded = Open(); });
+  std::call_once(once, [] { loaded = OpenLibPq(kLibPqSoname, loaded_lib); });
   return loaded;
 }
 
 const LibPq& Pq() {
   // A call before a successful LoadLibPq is a bug in this module, not an input's fault.
   if (!LoadLibPq().ok()) std::abort();
-  return lib;
+  return loaded_lib;
 }
 
 }  // namespace lockstep::db

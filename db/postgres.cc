@@ -18,9 +18,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "libpq.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/bsp/vertex_id.h"
+#include "lockstep/db/libpq.h"
 #include "lockstep/partition/range.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "lockstep/db/libpq.h"
 #include "lockstep/db/postgres.h"
 #include "util/lockstep_process.h"
 #include "util/postgres_server.h"
@@ -118,6 +119,29 @@ class DbTest : public ::testing::Test {
   test::TempDir dir_{"lockstep-db"};
   test::LockstepProcesses procs_{dir_, LOCKSTEP_BINARY};
 };
+
+// libpq is opened on first use (lockstep/db/libpq.h), not linked into the binary: what it opens
+// works, and a library that is not there is an error naming it.
+TEST(LibPqTest, OpensTheClientLibraryOrNamesTheOneItCouldNot) {
+  db::LibPq lib;
+  ASSERT_TRUE(db::OpenLibPq(db::kLibPqSoname, lib).ok());
+  char* error = nullptr;
+  PQconninfoOption* options = lib.PQconninfoParse("postgresql://someone@localhost/db", &error);
+  ASSERT_NE(options, nullptr) << (error == nullptr ? "" : error);
+  std::string user;
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (std::string_view(o->keyword) == "user" && o->val != nullptr) user = o->val;
+  }
+  lib.PQconninfoFree(options);
+  EXPECT_EQ(user, "someone");
+  EXPECT_TRUE(db::LoadLibPq().ok());
+
+  db::LibPq missing;
+  const absl::Status st = db::OpenLibPq("libpq-not-installed.so.5", missing);
+  EXPECT_TRUE(absl::IsFailedPrecondition(st)) << st;
+  EXPECT_THAT(std::string(st.message()),
+              HasSubstr("cannot load the client library libpq-not-installed.so.5"));
+}
 
 constexpr const char* kApps[][2] = {{"pagerank", ""},      {"wcc", ""},      {"cdlp", ""},
                                     {"lcc", ""},           {"coloring", ""}, {"bfs", "--source=1"},

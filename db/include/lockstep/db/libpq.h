@@ -41,8 +41,11 @@ struct LibPq {
   decltype(&::PQstatus) PQstatus = nullptr;
 };
 
-// Opens libpq once per process (thread-safe); later calls return the first outcome. An error
-// names the library and says why it could not be opened, or which function it lacks.
+// Opens the library `soname` and fills `out` with its functions; an error names the library and
+// says why it could not be opened, or which function it lacks. The library stays open.
+absl::Status OpenLibPq(const char* soname, LibPq& out);
+
+// OpenLibPq(kLibPqSoname) once per process (thread-safe); later calls return the first outcome.
 absl::Status LoadLibPq();
 
 // The functions, once LoadLibPq() has succeeded (every path to a connection or a parsed URI
