@@ -45,7 +45,7 @@ constexpr size_t kOneBlockName = 64 - sizeof(kNamespace.data) - 1 - 8;
 VertexId HashOneBlock(const char* name, size_t n) {
   unsigned char block[64] = {};
   std::memcpy(block, kNamespace.data, sizeof(kNamespace.data));
-  std::memcpy(block + sizeof(kNamespace.data), name, n);
+  if (n > 0) std::memcpy(block + sizeof(kNamespace.data), name, n);  // (name may be null)
   block[sizeof(kNamespace.data) + n] = 0x80;
   const uint64_t bits = (sizeof(kNamespace.data) + n) * 8;
   for (int i = 0; i < 8; ++i) block[63 - i] = static_cast<unsigned char>(bits >> (8 * i));

@@ -1,9 +1,8 @@
-#include "lockstep/db/libpq.h"
+#include "libpq.h"
 
 #include <dlfcn.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -11,9 +10,20 @@
 namespace lockstep::db {
 namespace {
 
-LibPq loaded_lib;
-absl::Status loaded = absl::InternalError("libpq not opened");
-std::once_flag once;
+// The process's libpq, opened by the first caller (a function-local static: thread-safe, and
+// never destroyed, so that a late caller never reads a destroyed object).
+struct Loaded {
+  LibPq lib;
+  absl::Status status;
+};
+const Loaded& TheLibPq() {
+  static const Loaded* loaded = [] {
+    auto* l = new Loaded;
+    l->status = OpenLibPq(kLibPqSoname, l->lib);
+    return l;
+  }();
+  return *loaded;
+}
 
 template <class F>
 void Bind(void* handle, const char* soname, const char* name, F& f, absl::Status& error) {
@@ -63,15 +73,13 @@ absl::Status OpenLibPq(const char* soname, LibPq& lib) {
   return error;
 }
 
-absl::Status LoadLibPq() {
-  std::call_once(once, [] { loaded = OpenLibPq(kLibPqSoname, loaded_lib); });
-  return loaded;
-}
+absl::Status LoadLibPq() { return TheLibPq().status; }
 
 const LibPq& Pq() {
+  const Loaded& loaded = TheLibPq();
   // A call before a successful LoadLibPq is a bug in this module, not an input's fault.
-  if (!LoadLibPq().ok()) std::abort();
-  return loaded_lib;
+  if (!loaded.status.ok()) std::abort();
+  return loaded.lib;
 }
 
 }  // namespace lockstep::db

@@ -18,9 +18,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "libpq.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/bsp/vertex_id.h"
-#include "lockstep/db/libpq.h"
 #include "lockstep/partition/range.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
@@ -926,7 +926,9 @@ static absl::StatusOr<std::map<std::string, std::string>> UriOptions(std::string
 }
 
 absl::Status CheckUri(std::string_view uri, const std::string& flag) {
-  if (auto st = LoadLibPq(); !st.ok()) return st;
+  if (auto st = LoadLibPq(); !st.ok()) {
+    return absl::Status(st.code(), absl::StrCat(flag, ": ", st.message()));
+  }
   auto options = UriOptions(uri);
   if (!options.ok())
     return absl::InvalidArgumentError(absl::StrCat(flag, ": ", options.status().message()));

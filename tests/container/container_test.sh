@@ -149,9 +149,11 @@ if [ -n "$previous" ] && [ "$previous" != "$(podman image inspect -f '{{.Id}}' "
   podman rmi "$previous" >/dev/null 2>&1 || true
 fi
 
-# Every shared library is there, and the image runs as the fixed non-root user.
+# Every shared library is there (libpq too, which the binary opens on first use rather than
+# links: db/libpq.h), and the image runs as the fixed non-root user.
 podman run --rm --entrypoint /bin/sh "$image" -c \
-  'echo "user $(id -u):$(id -g)"; ldd /usr/local/bin/lockstep' >"$work/inspect.txt"
+  'echo "user $(id -u):$(id -g)"; ldd /usr/local/bin/lockstep;
+   ldconfig -p | grep -q "libpq\.so\.5 " || echo "libpq.so.5 => not found"' >"$work/inspect.txt"
 if grep 'not found' "$work/inspect.txt" >&2; then
   echo "FAIL: shared libraries missing in the image" >&2
   exit 1

@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "lockstep/db/libpq.h"
+#include "db/libpq.h"
 #include "lockstep/db/postgres.h"
 #include "util/lockstep_process.h"
 #include "util/postgres_server.h"
@@ -120,7 +120,7 @@ class DbTest : public ::testing::Test {
   test::LockstepProcesses procs_{dir_, LOCKSTEP_BINARY};
 };
 
-// libpq is opened on first use (lockstep/db/libpq.h), not linked into the binary: what it opens
+// libpq is opened on first use (db/libpq.h), not linked into the binary: what it opens
 // works, and a library that is not there is an error naming it.
 TEST(LibPqTest, OpensTheClientLibraryOrNamesTheOneItCouldNot) {
   db::LibPq lib;
@@ -141,6 +141,29 @@ TEST(LibPqTest, OpensTheClientLibraryOrNamesTheOneItCouldNot) {
   EXPECT_TRUE(absl::IsFailedPrecondition(st)) << st;
   EXPECT_THAT(std::string(st.message()),
               HasSubstr("cannot load the client library libpq-not-installed.so.5"));
+}
+
+// A machine without libpq: a PostgreSQL --graph or --out is a configuration error (exit 2) that
+// names the flag and the library, before anything is read; a job on files runs, never opening it.
+TEST(LibPqTest, WithoutLibPqADatabaseFlagIsAUsageErrorAndFilesStillRun) {
+  test::TempDir dir("lockstep-no-libpq");
+  test::LockstepProcesses procs(dir, LOCKSTEP_BINARY);
+  const std::vector<std::string> env = {std::string("LD_PRELOAD=") + NO_LIBPQ_SHIM,
+                                        "ASAN_OPTIONS=verify_asan_link_order=0"};
+  const std::string graph = std::string(LOCKSTEP_DATA_DIR) + "/kronecker-12.el";
+  const Process in = procs.Run(
+      {"run", "pagerank", "--graph", "postgresql://someone@localhost/db", "--out", dir.File("a")},
+      env);
+  EXPECT_EQ(in.exit_code, 2) << in.err;
+  EXPECT_THAT(in.err, HasSubstr("--graph: PostgreSQL: cannot load the client library libpq.so.5"));
+  const Process out = procs.Run(
+      {"run", "pagerank", "--graph", graph, "--out", "postgresql://someone@localhost/db"}, env);
+  EXPECT_EQ(out.exit_code, 2) << out.err;
+  EXPECT_THAT(out.err, HasSubstr("--out: PostgreSQL: cannot load the client library libpq.so.5"));
+  const Process file =
+      procs.Run({"run", "pagerank", "--graph", graph, "--out", dir.File("ranks")}, env);
+  EXPECT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_FALSE(ReadFile(dir.File("ranks")).empty());
 }
 
 constexpr const char* kApps[][2] = {{"pagerank", ""},      {"wcc", ""},      {"cdlp", ""},

@@ -31,7 +31,8 @@ absl::Status CheckUri(std::string_view uri, const std::string& flag);
 // socket directories among its hosts. Fails closed: a keyword that names something the roots
 // cannot confine (service, servicefile, sslkeylogfile, an abstract socket, an OpenSSL engine's
 // key "engine:id"), or one this code does not know (a newer libpq's), is refused, naming it. A URI
-// that does not parse gives no paths (CheckUri says why).
+// that does not parse gives no paths (CheckUri says why); without libpq (it is opened on first
+// use) the error says it could not be loaded.
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> UriPaths(std::string_view uri);
 
 // Where the graph is in the database: the tables and columns, as given by the --db-* options.
