@@ -93,7 +93,7 @@ std::string EncodeCheckpointIndex(const CheckpointHeader& header, std::span<cons
   Put(out, static_cast<uint64_t>(ids.size()));
   out.append(reinterpret_cast<const char*>(ids.data()), ids.size() * sizeof(VertexId));
   out.append(reinterpret_cast<const char*>(out_degrees.data()), out_degrees.size() * 4);
-  Put(out, Crc32c(std::string_view(out.data(), out.size())));
+  Put(out, Crc32c(out));
   return out;
 }
 
@@ -148,7 +148,7 @@ std::string CheckpointWriter::Finish() {
   Begin(CheckpointSection::kHeld);
   EndSection();
   std::memcpy(bytes_.data() + held_at_, &held_, sizeof(held_));
-  crc32c_ = Crc32c(std::string_view(bytes_.data(), bytes_.size()));
+  crc32c_ = Crc32c(bytes_);
   Put(bytes_, crc32c_);
   return std::move(bytes_);
 }
@@ -357,7 +357,7 @@ absl::Status WriteCheckpointManifest(const std::string& step_dir,
   for (const auto& [name, value] : manifest.aggregators) {
     absl::StrAppend(&text, "aggregator ", Hex(name), " ", Hex(value), "\n");
   }
-  absl::StrAppend(&text, "crc32c ", Crc32c(std::string_view(text.data(), text.size())), "\n");
+  absl::StrAppend(&text, "crc32c ", Crc32c(text), "\n");
   return WriteFileAtomically(step_dir + "/" + kManifestName, text);
 }
 

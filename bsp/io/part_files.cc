@@ -202,7 +202,7 @@ std::string EncodeManifest(const Manifest& m) {
   absl::StrAppend(&out, "block-bytes ", m.block_bytes, "\n");
   for (const FileEntry& f : m.data) PutFileLine(out, "data", f, true);
   for (const FileEntry& f : m.names) PutFileLine(out, "names", f, false);
-  absl::StrAppend(&out, "end ", Hex(Crc32c(std::string_view(out.data(), out.size()))), "\n");
+  absl::StrAppend(&out, "end ", Hex(Crc32c(out)), "\n");
   return out;
 }
 
