@@ -329,12 +329,30 @@ class RogueClient {
     streams_.push_back(std::move(s));
     return streams_.back();
   }
-  // Sends `payload` on a new stream; how the master ended the stream.
+  // Sends `payload` on a new stream; how the master ended the stream. Whatever the master sent
+  // is read first: gRPC holds a stream's status back until its messages are read.
   grpc::Status SendAndFinish(const v1::WorkerPayload& payload) {
     Stream& s = Open();
     s.rw->Write(payload);
     s.rw->WritesDone();
+    v1::MasterPayload ignored;
+    while (s.rw->Read(&ignored)) {
+    }
     return s.rw->Finish();
+  }
+  // Waits until the master holds none of this client's streams (`lockstep status` counts the
+  // streams it holds). A stream's status reaches the client before the master's own reactor
+  // has let go of it; a stream it still holds could be reserved for the next job.
+  bool WaitUntilTheMasterLetsGo() {
+    for (int i = 0; i < 1000; ++i) {
+      grpc::ClientContext context;
+      security_->Sign(context);
+      v1::StatusReply reply;
+      const grpc::Status st = stub_->Status(&context, v1::StatusRequest(), &reply);
+      if (st.ok() && reply.workers_connected() == 0) return true;
+      ::usleep(10000);
+    }
+    return false;
   }
   ~RogueClient() {
     for (Stream& s : streams_) s.context->TryCancel();
@@ -355,12 +373,14 @@ TEST_F(SecurityTest, AnInsiderIsDroppedForAHugeMessageOrASpeechOutOfTurn) {
   huge.mutable_relay()->set_payload(std::string(100 << 20, 'x'));
   const grpc::Status big = rogue.SendAndFinish(huge);
   EXPECT_EQ(big.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << big.error_message();
+  ASSERT_TRUE(rogue.WaitUntilTheMasterLetsGo());
   // A barrier entered with no job: a step out of turn.
   v1::WorkerPayload step;
   step.mutable_step()->set_type(v1::Step::POST);
   step.mutable_step()->set_superstep(41);
   const grpc::Status early = rogue.SendAndFinish(step);
   EXPECT_EQ(early.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << early.error_message();
+  ASSERT_TRUE(rogue.WaitUntilTheMasterLetsGo());
   // The job then runs on the cluster's workers.
   const auto workers = procs_.StartWorkers(
       "insider", 2, Join(Join({"--max-jobs", "1", "--threads", "1"}, Tls("worker")), Token()));
