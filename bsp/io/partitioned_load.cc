@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cerrno>
@@ -104,8 +105,17 @@ absl::Status Malformed() {
 // How a batch of records spells its IDs: 4- or 8-byte integers, or a tag per ID (an integer's
 // value, or the text of any other ID). kNarrowParts (edge records only): 4-byte integers that
 // carry their end's partition in their top PartitionBits() bits instead of a partition field,
-// which makes a record 8 bytes instead of 12.
-enum class IdCoding : uint8_t { kNarrow = 0, kWide = 1, kTagged = 2, kNarrowParts = 3 };
+// which makes a record 8 bytes instead of 12. kSlimParts (edge records only): the same in 3
+// bytes per end, a record of 6 bytes, while the IDs leave room for the partition in 24 bits
+// (below 2^22 for 3 or 4 workers).
+enum class IdCoding : uint8_t {
+  kNarrow = 0,
+  kWide = 1,
+  kTagged = 2,
+  kNarrowParts = 3,
+  kSlimParts = 4
+};
+constexpr uint8_t kLastCoding = 4;
 
 // The bits a partition below `partitions` takes at the top of a kNarrowParts ID.
 uint32_t PartitionBits(uint32_t partitions) {
@@ -118,6 +128,27 @@ inline uint64_t NarrowPartsRecord(uint32_t src, uint32_t ps, uint32_t dst, uint3
                                   uint32_t shift) {
   return (src | static_cast<uint32_t>(uint64_t{ps} << shift)) |
          uint64_t{dst | static_cast<uint32_t>(uint64_t{pd} << shift)} << 32;
+}
+
+// The bits of a kSlimParts end, and a record's bytes.
+constexpr uint32_t kSlimBits = 24;
+constexpr size_t kSlimRecord = 6;
+
+// A kSlimParts edge record: the source's then the target's ID, each with its end's partition in
+// the top bits of its 24 (`shift` = 24 - PartitionBits), as a little-endian 48-bit value.
+inline uint64_t SlimPartsRecord(uint32_t src, uint32_t ps, uint32_t dst, uint32_t pd,
+                                uint32_t shift) {
+  return (src | ps << shift) | uint64_t{dst | pd << shift} << kSlimBits;
+}
+
+// The 48-bit value of the kSlimParts record at `rec`, assembled in registers (a 6-byte copy into a
+// zeroed word stalls the load that reads it back).
+inline uint64_t LoadSlim(const char* rec) {
+  uint32_t low;
+  uint16_t high;
+  std::memcpy(&low, rec, sizeof low);
+  std::memcpy(&high, rec + sizeof low, sizeof high);
+  return low | uint64_t{high} << 32;
 }
 
 // Of a record whose ends have partitions ps and pd, the one the receiver `self` does not own (its
@@ -136,6 +167,7 @@ void PutKey(std::string& out, IdCoding coding, const TextKey& k) {
   switch (coding) {
     case IdCoding::kNarrow:
     case IdCoding::kNarrowParts:  // never a vertex's key: its partition is not in the key
+    case IdCoding::kSlimParts:
       Put(out, static_cast<uint32_t>(k.value));
       return;
     case IdCoding::kWide:
@@ -163,7 +195,9 @@ bool GetKey(Reader& in, IdCoding coding, TextKey& k) {
     return true;
   }
   if (coding == IdCoding::kWide) return in.Get(k.value);
-  if (coding == IdCoding::kNarrowParts) return false;  // edge records only, read as records
+  if (coding == IdCoding::kNarrowParts || coding == IdCoding::kSlimParts) {
+    return false;  // edge records only, read as records
+  }
   uint8_t tag;
   if (!in.Get(tag)) return false;
   if (tag == 0) return in.Get(k.value);
@@ -174,7 +208,7 @@ bool GetKey(Reader& in, IdCoding coding, TextKey& k) {
 
 bool GetCoding(Reader& in, IdCoding& coding) {
   uint8_t c;
-  if (!in.Get(c) || c > 3) return false;
+  if (!in.Get(c) || c > kLastCoding) return false;
   coding = static_cast<IdCoding>(c);
   return true;
 }
@@ -670,9 +704,6 @@ class Blocks {
 
 // The records one chunk of a round has for one destination, in a buffer grown by doubling from a
 // first guess (a sender does not know how many a destination gets without a pass to count them).
-// Held as 64-bit words, so that the loop of 8-byte records writes them through typed cursors
-// (Words): a write through char* may alias anything, and the compiler then reloads the loop's
-// state from memory after every record.
 class RecordBuffer {
  public:
   void Reserve(size_t bytes) { Grow(bytes); }
@@ -683,13 +714,14 @@ class RecordBuffer {
     size_ += n;
     return at;
   }
-  // For a buffer of 8-byte records only (Take never called): the free words after them (at least
-  // one), for a loop that writes records there and then says how many with Wrote.
-  std::span<uint64_t> Words() {
+  // For a loop that writes records with 8-byte stores, each keeping up to 8 bytes (the next
+  // record overwrites the rest): the free bytes after them (at least 8); it says how many it kept
+  // with WroteBytes.
+  std::span<char> Room() {
     if (capacity() - size_ < sizeof(uint64_t)) Grow(std::max(2 * capacity(), size_ + 8));
-    return {data_.get() + size_ / 8, words_ - size_ / 8};
+    return {bytes() + size_, capacity() - size_};
   }
-  void Wrote(size_t words) { size_ += words * sizeof(uint64_t); }
+  void WroteBytes(size_t n) { size_ += n; }
   const char* data() const { return reinterpret_cast<const char*>(data_.get()); }
   size_t size() const { return size_; }
 
@@ -713,7 +745,7 @@ class RecordBuffer {
 struct EdgesFrom {
   Blocks<uint32_t> src, dst;
   Blocks<double> weights;
-  // What OrientEdges counts, counted as the first `counted` edges came (TakeRawNarrowParts,
+  // What OrientEdges counts, counted as the first `counted` edges came (TakeRawParts,
   // which reads each end's partition in its record): the edges from a vertex the receiver owns,
   // those into one that are not loops, and whether one is a loop at an owned vertex.
   size_t counted = 0, heads = 0, reverses = 0;
@@ -830,15 +862,19 @@ class PartitionLoader {
   // (which the table then holds). `max_id`: the round's largest ID (MaxIntegerId).
   bool MeetIdsDirect(const ParsedFile& file, uint64_t max_id, std::vector<uint64_t>& fresh,
                      std::vector<uint32_t>& fresh_part, std::vector<VertexId>& fresh_uuids);
-  // The common case of a sender's round (8-byte records of narrow IDs with their partitions, the
-  // IDs' partitions in the direct table, no weights): writes one chunk's records to `out`, a
-  // fresh buffer per destination. False, with `out` emptied, if an ID's entry is not a partition
-  // (an unlisted vertex): the general walk then writes the chunk and says why.
-  bool RouteNarrowParts(const std::vector<uint32_t>& ids, uint32_t part_shift, bool both_ends,
-                        std::vector<RecordBuffer>& out) const;
-  // The common case of TakeEdges while raw: n 8-byte records of narrow IDs with their partitions,
-  // no weights, from one sender (run in parallel per sender). False if a record is malformed.
-  bool TakeRawNarrowParts(const char* records, size_t n, EdgesFrom& to);
+  // The common case of a sender's round (records of coding C, kNarrowParts or kSlimParts, of
+  // narrow IDs with their partitions, the IDs' partitions in the direct table, no weights): writes
+  // one chunk's records to `out`, a fresh buffer per destination. False, with `out` emptied, if
+  // an ID's entry is not a partition (an unlisted vertex): the general walk then writes the chunk
+  // and says why. (Also false, `out` untouched, past kRouteParts workers.)
+  template <IdCoding C>
+  bool RouteParts(const std::vector<uint32_t>& ids, uint32_t part_shift, bool both_ends,
+                  std::vector<RecordBuffer>& out) const;
+  // The common case of TakeEdges while raw: n records of coding C (kNarrowParts, 8 bytes, or
+  // kSlimParts, 6) of narrow IDs with their partitions, no weights, from one sender (run in
+  // parallel per sender). False if a record is malformed.
+  template <IdCoding C>
+  bool TakeRawParts(const char* records, size_t n, EdgesFrom& to);
 
   const GraphSource& source_;
   WeightUse use_;
@@ -881,7 +917,7 @@ class PartitionLoader {
   // the table; the IDs are numbered in increasing order once all have come (LeaveRaw). The owned
   // ones' UUIDs wait in raw_owned_.
   static constexpr uint8_t kRawUnknown = 0xff;
-  // TakeRawNarrowParts' check of one end of partition `p` (`mine`: p is this worker's): 1 if its
+  // TakeRawParts' check of one end of partition `p` (`mine`: p is this worker's): 1 if its
   // entry is p, or unknown for another's end (which it then notes), else 0. Senders in parallel
   // write the same partition for an ID: atomic, not a race.
   static uint32_t TakeRawEnd(uint8_t& entry, uint32_t p, uint32_t mine) {
@@ -964,26 +1000,36 @@ void PartitionLoader::MeetIds(const Dictionary& dict, std::vector<uint32_t>& par
   for (uint32_t i : fresh) share_ids_.Add(dict.KeyAt(i), part[i]);
 }
 
-bool PartitionLoader::RouteNarrowParts(const std::vector<uint32_t>& ids, uint32_t part_shift,
-                                       bool both_ends, std::vector<RecordBuffer>& out) const {
+// The most workers RouteParts serves (more than a direct table's): its cursors sit in a local
+// array, not the heap, so that the compiler knows that a record's store through a char pointer
+// does not move them.
+constexpr uint32_t kRouteParts = 128;
+
+template <IdCoding C>
+bool PartitionLoader::RouteParts(const std::vector<uint32_t>& ids, uint32_t part_shift,
+                                 bool both_ends, std::vector<RecordBuffer>& out) const {
+  static_assert(C == IdCoding::kNarrowParts || C == IdCoding::kSlimParts);
+  constexpr size_t kBytes = C == IdCoding::kSlimParts ? kSlimRecord : sizeof(uint64_t);
+  if (size_ > kRouteParts) return false;
   struct Cursor {
-    uint64_t* next;
-    uint64_t* end;
-    uint64_t* begin;
+    char* next;
+    char* end;
+    char* begin;
   };
-  std::vector<Cursor> cursor(size_);
+  std::array<Cursor, kRouteParts> cursor;
   for (uint32_t q = 0; q < size_; ++q) {
-    const std::span<uint64_t> room = out[q].Words();
+    const std::span<char> room = out[q].Room();
     cursor[q] = {room.data(), room.data() + room.size(), room.data()};
   }
   auto put = [&](uint32_t q, uint64_t record) {
     Cursor& at = cursor[q];
-    if (at.next == at.end) [[unlikely]] {
-      out[q].Wrote(static_cast<size_t>(at.next - at.begin));
-      const std::span<uint64_t> room = out[q].Words();
+    if (at.end - at.next < static_cast<ptrdiff_t>(sizeof record)) [[unlikely]] {
+      out[q].WroteBytes(static_cast<size_t>(at.next - at.begin));
+      const std::span<char> room = out[q].Room();
       at = {room.data(), room.data() + room.size(), room.data()};
     }
-    *at.next++ = record;
+    std::memcpy(at.next, &record, sizeof record);  // 8 bytes stored, kBytes kept
+    at.next += kBytes;
   };
   const uint8_t* table = share_ids_.DirectTable();
   const uint32_t* id = ids.data();
@@ -1002,18 +1048,34 @@ bool PartitionLoader::RouteNarrowParts(const std::vector<uint32_t>& ids, uint32_
       for (RecordBuffer& b : out) b = RecordBuffer();
       return false;
     }
-    const uint64_t record = NarrowPartsRecord(s, ps, d, pd, part_shift);
+    const uint64_t record = C == IdCoding::kSlimParts ? SlimPartsRecord(s, ps, d, pd, part_shift)
+                                                      : NarrowPartsRecord(s, ps, d, pd, part_shift);
     put(ps, record);
     if (both_ends && pd != ps) put(pd, record);
   }
   for (uint32_t q = 0; q < size_; ++q) {
-    out[q].Wrote(static_cast<size_t>(cursor[q].next - cursor[q].begin));
+    out[q].WroteBytes(static_cast<size_t>(cursor[q].next - cursor[q].begin));
   }
   return true;
 }
 
-bool PartitionLoader::TakeRawNarrowParts(const char* records, size_t n, EdgesFrom& to) {
-  const uint32_t shift = 32 - PartitionBits(size_);
+template <IdCoding C>
+bool PartitionLoader::TakeRawParts(const char* records, size_t n, EdgesFrom& to) {
+  static_assert(C == IdCoding::kNarrowParts || C == IdCoding::kSlimParts);
+  constexpr bool kSlim = C == IdCoding::kSlimParts;
+  constexpr size_t kBytes = kSlim ? kSlimRecord : sizeof(uint64_t);
+  constexpr uint32_t kEndBits = kSlim ? kSlimBits : 32;  // an end's ID and partition
+  constexpr uint64_t kEndMask = (uint64_t{1} << kEndBits) - 1;
+  auto load = [records](size_t i) {
+    if constexpr (kSlim) {
+      return LoadSlim(records + kBytes * i);
+    } else {
+      uint64_t record;
+      std::memcpy(&record, records + kBytes * i, kBytes);
+      return record;
+    }
+  };
+  const uint32_t shift = kEndBits - PartitionBits(size_);
   const uint32_t mask = static_cast<uint32_t>((uint64_t{1} << shift) - 1);
   const uint32_t self = rank_, parts = size_;
   uint8_t* part = raw_part_.data();
@@ -1033,14 +1095,14 @@ bool PartitionLoader::TakeRawNarrowParts(const char* records, size_t n, EdgesFro
       room = std::min(src.size(), dst.size());
       k = 0;
     }
-    uint64_t record;
     if (i + kAhead < n) {
-      std::memcpy(&record, records + 8 * (i + kAhead), 8);
-      __builtin_prefetch(part + (static_cast<uint32_t>(record) & mask));
-      __builtin_prefetch(part + (static_cast<uint32_t>(record >> 32) & mask));
+      const uint64_t ahead = load(i + kAhead);
+      __builtin_prefetch(part + (static_cast<uint32_t>(ahead) & mask));
+      __builtin_prefetch(part + (static_cast<uint32_t>(ahead >> kEndBits) & mask));
     }
-    std::memcpy(&record, records + 8 * i, 8);
-    const uint32_t a = static_cast<uint32_t>(record), b = static_cast<uint32_t>(record >> 32);
+    const uint64_t record = load(i);
+    const auto a = static_cast<uint32_t>(record & kEndMask);
+    const auto b = static_cast<uint32_t>((record >> kEndBits) & kEndMask);
     const uint32_t pa = static_cast<uint32_t>(uint64_t{a} >> shift);
     const uint32_t pb = static_cast<uint32_t>(uint64_t{b} >> shift);
     const uint32_t ends[2] = {a & mask, b & mask};
@@ -1486,16 +1548,22 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
       const uint32_t part_bits = PartitionBits(size_);
       if (coding == IdCoding::kNarrow && part_bits < 32 && max_id >> (32 - part_bits) == 0) {
         edge_coding = IdCoding::kNarrowParts;
+        // Three bytes an end where they hold the IDs and the partitions (a quarter fewer bytes).
+        if (part_bits < kSlimBits && max_id >> (kSlimBits - part_bits) == 0) {
+          edge_coding = IdCoding::kSlimParts;
+        }
       }
       if (edge_coding != IdCoding::kTagged) {
         // Fixed-size records, in one pass per chunk: each record's partitions looked up once (at
         // random, in a table larger than L2) and the record written to a buffer per destination,
         // which gets at most one record per edge; then each destination's batch is the chunks'
         // buffers in chunk order.
-        const bool parts_in_ids = edge_coding == IdCoding::kNarrowParts;
+        const bool slim = edge_coding == IdCoding::kSlimParts;
+        const bool parts_in_ids = slim || edge_coding == IdCoding::kNarrowParts;
         const size_t key_bytes = coding == IdCoding::kNarrow ? 4 : 8;
-        const size_t record = 2 * key_bytes + (parts_in_ids ? 0 : 4) + (keep_weights() ? 8 : 0);
-        const uint32_t part_shift = 32 - part_bits;
+        const size_t record = (slim ? kSlimRecord : 2 * key_bytes + (parts_in_ids ? 0 : 4)) +
+                              (keep_weights() ? 8 : 0);
+        const uint32_t part_shift = (slim ? kSlimBits : 32) - part_bits;
         std::vector<std::vector<RecordBuffer>> buffers(chunks);
         tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
           const ParsedChunk& ch = file->chunks[c];
@@ -1507,7 +1575,9 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
             b.Reserve(std::min(records, 2 * records / size_ + 16) * record);
           }
           if (parts_in_ids && direct && file->mode == IdMode::kNarrow && !keep_weights() &&
-              RouteNarrowParts(ch.narrow, part_shift, both_ends, buffers[c])) {
+              (slim ? RouteParts<IdCoding::kSlimParts>(ch.narrow, part_shift, both_ends, buffers[c])
+                    : RouteParts<IdCoding::kNarrowParts>(ch.narrow, part_shift, both_ends,
+                                                         buffers[c]))) {
             return;
           }
           uint32_t ends[2] = {0, 0};  // the partitions of the record being written
@@ -1530,10 +1600,12 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           walk_with(c, look_up, [&](uint32_t to, uint32_t other, size_t i, double w) {
             char* rec = buffers[c][to].Take(record);
             if (parts_in_ids) {
-              const uint64_t ids = NarrowPartsRecord(ch.narrow[2 * i], ends[0],
-                                                     ch.narrow[2 * i + 1], ends[1], part_shift);
-              std::memcpy(rec, &ids, 8);
-              if (keep_weights()) std::memcpy(rec + 8, &w, 8);
+              const uint32_t s = ch.narrow[2 * i], d = ch.narrow[2 * i + 1];
+              const uint64_t ids = slim ? SlimPartsRecord(s, ends[0], d, ends[1], part_shift)
+                                        : NarrowPartsRecord(s, ends[0], d, ends[1], part_shift);
+              const size_t bytes = slim ? kSlimRecord : sizeof ids;
+              std::memcpy(rec, &ids, bytes);
+              if (keep_weights()) std::memcpy(rec + bytes, &w, 8);
               return;
             }
             const uint64_t keys[2] = {key_of(ch, i, 0).value, key_of(ch, i, 1).value};
@@ -1714,15 +1786,26 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
     Reader r(batches[p]);
     if (!GetCoding(r, coding[p])) return Malformed();
   }
-  // kNarrowParts: a record's IDs carry their partitions in their top bits.
+  // kNarrowParts and kSlimParts: a record's IDs carry their partitions in their top bits.
   const uint32_t part_shift = 32 - PartitionBits(size_);
   const uint64_t id_mask = (uint64_t{1} << part_shift) - 1;
+  const uint32_t slim_shift = kSlimBits - PartitionBits(size_);
+  const uint64_t slim_mask = (uint64_t{1} << slim_shift) - 1;
   auto narrow = [](IdCoding c) { return c == IdCoding::kNarrow || c == IdCoding::kNarrowParts; };
+  auto with_parts = [](IdCoding c) {
+    return c == IdCoding::kNarrowParts || c == IdCoding::kSlimParts;
+  };
   auto record_bytes = [&](IdCoding c) {
+    if (c == IdCoding::kSlimParts) return kSlimRecord + (keep_weights() ? 8 : 0);
     return 2 * (narrow(c) ? size_t{4} : size_t{8}) + (c == IdCoding::kNarrowParts ? 0 : 4) +
            (keep_weights() ? 8 : 0);
   };
+  // An end's 24 bits of a kSlimParts record.
+  auto slim_end = [](const char* rec, int end) {
+    return (LoadSlim(rec) >> (kSlimBits * end)) & ((uint64_t{1} << kSlimBits) - 1);
+  };
   auto key_at = [&](IdCoding c, const char* rec, int end) {
+    if (c == IdCoding::kSlimParts) return slim_end(rec, end) & slim_mask;
     if (narrow(c)) {
       uint32_t v;
       std::memcpy(&v, rec + 4 * end, 4);
@@ -1735,6 +1818,10 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
   // The partition of the end of a record that the receiver does not own (its own if it owns
   // both).
   auto other_of = [&](IdCoding c, const char* rec) {
+    if (c == IdCoding::kSlimParts) {
+      return OtherPartition(static_cast<uint32_t>(slim_end(rec, 0) >> slim_shift),
+                            static_cast<uint32_t>(slim_end(rec, 1) >> slim_shift), rank_, size_);
+    }
     if (c != IdCoding::kNarrowParts) {
       uint32_t other;
       std::memcpy(&other, rec + 2 * (narrow(c) ? 4 : 8), 4);
@@ -1758,10 +1845,13 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
         TextKey ks, kd;
         uint32_t other;
         double w = 0;
-        if (coding[p] == IdCoding::kNarrowParts) {
+        if (with_parts(coding[p])) {
           std::string_view rec;
-          if (!r.GetBytes(8, rec)) return Malformed();
+          if (!r.GetBytes(coding[p] == IdCoding::kSlimParts ? kSlimRecord : 8, rec)) {
+            return Malformed();
+          }
           ++stats_.records_with_partitions;
+          if (coding[p] == IdCoding::kSlimParts) ++stats_.slim_records;
           ks = TextKey{true, key_at(coding[p], rec.data(), 0), {}};
           kd = TextKey{true, key_at(coding[p], rec.data(), 1), {}};
           other = other_of(coding[p], rec.data());
@@ -1791,6 +1881,8 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
         return f(std::integral_constant<IdCoding, IdCoding::kWide>{});
       case IdCoding::kNarrowParts:
         return f(std::integral_constant<IdCoding, IdCoding::kNarrowParts>{});
+      case IdCoding::kSlimParts:
+        return f(std::integral_constant<IdCoding, IdCoding::kSlimParts>{});
       case IdCoding::kTagged:
         break;
     }
@@ -1801,7 +1893,8 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
     if ((batches[p].size() - 1) % record != 0) return Malformed();
     records[p] = (batches[p].size() - 1) / record;
     received_ends_ += 2 * records[p];
-    if (coding[p] == IdCoding::kNarrowParts) stats_.records_with_partitions += records[p];
+    if (with_parts(coding[p])) stats_.records_with_partitions += records[p];
+    if (coding[p] == IdCoding::kSlimParts) stats_.slim_records += records[p];
   }
   // The direct table covers the IDs up to the largest received so far while it stays within 4
   // bytes per end received (the edge arrays take 4 per end): a dense-ID graph is never hashed
@@ -1828,8 +1921,12 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
     // (and at most one written) per end, in a table a byte per ID, where the table's lookups read
     // four and added the ends met for the first time one by one.
     tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
-      if (coding[p] == IdCoding::kNarrowParts && !keep_weights()) {
-        if (!TakeRawNarrowParts(batches[p].data() + 1, records[p], from_[p])) malformed = true;
+      if (with_parts(coding[p]) && !keep_weights()) {
+        const char* rec = batches[p].data() + 1;
+        const bool ok = coding[p] == IdCoding::kSlimParts
+                            ? TakeRawParts<IdCoding::kSlimParts>(rec, records[p], from_[p])
+                            : TakeRawParts<IdCoding::kNarrowParts>(rec, records[p], from_[p]);
+        if (!ok) malformed = true;
         return;
       }
       with_coding(p, [&](auto c) {
@@ -2458,7 +2555,7 @@ absl::StatusOr<bool> PartitionLoader::OrientWith(const Ends& ends_in, size_t own
   edges.heads = heads;
   stats_.oriented = true;
   // Each block's pairs in input order, the heads first, each block returned once laid out. The
-  // counts made as the records came hold by the rule of an owned end (TakeRawNarrowParts); still,
+  // counts made as the records came hold by the rule of an owned end (TakeRawParts); still,
   // a pair past them is not written, and any difference fails the load, no pair left unwritten.
   const size_t total = heads + reverses;
   size_t h = 0, r = heads;

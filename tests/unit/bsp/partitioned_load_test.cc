@@ -301,9 +301,10 @@ TEST_F(PartitionedLoadTest, DirectRoundsThenHashedOnesEqualWholeBuild) {
 }
 
 // Edge records of 32-bit IDs carry their ends' partitions in the IDs' top bits while the round's
-// IDs leave room for them (below 2^31 for 2 workers, 2^30 for 3 or 4) and a partition field
-// otherwise; a round's senders may each use either spelling, or tag their IDs (text), and a
-// receiver takes them all in one round. Weights ride after either.
+// IDs leave room for them (below 2^31 for 2 workers, 2^30 for 3 or 4), in 3 bytes an end while
+// 24 bits do (below 2^22 for 3 or 4 workers), and a partition field otherwise; a round's senders
+// may each use any spelling, or tag their IDs (text), and a receiver takes them all in one round.
+// Weights ride after any.
 TEST_F(PartitionedLoadTest, EdgeRecordsWithAndWithoutPartitionsInTheirIds) {
   std::mt19937_64 rng(14);
   auto id = [&](int kind) {
@@ -315,30 +316,76 @@ TEST_F(PartitionedLoadTest, EdgeRecordsWithAndWithoutPartitionsInTheirIds) {
         return std::to_string((uint64_t{1} << 30) - 1 - v % 2 + 2 * (v % 3 == 0));
       case 2:  // past the room left for 2 workers' partitions
         return std::to_string((uint64_t{1} << 31) + v);
+      case 4:  // at the top of 3-byte IDs' room for 4 workers' partitions, and just past it
+        return std::to_string((uint64_t{1} << 22) - 1 - v % 2 + 2 * (v % 3 == 0));
       default:
         return "t" + std::to_string(v);
     }
   };
   std::string text;
   for (int part = 0; part < 8; ++part) {
-    for (int e = 0; e < 40; ++e) {
-      text += id(part % 4 == 3 ? 0 : part % 4) + " " + id(part == 7 ? 3 : 0) + " " +
-              std::to_string(rng() % 5) + "\n";
+    for (int e = 0; e < 60; ++e) {  // over a round of 300 bytes
+      text += id(part == 4       ? 4
+                 : part % 4 == 3 ? 0
+                                 : part % 4) +
+              " " + id(part == 7 ? 3 : 0) + " " + std::to_string(rng() % 5) + "\n";
     }
   }
   const std::string path = dir_.Write("spellings.el", text);
-  // Both spellings went over the wire: some records with partitions in their IDs, some without.
-  uint64_t with = 0, received = 0;
+  // Every spelling went over the wire: some records with partitions in their IDs (of 3 bytes and
+  // of 4), some without.
+  uint64_t with = 0, slim = 0, received = 0;
   for (const auto& w : LoadOnWorkers<NoValue>({.path = path}, WeightUse::kIgnore, 4, true, 300)) {
     ASSERT_TRUE(w.status.ok()) << w.status;
     with += w.stats.records_with_partitions;
+    slim += w.stats.slim_records;
     received += w.stats.edges_received;
   }
-  EXPECT_GT(with, 0u);
+  EXPECT_GT(slim, 0u);
+  EXPECT_LT(slim, with);
   EXPECT_LT(with, received);
   for (WeightUse weights : {WeightUse::kIgnore, WeightUse::kNonNegative}) {
     ExpectPartsEqualWhole<double>({.path = path}, weights, {7, 300, 1 << 20});
     ExpectPartsEqualWhole<double>({.path = path, .undirected = true}, weights, {300});
+  }
+}
+
+// The edge list of `edges` edges of small IDs then a ring of `ring` IDs from 2^23 on: past the
+// room of 6-byte records for 2 workers, below the bound of raw IDs once a worker has read and
+// received the small ones (docs/design.md §4).
+std::string SmallThenPast2To23(uint64_t edges, uint64_t ring) {
+  constexpr uint64_t kBase = uint64_t{1} << 23;
+  std::string text;
+  for (uint64_t i = 0; i < edges; ++i) absl::StrAppend(&text, i, " ", (i + 7) % edges, "\n");
+  for (uint64_t i = 0; i < ring; ++i) {
+    absl::StrAppend(&text, kBase + i, " ", kBase + (i * 5 + 3) % ring, "\n");
+  }
+  return text;
+}
+
+// 8-byte records (IDs past the room of 6-byte ones) are received raw too, and make the whole
+// build's parts.
+TEST_F(PartitionedLoadTest, EightByteRecordsAreReceivedRawPastTheRoomOfSixByteOnes) {
+  const std::string path = dir_.Write("past.el", SmallThenPast2To23(1'200'000, 300));
+  for (bool undirected : {false, true}) {
+    SCOPED_TRACE(undirected);
+    const GraphSource source{.path = path, .undirected = undirected};
+    auto whole = LoadGraph(source, WeightUse::kIgnore);
+    ASSERT_TRUE(whole.ok()) << whole.status();
+    auto split = partition::Range::Whole(2);
+    auto workers = LoadOnWorkers<NoValue>(source, WeightUse::kIgnore, 2, false, 2 << 20);
+    uint64_t with = 0, slim = 0;
+    for (uint32_t r = 0; r < 2; ++r) {
+      ASSERT_TRUE(workers[r].status.ok()) << workers[r].status;
+      EXPECT_EQ(workers[r].stats.raw_end, PartitionLoadStats::RawEnd::kBitmaps);
+      with += workers[r].stats.records_with_partitions;
+      slim += workers[r].stats.slim_records;
+      auto want = Graph<NoValue>::Build(*whole, *split, r, false);
+      ASSERT_TRUE(want.ok()) << want.status();
+      ExpectSameGraph(*workers[r].graph, *want, "worker " + std::to_string(r));
+    }
+    EXPECT_GT(slim, 0u);
+    EXPECT_LT(slim, with);  // the ring's records had 8 bytes
   }
 }
 
@@ -587,66 +634,83 @@ TEST_F(PartitionedLoadTest, BadLineInWorkerTwosShare) {
 }
 
 // A hostile peer: worker 1's exchange changes one record of its first round of edges to worker 0
-// so that both ends say they are worker 0's, where one is worker 1's (never announced to 0).
+// so that both ends say they are worker 0's, where one is worker 1's (never announced to 0). It
+// notes the coding of the records it tampered with.
 class TamperingExchange final : public Exchange {
  public:
-  explicit TamperingExchange(Exchange& inner) : inner_(inner) {}
+  // Tampers with the first record of `coding` it can.
+  TamperingExchange(Exchange& inner, uint8_t coding) : inner_(inner), coding_(coding) {}
   uint32_t rank() const override { return inner_.rank(); }
   uint32_t size() const override { return inner_.size(); }
   absl::StatusOr<std::vector<std::string>> AllToAll(std::vector<std::string> outgoing) override {
-    if (!tampered_) tampered_ = Tamper(outgoing[0]);
+    if (!tampered_) tampered_ = Tamper(outgoing[0], coding_);
     return inner_.AllToAll(std::move(outgoing));
   }
-  bool tampered() const { return tampered_; }
+  bool tampered() const { return tampered_ != 0; }
+  uint8_t coding() const { return tampered_; }
 
  private:
   // An edge list's round, as partitioned_load.cc lays it out: a flags byte (1: more rounds), the
-  // announcements' length (8 bytes) and the announcements, then the records' coding (3: IDs with
-  // their end's partition in the top bit, for 2 workers) and 8-byte records.
-  static bool Tamper(std::string& batch) {
-    if (batch.size() < 10 || (static_cast<uint8_t>(batch[0]) & ~1u) != 0) return false;
+  // announcements' length (8 bytes) and the announcements, then the records' coding and the
+  // records, little-endian: 3, 8-byte records of two 32-bit ends, or 4, 6-byte records of two
+  // 24-bit ends, each end an ID with its partition in the top bit (for 2 workers). The coding it
+  // tampered with, or 0.
+  static uint8_t Tamper(std::string& batch, uint8_t want) {
+    if (batch.size() < 10 || (static_cast<uint8_t>(batch[0]) & ~1u) != 0) return 0;
     uint64_t announced;
     std::memcpy(&announced, batch.data() + 1, 8);
-    if (announced > batch.size() - 9) return false;
+    if (announced > batch.size() - 9) return 0;
     const size_t at = 9 + announced;
-    if (at >= batch.size() || batch[at] != 3 || (batch.size() - at - 1) % 8 != 0) return false;
-    constexpr uint32_t kTop = uint32_t{1} << 31;
-    for (size_t r = at + 1; r + 8 <= batch.size(); r += 8) {
-      uint32_t ids[2];
-      std::memcpy(ids, batch.data() + r, 8);
-      if (((ids[0] & kTop) == 0) != ((ids[1] & kTop) == 0)) {  // one end worker 0's
-        ids[0] &= ~kTop;
-        ids[1] &= ~kTop;
-        std::memcpy(batch.data() + r, ids, 8);
-        return true;
+    if (at >= batch.size() || static_cast<uint8_t>(batch[at]) != want) return 0;
+    const auto coding = static_cast<uint8_t>(batch[at]);
+    const size_t bytes = coding == 3 ? 8 : 6;
+    const uint32_t end_bits = coding == 3 ? 32 : 24;
+    if ((batch.size() - at - 1) % bytes != 0) return 0;
+    const uint64_t end_mask = (uint64_t{1} << end_bits) - 1, top = uint64_t{1} << (end_bits - 1);
+    for (size_t r = at + 1; r + bytes <= batch.size(); r += bytes) {
+      uint64_t record = 0;
+      std::memcpy(&record, batch.data() + r, bytes);
+      uint64_t a = record & end_mask, b = record >> end_bits;
+      if (((a & top) == 0) != ((b & top) == 0)) {  // one end worker 0's
+        a &= ~top;
+        b &= ~top;
+        record = a | b << end_bits;
+        std::memcpy(batch.data() + r, &record, bytes);
+        return coding;
       }
     }
-    return false;
+    return 0;
   }
 
   Exchange& inner_;
-  bool tampered_ = false;
+  const uint8_t coding_;
+  uint8_t tampered_ = 0;
 };
 
 TEST_F(PartitionedLoadTest, ARecordCallingAPeersVertexTheReceiversFailsTheLoad) {
-  std::string text;
-  for (int i = 0; i < 200; ++i) absl::StrAppend(&text, i, " ", (i + 7) % 200, "\n");
-  const std::string path = dir_.Write("ring.el", text);
-  for (bool undirected : {false, true}) {
-    std::vector<absl::Status> status(2);
-    bool tampered = false;
-    OnWorkers(2, [&](uint32_t r, Exchange& plain) {
-      TamperingExchange hostile(plain);
-      Exchange& exchange = r == 1 ? static_cast<Exchange&>(hostile) : plain;
-      status[r] = LoadPartition({.path = path, .undirected = undirected}, WeightUse::kIgnore,
-                                exchange, false, {})
-                      .status();
-      if (r == 1) tampered = hostile.tampered();
-    });
-    ASSERT_TRUE(tampered) << undirected;
-    EXPECT_THAT(std::string(status[0].message()), HasSubstr("a peer sent a malformed record"))
-        << undirected;
-    EXPECT_FALSE(status[1].ok()) << undirected;  // its peer left the exchange
+  // Small IDs go in 6-byte records; IDs past 2^23 in 8-byte ones (for 2 workers), which a worker
+  // receives raw once it has read and received more than the largest.
+  std::string small;
+  for (uint64_t i = 0; i < 200; ++i) absl::StrAppend(&small, i, " ", (i + 7) % 200, "\n");
+  const std::string big = SmallThenPast2To23(1'200'000, 200);
+  for (const auto& [text, coding] : {std::pair<const std::string&, uint8_t>{small, 4}, {big, 3}}) {
+    const std::string path = dir_.Write("ring.el", text);
+    for (bool undirected : {false, true}) {
+      std::vector<absl::Status> status(2);
+      uint8_t tampered = 0;
+      OnWorkers(2, [&](uint32_t r, Exchange& plain) {
+        TamperingExchange hostile(plain, coding);
+        Exchange& exchange = r == 1 ? static_cast<Exchange&>(hostile) : plain;
+        status[r] = LoadPartition({.path = path, .undirected = undirected}, WeightUse::kIgnore,
+                                  exchange, false, {})
+                        .status();
+        if (r == 1) tampered = hostile.coding();
+      });
+      SCOPED_TRACE(testing::Message() << "coding " << int{coding} << ", undirected " << undirected);
+      ASSERT_EQ(tampered, coding);
+      EXPECT_THAT(std::string(status[0].message()), HasSubstr("a peer sent a malformed record"));
+      EXPECT_FALSE(status[1].ok());  // its peer left the exchange
+    }
   }
 }
 

@@ -78,8 +78,10 @@ struct PartitionLoadStats {
   uint64_t vertices_known = 0;  // owned vertices and remote ends of its edges
   uint64_t edges_received = 0;  // stored edges with an end it owns
   uint64_t rounds = 0;
-  // Edge records received with their partitions in their IDs (8 bytes each, not 12).
+  // Edge records received with their partitions in their IDs (8 bytes each, not 12), and of those
+  // the ones with 3-byte IDs (6 bytes each).
   uint64_t records_with_partitions = 0;
+  uint64_t slim_records = 0;
   bool oriented = false;  // the part's edges go to the build oriented (PartEdges)
   // Where the worker stopped receiving integer IDs raw (docs/design.md §4): it never did (not an
   // edge list, or turned off); at an announcement or a record it could not keep so; at the
