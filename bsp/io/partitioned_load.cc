@@ -130,9 +130,11 @@ inline uint64_t NarrowPartsRecord(uint32_t src, uint32_t ps, uint32_t dst, uint3
          uint64_t{dst | static_cast<uint32_t>(uint64_t{pd} << shift)} << 32;
 }
 
-// The bits of a kSlimParts end, and a record's bytes.
+// The bits of a kSlimParts end, and a record's bytes. Records are little-endian (a 6-byte record
+// is written as the low bytes of an 8-byte store).
 constexpr uint32_t kSlimBits = 24;
 constexpr size_t kSlimRecord = 6;
+static_assert(std::endian::native == std::endian::little);
 
 // A kSlimParts edge record: the source's then the target's ID, each with its end's partition in
 // the top bits of its 24 (`shift` = 24 - PartitionBits), as a little-endian 48-bit value.
@@ -1075,7 +1077,7 @@ bool PartitionLoader::TakeRawParts(const char* records, size_t n, EdgesFrom& to)
       return record;
     }
   };
-  const uint32_t shift = kEndBits - PartitionBits(size_);
+  const uint32_t shift = kEndBits - std::min(PartitionBits(size_), kEndBits);
   const uint32_t mask = static_cast<uint32_t>((uint64_t{1} << shift) - 1);
   const uint32_t self = rank_, parts = size_;
   uint8_t* part = raw_part_.data();
@@ -1789,7 +1791,8 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
   // kNarrowParts and kSlimParts: a record's IDs carry their partitions in their top bits.
   const uint32_t part_shift = 32 - PartitionBits(size_);
   const uint64_t id_mask = (uint64_t{1} << part_shift) - 1;
-  const uint32_t slim_shift = kSlimBits - PartitionBits(size_);
+  // (No kSlimParts batch is valid past 2^23 workers: a partition alone would fill its 24 bits.)
+  const uint32_t slim_shift = kSlimBits - std::min(PartitionBits(size_), kSlimBits);
   const uint64_t slim_mask = (uint64_t{1} << slim_shift) - 1;
   auto narrow = [](IdCoding c) { return c == IdCoding::kNarrow || c == IdCoding::kNarrowParts; };
   auto with_parts = [](IdCoding c) {

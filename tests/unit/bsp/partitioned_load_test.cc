@@ -350,32 +350,35 @@ TEST_F(PartitionedLoadTest, EdgeRecordsWithAndWithoutPartitionsInTheirIds) {
   }
 }
 
-// The edge list of `edges` edges of small IDs then a ring of `ring` IDs from 2^23 on: past the
-// room of 6-byte records for 2 workers, below the bound of raw IDs once a worker has read and
-// received the small ones (docs/design.md §4).
-std::string SmallThenPast2To23(uint64_t edges, uint64_t ring) {
-  constexpr uint64_t kBase = uint64_t{1} << 23;
+// `copies` copies of 270 K edges between small IDs (2i, 2i+1), then a ring of 300 IDs from `base`
+// on, every line with a weight. With `base` past the room of 6-byte records (2^22 for 3 or 4
+// workers, 2^23 for 2), the ring goes in 8-byte ones. With as many copies as workers, each share
+// meets all 540 K small IDs, enough for a direct table that covers 2^22 + 300 (8 per ID), and
+// each worker reads more than that many bytes, the bound of raw IDs (docs/design.md §4).
+std::string SmallThenRingFrom(uint64_t base, int copies) {
   std::string text;
-  for (uint64_t i = 0; i < edges; ++i) absl::StrAppend(&text, i, " ", (i + 7) % edges, "\n");
-  for (uint64_t i = 0; i < ring; ++i) {
-    absl::StrAppend(&text, kBase + i, " ", kBase + (i * 5 + 3) % ring, "\n");
+  for (int c = 0; c < copies; ++c) {
+    for (uint64_t i = 0; i < 270'000; ++i) absl::StrAppend(&text, 2 * i, " ", 2 * i + 1, " 9\n");
+  }
+  for (uint64_t i = 0; i < 300; ++i) {
+    absl::StrAppend(&text, base + i, " ", base + (i * 7 + 3) % 300, " 9\n");
   }
   return text;
 }
 
-// 8-byte records (IDs past the room of 6-byte ones) are received raw too, and make the whole
-// build's parts.
+// 8-byte records (IDs past the room of 6-byte ones) are routed by the fast loop, received raw
+// too, and make the whole build's parts.
 TEST_F(PartitionedLoadTest, EightByteRecordsAreReceivedRawPastTheRoomOfSixByteOnes) {
-  const std::string path = dir_.Write("past.el", SmallThenPast2To23(1'200'000, 300));
+  const std::string path = dir_.Write("past.el", SmallThenRingFrom(uint64_t{1} << 22, 4));
   for (bool undirected : {false, true}) {
     SCOPED_TRACE(undirected);
     const GraphSource source{.path = path, .undirected = undirected};
     auto whole = LoadGraph(source, WeightUse::kIgnore);
     ASSERT_TRUE(whole.ok()) << whole.status();
-    auto split = partition::Range::Whole(2);
-    auto workers = LoadOnWorkers<NoValue>(source, WeightUse::kIgnore, 2, false, 2 << 20);
+    auto split = partition::Range::Whole(4);
+    auto workers = LoadOnWorkers<NoValue>(source, WeightUse::kIgnore, 4, false, 2 << 20);
     uint64_t with = 0, slim = 0;
-    for (uint32_t r = 0; r < 2; ++r) {
+    for (uint32_t r = 0; r < 4; ++r) {
       ASSERT_TRUE(workers[r].status.ok()) << workers[r].status;
       EXPECT_EQ(workers[r].stats.raw_end, PartitionLoadStats::RawEnd::kBitmaps);
       with += workers[r].stats.records_with_partitions;
@@ -689,10 +692,11 @@ class TamperingExchange final : public Exchange {
 
 TEST_F(PartitionedLoadTest, ARecordCallingAPeersVertexTheReceiversFailsTheLoad) {
   // Small IDs go in 6-byte records; IDs past 2^23 in 8-byte ones (for 2 workers), which a worker
-  // receives raw once it has read and received more than the largest.
+  // receives raw once it has read and received more than the largest. (Only the raw take says
+  // "malformed record" of these: the table's path finds a vertex without an owner.)
   std::string small;
   for (uint64_t i = 0; i < 200; ++i) absl::StrAppend(&small, i, " ", (i + 7) % 200, "\n");
-  const std::string big = SmallThenPast2To23(1'200'000, 200);
+  const std::string big = SmallThenRingFrom(uint64_t{1} << 23, 4);
   for (const auto& [text, coding] : {std::pair<const std::string&, uint8_t>{small, 4}, {big, 3}}) {
     const std::string path = dir_.Write("ring.el", text);
     for (bool undirected : {false, true}) {
