@@ -318,14 +318,17 @@ absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), 
 // in a direct table of 8-bit entries (an array indexed by the ID: a load looks up both ends of
 // every edge of every round here, at random, so a byte rather than two keeps twice the IDs in L2);
 // the bound grows with the IDs met, at most 8 entries per ID held, so a sparse ID space, or more
-// than 126 workers, falls back to the hash map.
+// than 126 workers, falls back to the hash map. The table starts at the smallest ID the direct
+// rounds have met (at 0 if that is below 2^20): a dense ID space far from 0 is covered too.
 class ShareIds {
  public:
   explicit ShareIds(uint32_t partitions) : direct_ok_(partitions < kPending) {}
 
   std::optional<uint32_t> Find(const TextKey& k) const {
     if (k.is_int) {
-      if (k.value < direct_.size() && direct_[k.value] != kAbsent) return Decode(direct_[k.value]);
+      if (InDirect(k.value) && direct_[k.value - lo_] != kAbsent) {
+        return Decode(direct_[k.value - lo_]);
+      }
       if (ints_.empty()) return std::nullopt;
       auto it = ints_.find(k.value);
       return it == ints_.end() ? std::nullopt : std::optional<uint32_t>(it->second);
@@ -341,20 +344,21 @@ class ShareIds {
     }
     ++held_;
     const uint64_t bound = direct_ok_ ? std::max<uint64_t>(uint64_t{1} << 20, 8 * held_) : 0;
-    if (k.value >= direct_.size() && k.value < bound) {
-      direct_.resize(std::min<uint64_t>(bound, std::max<uint64_t>(k.value + 1, 2 * direct_.size())),
-                     kAbsent);
+    if (k.value >= lo_ && k.value - lo_ >= direct_.size() && k.value - lo_ < bound) {
+      direct_.resize(
+          std::min<uint64_t>(bound, std::max<uint64_t>(k.value - lo_ + 1, 2 * direct_.size())),
+          kAbsent);
     }
-    if (k.value < direct_.size()) {
-      direct_[k.value] = static_cast<uint8_t>(partition);
+    if (InDirect(k.value)) {
+      direct_[k.value - lo_] = static_cast<uint8_t>(partition);
     } else {
       GrowOrAbandon(ints_, [&] { return ints_.emplace(k.value, partition); });
     }
   }
   // Sets kUnlistedBit on a held ID.
   void MarkUnlisted(const TextKey& k) {
-    if (k.is_int && k.value < direct_.size() && direct_[k.value] != kAbsent) {
-      direct_[k.value] |= kUnlisted8;
+    if (k.is_int && InDirect(k.value) && direct_[k.value - lo_] != kAbsent) {
+      direct_[k.value - lo_] |= kUnlisted8;
     } else if (k.is_int) {
       ints_.at(k.value) |= kUnlistedBit;
     } else {
@@ -363,35 +367,45 @@ class ShareIds {
   }
 
   // The direct path of a round of integer IDs (no dictionary of the round): whether the direct
-  // table can cover IDs up to `max_id` for a round of `ends` edge ends (every integer ID held so
-  // far is in it, and it stays within 8 entries per ID held or met); if so it then covers them.
-  bool CoverDirect(uint64_t max_id, uint64_t ends) {
-    if (!direct_ok_ || !ints_.empty()) return false;
+  // table can cover IDs from `min_id` to `max_id` for a round of `ends` edge ends (every integer
+  // ID held so far is in it, and it stays within 8 entries per ID held or met); if so it then
+  // covers them, its start moved down if the round's IDs begin below it.
+  bool CoverDirect(uint64_t min_id, uint64_t max_id, uint64_t ends) {
+    if (!direct_ok_ || !ints_.empty() || min_id > max_id) return false;
     const uint64_t bound = std::max<uint64_t>(uint64_t{1} << 20, 8 * (held_ + ends));
-    if (max_id >= bound) return false;
-    if (max_id >= direct_.size()) {
-      direct_.resize(std::min<uint64_t>(bound, std::max<uint64_t>(max_id + 1, 2 * direct_.size())),
-                     kAbsent);
+    uint64_t lo = min_id < (uint64_t{1} << 20) ? 0 : min_id;
+    if (!direct_.empty()) lo = std::min(lo, lo_);
+    const uint64_t top = direct_.empty() ? max_id : std::max(max_id, lo_ + direct_.size() - 1);
+    if (top - lo >= bound) return false;
+    if (lo < lo_ && !direct_.empty()) direct_.insert(direct_.begin(), lo_ - lo, kAbsent);
+    lo_ = lo;
+    if (max_id - lo_ >= direct_.size()) {
+      direct_.resize(
+          std::min<uint64_t>(bound, std::max<uint64_t>(max_id - lo_ + 1, 2 * direct_.size())),
+          kAbsent);
     }
     return true;
   }
   // Between CoverDirect and Place: true for exactly one caller per ID not held yet (callers may
   // run in parallel).
   bool Claim(uint64_t id) {
-    std::atomic_ref<uint8_t> e(direct_[id]);
+    std::atomic_ref<uint8_t> e(direct_[id - lo_]);
     uint8_t absent = kAbsent;
     return e.load(std::memory_order_relaxed) == kAbsent &&
            e.compare_exchange_strong(absent, kPending, std::memory_order_relaxed);
   }
   // Holds a claimed ID with its partition (distinct IDs may be placed in parallel).
-  void Place(uint64_t id, uint32_t partition) { direct_[id] = static_cast<uint8_t>(partition); }
+  void Place(uint64_t id, uint32_t partition) {
+    direct_[id - lo_] = static_cast<uint8_t>(partition);
+  }
   void CountPlaced(size_t n) { held_ += n; }
   // The partition of a covered, held ID (with kUnlistedBit).
-  uint32_t DirectAt(uint64_t id) const { return Decode(direct_[id]); }
-  void PrefetchDirect(uint64_t id) const { __builtin_prefetch(direct_.data() + id); }
-  // The direct table's entries: a partition below kPending, else kAbsent, kPending, or a
-  // partition with kUnlisted8.
+  uint32_t DirectAt(uint64_t id) const { return Decode(direct_[id - lo_]); }
+  void PrefetchDirect(uint64_t id) const { __builtin_prefetch(direct_.data() + (id - lo_)); }
+  // The direct table's entries, ID DirectStart() first: a partition below kPending, else
+  // kAbsent, kPending, or a partition with kUnlisted8.
   const uint8_t* DirectTable() const { return direct_.data(); }
+  uint64_t DirectStart() const { return lo_; }
 
  private:
   static constexpr uint8_t kUnlisted8 = 0x80;
@@ -400,8 +414,11 @@ class ShareIds {
   static uint32_t Decode(uint8_t v) {
     return (v & ~uint32_t{kUnlisted8}) | ((v & kUnlisted8) != 0 ? kUnlistedBit : 0);
   }
+  bool InDirect(uint64_t id) const { return id >= lo_ && id - lo_ < direct_.size(); }
+
   bool direct_ok_;
-  std::vector<uint8_t> direct_;
+  std::vector<uint8_t> direct_;  // the entry of ID lo_ + i at i
+  uint64_t lo_ = 0;
   uint64_t held_ = 0;
   absl::flat_hash_map<uint64_t, uint32_t> ints_;
   absl::flat_hash_map<std::string, uint32_t> texts_;
@@ -1034,17 +1051,18 @@ bool PartitionLoader::RouteParts(const std::vector<uint32_t>& ids, uint32_t part
     at.next += kBytes;
   };
   const uint8_t* table = share_ids_.DirectTable();
+  const uint64_t start = share_ids_.DirectStart();
   const uint32_t* id = ids.data();
   const size_t m = ids.size() / 2;
   const uint32_t parts = size_;
   constexpr size_t kAhead = 16;  // edges: their table entries arrive meanwhile
   for (size_t i = 0; i < m; ++i) {
     if (i + kAhead < m) {
-      __builtin_prefetch(table + id[2 * (i + kAhead)]);
-      __builtin_prefetch(table + id[2 * (i + kAhead) + 1]);
+      __builtin_prefetch(table + (id[2 * (i + kAhead)] - start));
+      __builtin_prefetch(table + (id[2 * (i + kAhead) + 1] - start));
     }
     const uint32_t s = id[2 * i], d = id[2 * i + 1];
-    const uint32_t ps = table[s], pd = table[d];
+    const uint32_t ps = table[s - start], pd = table[d - start];
     if (std::max(ps, pd) >= parts) [[unlikely]] {
       // The general walk writes this chunk from its start.
       for (RecordBuffer& b : out) b = RecordBuffer();
@@ -1142,6 +1160,13 @@ uint64_t MaxIntegerId(const ParsedFile& file) {
   return m;
 }
 
+// The smallest ID of a round of integer IDs (the largest uint64_t for none).
+uint64_t MinIntegerId(const ParsedFile& file) {
+  uint64_t m = std::numeric_limits<uint64_t>::max();
+  for (const ParsedChunk& ch : file.chunks) m = std::min(m, ch.min_id);
+  return m;
+}
+
 bool PartitionLoader::MeetIdsDirect(const ParsedFile& file, uint64_t max_id,
                                     std::vector<uint64_t>& fresh, std::vector<uint32_t>& fresh_part,
                                     std::vector<VertexId>& fresh_uuids) {
@@ -1156,7 +1181,7 @@ bool PartitionLoader::MeetIdsDirect(const ParsedFile& file, uint64_t max_id,
   };
   uint64_t ends = 0;
   for (const ParsedChunk& ch : file.chunks) ends += ch.num_ids(file.mode);
-  if (!share_ids_.CoverDirect(max_id, ends)) return false;
+  if (!share_ids_.CoverDirect(MinIntegerId(file), max_id, ends)) return false;
   // Each new ID claimed by one chunk; sorted after, so that the order is the thread count's no
   // more than a dictionary's would be.
   std::vector<std::vector<uint64_t>> claimed(chunks);
@@ -1432,6 +1457,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
       if (file->integer_mode()) max_id = MaxIntegerId(*file);
       if (file->integer_mode() && MeetIdsDirect(*file, max_id, fresh_ints, fresh_part, uuids)) {
         direct = true;
+        ++stats_.direct_rounds;
         fresh.reserve(fresh_ints.size());
         for (uint64_t v : fresh_ints) fresh.push_back(TextKey{true, v, {}});
       } else {

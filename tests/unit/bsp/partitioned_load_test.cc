@@ -392,6 +392,34 @@ TEST_F(PartitionedLoadTest, EightByteRecordsAreReceivedRawPastTheRoomOfSixByteOn
   }
 }
 
+// A dense ID space far from 0 goes through the senders' direct tables as one from 0 does (with
+// the table's start moved down when a later round's IDs begin lower), not through their hash
+// maps; each part is the whole build's.
+TEST_F(PartitionedLoadTest, DenseIdsFarFromZeroGoThroughTheDirectTable) {
+  constexpr uint64_t kFar = 5'000'000;  // past the direct table's least bound, 2^20
+  std::string text;
+  for (uint64_t i = 0; i < 200; ++i) {  // rounds of IDs from kFar + 100, then from kFar
+    absl::StrAppend(&text, kFar + 100 + i % 50, " ", kFar + 100 + (i * 7) % 50, "\n");
+  }
+  for (uint64_t i = 0; i < 200; ++i) {
+    absl::StrAppend(&text, kFar + i % 150, " ", kFar + (i * 3) % 150, "\n");
+  }
+  const std::string path = dir_.Write("far.el", text);
+  for (uint32_t n : {1u, 3u}) {
+    for (const auto& w :
+         LoadOnWorkers<NoValue>({.path = path}, WeightUse::kIgnore, n, false, 300)) {
+      ASSERT_TRUE(w.status.ok()) << w.status;
+      EXPECT_GT(w.stats.direct_rounds, 0u) << n;
+      // (With more workers, a share that ends first has rounds without IDs.)
+      if (n == 1) {
+        EXPECT_EQ(w.stats.direct_rounds, w.stats.rounds);
+      }
+    }
+  }
+  ExpectPartsEqualWhole<NoValue>({.path = path}, WeightUse::kIgnore, {300});
+  ExpectPartsEqualWhole<NoValue>({.path = path, .undirected = true}, WeightUse::kIgnore, {300});
+}
+
 // A worker receives an edge list's integer IDs raw while they stay below a bound and, if every
 // worker did to the end, ranks them by the union of the owned IDs' bitmaps instead of a sort. An
 // ID past the bound (narrow or wide) sends the workers that meet it through the vertex table from

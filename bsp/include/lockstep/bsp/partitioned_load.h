@@ -78,6 +78,7 @@ struct PartitionLoadStats {
   uint64_t vertices_known = 0;  // owned vertices and remote ends of its edges
   uint64_t edges_received = 0;  // stored edges with an end it owns
   uint64_t rounds = 0;
+  uint64_t direct_rounds = 0;  // rounds of an edge list whose IDs its direct table covered
   // Edge records received with their partitions in their IDs (8 bytes each, not 12), and of those
   // the ones with 3-byte IDs (6 bytes each).
   uint64_t records_with_partitions = 0;
