@@ -111,10 +111,9 @@ void ParseChunk(std::string_view text, FileKind kind, IdMode mode, bool keep_wei
   if (keep_weights) out.weights.reserve(lines);
   const uint64_t limit =
       mode == IdMode::kNarrow ? uint64_t{kNoIndex} : std::numeric_limits<uint64_t>::max();
-  uint64_t max_id = 0, min_id = std::numeric_limits<uint64_t>::max();
+  uint64_t max_id = 0;
   auto push_int = [&](uint64_t v) {
     max_id = std::max(max_id, v);
-    min_id = std::min(min_id, v);
     if (mode == IdMode::kNarrow) {
       out.narrow.push_back(static_cast<uint32_t>(v));
     } else {
@@ -167,13 +166,11 @@ void ParseChunk(std::string_view text, FileKind kind, IdMode mode, bool keep_wei
         if (!ParseIntegerId(tok[t], v)) {
           out.not_integer = true;
           out.max_id = max_id;
-          out.min_id = min_id;
           return;
         }
         if (v > limit) {
           out.too_wide = true;
           out.max_id = max_id;
-          out.min_id = min_id;
           return;
         }
         push_int(v);
@@ -196,7 +193,6 @@ void ParseChunk(std::string_view text, FileKind kind, IdMode mode, bool keep_wei
     note_weight(line_no, n == 3, w);
   }
   out.max_id = max_id;
-  out.min_id = min_id;
 }
 
 ParsedFile ParseTextKeepingErrors(std::string path, std::string data, FileKind kind,

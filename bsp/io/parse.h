@@ -55,7 +55,6 @@ struct ParsedChunk {
   std::vector<double> weights;         // NaN where a line has none
   uint64_t lines = 0;
   uint64_t max_id = 0;  // an integer mode's largest ID (0 for none)
-  uint64_t min_id = std::numeric_limits<uint64_t>::max();  // and its smallest (the max for none)
   uint64_t error_line = 0;
   std::string error;
   bool not_integer = false;  // an ID is not an integer: parse again as text

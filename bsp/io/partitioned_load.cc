@@ -351,6 +351,7 @@ class ShareIds {
     }
     if (InDirect(k.value)) {
       direct_[k.value - lo_] = static_cast<uint8_t>(partition);
+      hi_ = std::max(hi_, k.value);
     } else {
       GrowOrAbandon(ints_, [&] { return ints_.emplace(k.value, partition); });
     }
@@ -367,18 +368,29 @@ class ShareIds {
   }
 
   // The direct path of a round of integer IDs (no dictionary of the round): whether the direct
-  // table can cover IDs from `min_id` to `max_id` for a round of `ends` edge ends (every integer
-  // ID held so far is in it, and it stays within 8 entries per ID held or met); if so it then
-  // covers them, its start moved down if the round's IDs begin below it.
-  bool CoverDirect(uint64_t min_id, uint64_t max_id, uint64_t ends) {
-    if (!direct_ok_ || !ints_.empty() || min_id > max_id) return false;
+  // table can cover the round's IDs, up to `max_id`, for a round of `ends` edge ends (every
+  // integer ID held so far is in it, and it stays within 8 entries per ID held or met); if so it
+  // then covers them, its start moved down if the round's IDs begin below it. `min_id()` gives
+  // the round's smallest ID (the largest uint64_t for none), asked only if the table does not
+  // start at 0 or cannot cover the round from 0.
+  template <class MinId>
+  bool CoverDirect(uint64_t max_id, uint64_t ends, MinId&& min_id_of_round) {
+    if (!direct_ok_ || !ints_.empty()) return false;
     const uint64_t bound = std::max<uint64_t>(uint64_t{1} << 20, 8 * (held_ + ends));
+    const uint64_t min_id = lo_ == 0 && max_id < bound ? 0 : min_id_of_round();
+    if (min_id > max_id) return false;
     uint64_t lo = min_id < (uint64_t{1} << 20) ? 0 : min_id;
-    if (!direct_.empty()) lo = std::min(lo, lo_);
-    const uint64_t top = direct_.empty() ? max_id : std::max(max_id, lo_ + direct_.size() - 1);
+    if (!direct_.empty() && lo >= lo_) lo = lo_;
+    const uint64_t top = std::max(max_id, hi_);
     if (top - lo >= bound) return false;
-    if (lo < lo_ && !direct_.empty()) direct_.insert(direct_.begin(), lo_ - lo, kAbsent);
+    if (!direct_.empty() && lo < lo_) {
+      // Moved down with room to spare below (as much as the table holds, within the bound), so
+      // that rounds of falling IDs move it a few times, not once a round.
+      lo -= std::min({lo, static_cast<uint64_t>(direct_.size()), bound - 1 - (top - lo)});
+      direct_.insert(direct_.begin(), lo_ - lo, kAbsent);
+    }
     lo_ = lo;
+    hi_ = top;
     if (max_id - lo_ >= direct_.size()) {
       direct_.resize(
           std::min<uint64_t>(bound, std::max<uint64_t>(max_id - lo_ + 1, 2 * direct_.size())),
@@ -419,6 +431,7 @@ class ShareIds {
   bool direct_ok_;
   std::vector<uint8_t> direct_;  // the entry of ID lo_ + i at i
   uint64_t lo_ = 0;
+  uint64_t hi_ = 0;  // the largest ID the table covers for a round or holds
   uint64_t held_ = 0;
   absl::flat_hash_map<uint64_t, uint32_t> ints_;
   absl::flat_hash_map<std::string, uint32_t> texts_;
@@ -1160,13 +1173,6 @@ uint64_t MaxIntegerId(const ParsedFile& file) {
   return m;
 }
 
-// The smallest ID of a round of integer IDs (the largest uint64_t for none).
-uint64_t MinIntegerId(const ParsedFile& file) {
-  uint64_t m = std::numeric_limits<uint64_t>::max();
-  for (const ParsedChunk& ch : file.chunks) m = std::min(m, ch.min_id);
-  return m;
-}
-
 bool PartitionLoader::MeetIdsDirect(const ParsedFile& file, uint64_t max_id,
                                     std::vector<uint64_t>& fresh, std::vector<uint32_t>& fresh_part,
                                     std::vector<VertexId>& fresh_uuids) {
@@ -1181,7 +1187,16 @@ bool PartitionLoader::MeetIdsDirect(const ParsedFile& file, uint64_t max_id,
   };
   uint64_t ends = 0;
   for (const ParsedChunk& ch : file.chunks) ends += ch.num_ids(file.mode);
-  if (!share_ids_.CoverDirect(MinIntegerId(file), max_id, ends)) return false;
+  // The round's smallest ID, a pass over its IDs, wanted only where a table from 0 does not serve.
+  auto min_id = [&] {
+    std::vector<uint64_t> least(chunks, std::numeric_limits<uint64_t>::max());
+    tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+      each_id(c, [&](uint64_t v) { least[c] = std::min(least[c], v); });
+    });
+    return std::accumulate(least.begin(), least.end(), std::numeric_limits<uint64_t>::max(),
+                           [](uint64_t a, uint64_t b) { return std::min(a, b); });
+  };
+  if (!share_ids_.CoverDirect(max_id, ends, min_id)) return false;
   // Each new ID claimed by one chunk; sorted after, so that the order is the thread count's no
   // more than a dictionary's would be.
   std::vector<std::vector<uint64_t>> claimed(chunks);
