@@ -318,8 +318,8 @@ absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), 
 // in a direct table of 8-bit entries (an array indexed by the ID: a load looks up both ends of
 // every edge of every round here, at random, so a byte rather than two keeps twice the IDs in L2);
 // the bound grows with the IDs met, at most 8 entries per ID held, so a sparse ID space, or more
-// than 126 workers, falls back to the hash map. The table starts at the smallest ID the direct
-// rounds have met (at 0 if that is below 2^20): a dense ID space far from 0 is covered too.
+// than 126 workers, falls back to the hash map. The table starts at or below the smallest ID the
+// direct rounds have met (at 0 if that is below 2^20): a dense ID space far from 0 is covered.
 class ShareIds {
  public:
   explicit ShareIds(uint32_t partitions) : direct_ok_(partitions < kPending) {}
