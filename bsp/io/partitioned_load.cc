@@ -115,7 +115,7 @@ enum class IdCoding : uint8_t {
   kNarrowParts = 3,
   kSlimParts = 4
 };
-constexpr uint8_t kLastCoding = 4;
+constexpr auto kLastCoding = static_cast<uint8_t>(IdCoding::kSlimParts);
 
 // The bits a partition below `partitions` takes at the top of a kNarrowParts ID.
 uint32_t PartitionBits(uint32_t partitions) {
@@ -1839,11 +1839,12 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
   auto with_parts = [](IdCoding c) {
     return c == IdCoding::kNarrowParts || c == IdCoding::kSlimParts;
   };
-  auto record_bytes = [&](IdCoding c) {
-    if (c == IdCoding::kSlimParts) return kSlimRecord + (keep_weights() ? 8 : 0);
-    return 2 * (narrow(c) ? size_t{4} : size_t{8}) + (c == IdCoding::kNarrowParts ? 0 : 4) +
-           (keep_weights() ? 8 : 0);
+  // A record's bytes before its weight, and with it.
+  auto ids_bytes = [&](IdCoding c) {
+    if (c == IdCoding::kSlimParts) return kSlimRecord;
+    return 2 * (narrow(c) ? size_t{4} : size_t{8}) + (c == IdCoding::kNarrowParts ? 0 : 4);
   };
+  auto record_bytes = [&](IdCoding c) { return ids_bytes(c) + (keep_weights() ? 8 : 0); };
   // An end's 24 bits of a kSlimParts record.
   auto slim_end = [](const char* rec, int end) {
     return (LoadSlim(rec) >> (kSlimBits * end)) & ((uint64_t{1} << kSlimBits) - 1);
@@ -1891,9 +1892,7 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
         double w = 0;
         if (with_parts(coding[p])) {
           std::string_view rec;
-          if (!r.GetBytes(coding[p] == IdCoding::kSlimParts ? kSlimRecord : 8, rec)) {
-            return Malformed();
-          }
+          if (!r.GetBytes(ids_bytes(coding[p]), rec)) return Malformed();
           ++stats_.records_with_partitions;
           if (coding[p] == IdCoding::kSlimParts) ++stats_.slim_records;
           ks = TextKey{true, key_at(coding[p], rec.data(), 0), {}};
