@@ -1416,6 +1416,14 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
       // 7-13 MB lower per worker of 4 (1 thread each), 16-23 MB of 2 (2 threads each), the same
       // CPU (docs/design.md §4).
       mallopt(M_ARENA_MAX, 1);
+      // Freed memory stays in the heap for the next round to reuse: the load's rounds allocate
+      // and free buffers of the same few MB each round, which glibc's dynamic thresholds would
+      // otherwise hand back to the kernel (trimming the heap's top, or mapping a buffer afresh)
+      // only for the next round to fault its pages in again. Up to 32 MB from the heap (glibc's
+      // largest dynamic threshold), and no trimming on free: ReturnFreedMemory() gives the free
+      // memory back between phases, before each peak.
+      mallopt(M_MMAP_THRESHOLD, 32 << 20);
+      mallopt(M_TRIM_THRESHOLD, 256 << 20);
 #endif
       auto metrics = StartMetrics(worker_metrics_port, [] { return g_metrics.Render("worker"); });
       if (const int* code = std::get_if<int>(&metrics)) return *code;

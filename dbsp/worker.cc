@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "job/peer_collective.h"
 #include "job/worker_job.h"
+#include "lockstep/bsp/free_memory.h"
 #include "lockstep/bsp/partitioned_load.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/dbsp/health.h"
@@ -444,6 +445,9 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
       link.Finish(kEndGrace);  // the job's handler is called no more after this
       split = job.TimeSplit();
       retried = !st.ok() && job.retrying();
+      // What the job freed goes back to the kernel while the worker waits for the next one
+      // (malloc keeps it otherwise; cli.cc sets no trimming on free).
+      bsp::ReturnFreedMemory();
     }
     if (st.ok()) {
       spdlog::info("{}completed; {}", tag, split);
