@@ -134,6 +134,13 @@ inline uint64_t NarrowPartsRecord(uint32_t src, uint32_t ps, uint32_t dst, uint3
 // is written as the low bytes of an 8-byte store).
 constexpr uint32_t kSlimBits = 24;
 constexpr size_t kSlimRecord = 6;
+
+// An edge list's round batch leads with its flags (a byte), the length of its announcements, and
+// in the first round its sender's least ID (kNoLeast in later rounds, or for none known), each in
+// 8 bytes; then the announcements and the edge records.
+constexpr uint64_t kNoLeast = std::numeric_limits<uint64_t>::max();
+constexpr size_t kLeastAt = 1 + sizeof(uint64_t);
+constexpr size_t kRoundLead = kLeastAt + sizeof(uint64_t);
 static_assert(std::endian::native == std::endian::little);
 
 // A kSlimParts edge record: the source's then the target's ID, each with its end's partition in
@@ -528,7 +535,7 @@ class VertexTable {
     if (value < direct_.size()) __builtin_prefetch(direct_.data() + value);
   }
   uint32_t FindInt(uint64_t value) const {
-    if (sorted_.Has(value)) return sorted_.Rank(value);
+    if (const uint32_t v = FindSorted(value); v != kNoIndex) return v;
     if (value < direct_.size()) return direct_[value];
     auto it = ints_.find(value);
     return it == ints_.end() ? kNoIndex : it->second;
@@ -559,7 +566,7 @@ class VertexTable {
     const uint32_t next = static_cast<uint32_t>(value_.size());
     added = false;
     if (k.is_int) {
-      if (sorted_.Has(k.value)) return sorted_.Rank(k.value);
+      if (const uint32_t v = FindSorted(k.value); v != kNoIndex) return v;
       if (k.value < direct_.size()) {
         if (direct_[k.value] != kNoIndex) return direct_[k.value];
         direct_[k.value] = next;
@@ -584,10 +591,11 @@ class VertexTable {
     return next;
   }
   // Makes an empty table the members of `ids` in increasing order (entry i its i-th smallest),
-  // looked up through `ids` itself; `owned_uuids`: the UUIDs of the owned ones, by ID. `part(v)`:
-  // the partition of a member v that is not owned.
+  // looked up through `ids` itself. The members are positions, ID - `base` (as `owned_ids`,
+  // `owned_uuids`' keys and part_of's argument); `owned_uuids`: the UUIDs of the owned ones, by
+  // position. `part(v)`: the partition of a member v that is not owned.
   template <class PartOf>
-  void AdoptSorted(RankedBits ids, const std::vector<uint64_t>& owned_ids,
+  void AdoptSorted(RankedBits ids, uint64_t base, const std::vector<uint64_t>& owned_ids,
                    const std::vector<std::pair<uint64_t, VertexId>>& owned_uuids, uint32_t self,
                    PartOf&& part_of) {
     const uint32_t n = ids.size();
@@ -601,7 +609,7 @@ class VertexTable {
       uint32_t at = ids.Before(w);
       for (uint64_t bits = words[w]; bits != 0; bits &= bits - 1, ++at) {
         const uint64_t v = uint64_t{w} * 64 + static_cast<uint64_t>(std::countr_zero(bits));
-        value_[at] = v;
+        value_[at] = base + v;
         const bool mine = w < owned_ids.size() && ((owned_ids[w] >> (v & 63)) & 1) != 0;
         owned[at] = mine;
         part[at] = mine ? self : part_of(v);
@@ -609,12 +617,14 @@ class VertexTable {
     });
     for (const auto& [v, id] : owned_uuids) uuid[ids.Rank(v)] = id;
     sorted_ = std::move(ids);
+    sorted_base_ = base;
   }
   TextKey KeyAt(uint32_t i) const {
     if (text_[i] == kNoIndex) return TextKey{true, value_[i], {}};
     return TextKey{false, 0, storage_[text_[i]]};
   }
   uint32_t size() const { return static_cast<uint32_t>(value_.size()); }
+  // The sorted IDs (AdoptSorted), as positions (IDs less the base it was given).
   const RankedBits& sorted() const { return sorted_; }
   RankedBits TakeSorted() { return std::move(sorted_); }
 
@@ -623,8 +633,16 @@ class VertexTable {
   std::vector<uint32_t> part;
 
  private:
-  RankedBits sorted_;             // entries 0..sorted_.size()-1: these integer IDs (AdoptSorted)
-  std::vector<uint32_t> direct_;  // integer ID -> index, for IDs below its size
+  // The entry of an integer ID among the sorted ones, or kNoIndex.
+  uint32_t FindSorted(uint64_t value) const {
+    if (value < sorted_base_ || !sorted_.Has(value - sorted_base_)) return kNoIndex;
+    return sorted_.Rank(value - sorted_base_);
+  }
+
+  // Entries 0..sorted_.size()-1: these integer IDs, less sorted_base_ (AdoptSorted).
+  RankedBits sorted_;
+  uint64_t sorted_base_ = 0;
+  std::vector<uint32_t> direct_;                  // integer ID -> index, for IDs below its size
   absl::flat_hash_map<uint64_t, uint32_t> ints_;  // the other integer IDs
   absl::flat_hash_map<absl::string_view, uint32_t> texts_;
   std::deque<std::string> storage_;  // a deque: the map's keys point into its strings
@@ -855,7 +873,12 @@ class PartitionLoader {
   // (Each batch: the records' coding, then the records; the caller frees them after.)
   absl::Status TakeEdges(const std::vector<std::string_view>& batches);
   absl::Status Resolve(bool& weighted);
-  // Whether this worker can go on receiving raw with IDs up to `max_id` (covering them if so).
+  // The base of receiving raw, from the first round's batches (each led by its sender's least ID
+  // then, or kNoLeast): the senders' least, less some room, or 0 for IDs that begin near 0.
+  // Every worker gets the same batches' leads, so every worker chooses the same.
+  void ChooseRawBase(const std::vector<std::string>& batches);
+  // Whether this worker can go on receiving raw with IDs up to `max_id` (at least raw_base_),
+  // covering them if so.
   bool RawCovers(uint64_t max_id);
   // Numbers the IDs received raw, in increasing order, as the table's first entries, and the
   // edges received so far with them (at the ranking, when every edge has come, the assembly does:
@@ -943,11 +966,13 @@ class PartitionLoader {
 
   uint64_t received_ends_ = 0;  // edge ends received so far (bounds the direct table)
   uint64_t text_read_ = 0;      // bytes of its shares read so far (bounds raw_part_)
-  // Receiving raw (docs/design.md §4): while every ID a worker receives is an integer below a
-  // bound, it keeps the received edges' IDs as they come and a byte per integer below the bound,
-  // raw_part_ (the ID's partition, or kRawUnknown for one not met), instead of looking each up in
-  // the table; the IDs are numbered in increasing order once all have come (LeaveRaw). The owned
-  // ones' UUIDs wait in raw_owned_.
+  // Receiving raw (docs/design.md §4): while every ID a worker receives is an integer in a range
+  // [raw_base_, raw_base_ + bound), it keeps the received edges' IDs as they come, less raw_base_
+  // (positions), and a byte per position below the bound, raw_part_ (the ID's partition, or
+  // kRawUnknown for one not met), instead of looking each up in the table; the IDs are numbered
+  // in increasing order once all have come (LeaveRaw). The owned ones' UUIDs wait in raw_owned_,
+  // by position. The base is every worker's (ChooseRawBase), so that their bitmaps of positions
+  // merge (RankRaw).
   static constexpr uint8_t kRawUnknown = 0xff;
   // TakeRawParts' check of one end of partition `p` (`mine`: p is this worker's): 1 if its
   // entry is p, or unknown for another's end (which it then notes), else 0. Senders in parallel
@@ -977,13 +1002,16 @@ class PartitionLoader {
     return was == self || was == other;  // else two partitions for one ID
   }
   bool raw_ = false;
+  uint64_t raw_base_ = 0;
   std::vector<uint8_t> raw_part_;
-  // Left raw once every edge had come (LeaveRaw at the ranking): the received ends are still IDs,
-  // an ID's table entry is its rank among the IDs met (the table's sorted()), and these are the
-  // owned IDs. The assembly lays the ends out from the IDs (OrientEdges), or RewriteRawEnds.
+  // Left raw once every edge had come (LeaveRaw at the ranking): the received ends are still
+  // positions, an ID's table entry is its position's rank among the positions met (the table's
+  // sorted()), and these are the owned positions. The assembly lays the ends out from the IDs
+  // (OrientEdges), or RewriteRawEnds.
   bool raw_ends_ = false;
   RankedBits raw_owned_ids_;
-  // Gathered by Resolve: whether every worker still received raw, and the largest raw_part_.
+  // Gathered by Resolve: whether every worker still received raw (from one base), and the largest
+  // raw_part_.
   bool every_raw_ = false;
   uint64_t raw_limit_ = 0;
   std::vector<std::pair<uint64_t, VertexId>> raw_owned_;
@@ -1112,6 +1140,8 @@ bool PartitionLoader::TakeRawParts(const char* records, size_t n, EdgesFrom& to)
   const uint32_t mask = static_cast<uint32_t>((uint64_t{1} << shift) - 1);
   const uint32_t self = rank_, parts = size_;
   uint8_t* part = raw_part_.data();
+  // Positions are IDs less the base, which no ID here is below (TakeEdges): below 2^32.
+  const auto base = static_cast<uint32_t>(raw_base_);
   // The blocks' free room, taken when the first record needs it (none for a silent sender).
   std::span<uint32_t> src, dst;
   size_t room = 0, k = 0;
@@ -1130,15 +1160,15 @@ bool PartitionLoader::TakeRawParts(const char* records, size_t n, EdgesFrom& to)
     }
     if (i + kAhead < n) {
       const uint64_t ahead = load(i + kAhead);
-      __builtin_prefetch(part + (static_cast<uint32_t>(ahead) & mask));
-      __builtin_prefetch(part + (static_cast<uint32_t>(ahead >> kEndBits) & mask));
+      __builtin_prefetch(part + ((static_cast<uint32_t>(ahead) & mask) - base));
+      __builtin_prefetch(part + ((static_cast<uint32_t>(ahead >> kEndBits) & mask) - base));
     }
     const uint64_t record = load(i);
     const auto a = static_cast<uint32_t>(record & kEndMask);
     const auto b = static_cast<uint32_t>((record >> kEndBits) & kEndMask);
     const uint32_t pa = static_cast<uint32_t>(uint64_t{a} >> shift);
     const uint32_t pb = static_cast<uint32_t>(uint64_t{b} >> shift);
-    const uint32_t ends[2] = {a & mask, b & mask};
+    const uint32_t ends[2] = {(a & mask) - base, (b & mask) - base};
     const uint32_t mine_a = pa == self, mine_b = pb == self;
     // At least one end this worker's, both ends' partitions real, and each end's entry agrees:
     // as NoteRawPartition with OtherPartition's rule, and an end owned exactly when announced
@@ -1436,6 +1466,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
   raw_ = options_.raw_integer_ids && !graphalytics && !source_.text && size_ < kRawUnknown &&
          table_.size() == 0;
   uint64_t lines = 0;
+  bool first_round = true;
   while (true) {
     // 1. Parse; hash the IDs this share has not met; tell their owners (the vertex of an edge
     // list, with its UUID; the question "is it listed?" for a Graphalytics graph).
@@ -1454,6 +1485,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     for (auto& o : out) {
       Put(o, uint8_t{static_cast<uint8_t>((reader.done() ? 0 : 1) | (stop_here ? 2 : 0))});
       Put(o, uint64_t{0});  // the announcements' length, set below
+      Put(o, kNoLeast);     // the least ID, set below in the first round
     }
     // The partitions of the round's IDs: integer IDs straight from the share's direct table
     // where it covers them, else through a dictionary of the round (part[i] for its i-th ID).
@@ -1473,6 +1505,11 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
       if (file->integer_mode() && MeetIdsDirect(*file, max_id, fresh_ints, fresh_part, uuids)) {
         direct = true;
         ++stats_.direct_rounds;
+        if (first_round) {
+          // The direct table's start: the round's least ID, or 0 for IDs that begin near 0.
+          const uint64_t least = share_ids_.DirectStart();
+          for (auto& o : out) std::memcpy(o.data() + kLeastAt, &least, sizeof least);
+        }
         fresh.reserve(fresh_ints.size());
         for (uint64_t v : fresh_ints) fresh.push_back(TextKey{true, v, {}});
       } else {
@@ -1722,13 +1759,18 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     // for the owners' answers about their vertices. Each batch: the flags, the announcements'
     // length, the announcements, then any edges.
     for (std::string& o : out) {
-      const uint64_t announced = o.size() - 1 - sizeof(uint64_t);
+      const uint64_t announced = o.size() - kRoundLead;
       std::memcpy(o.data() + 1, &announced, sizeof announced);
     }
     if (!graphalytics && !stop_here) send_edges(out);
     auto in = FirstStep(std::move(out));
     if (!in.ok()) return in.status();
     const bool more = in->more, stop = in->stop;
+    for (const std::string& batch : in->batches) {
+      if (batch.size() < kRoundLead) return Malformed();
+    }
+    if (first_round && raw_) ChooseRawBase(in->batches);
+    first_round = false;
     if (stop) {
       if (file && !stop_here) lines += LinesOf(*file);
       file.reset();
@@ -1742,11 +1784,10 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     for (uint32_t p = 0; p < size_; ++p) {
       const std::string_view batch = in->batches[p];
       uint64_t announced;
-      if (batch.size() < 1 + sizeof announced) return Malformed();
       std::memcpy(&announced, batch.data() + 1, sizeof announced);
-      if (announced > batch.size() - 1 - sizeof announced) return Malformed();
-      Reader r(batch.substr(1 + sizeof announced, announced));
-      edges_in[p] = batch.substr(1 + sizeof announced + announced);
+      if (announced > batch.size() - kRoundLead) return Malformed();
+      Reader r(batch.substr(kRoundLead, announced));
+      edges_in[p] = batch.substr(kRoundLead + announced);
       IdCoding c;
       if (!GetCoding(r, c)) return Malformed();
       while (!r.empty()) {
@@ -1759,17 +1800,17 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         }
         VertexId uuid;
         if (!r.Get(uuid)) return Malformed();
-        if (raw_ && !(k.is_int && RawCovers(k.value))) {
+        if (raw_ && !(k.is_int && k.value >= raw_base_ && RawCovers(k.value))) {
           if (auto st = LeaveRaw(PartitionLoadStats::RawEnd::kAnnouncement); !st.ok()) return st;
         }
         if (raw_) {
-          uint8_t& at = raw_part_[k.value];
+          uint8_t& at = raw_part_[k.value - raw_base_];
           // Shares each announce the IDs they meet: the first one counts. An ID a record has
           // named as another partition's is malformed (two partitions for one ID).
           if (at != rank_) {
             if (at != kRawUnknown) return Malformed();
             at = static_cast<uint8_t>(rank_);
-            raw_owned_.emplace_back(k.value, uuid);
+            raw_owned_.emplace_back(k.value - raw_base_, uuid);
           }
           continue;
         }
@@ -1942,20 +1983,25 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
   // The direct table covers the IDs up to the largest received so far while it stays within 4
   // bytes per end received (the edge arrays take 4 per end): a dense-ID graph is never hashed
   // here, a sparse-ID one falls back to the hash map.
-  std::vector<uint64_t> max_of(size_, 0);
+  // (And the least, which receiving raw keeps at or above its base.)
+  std::vector<uint64_t> max_of(size_, 0), min_of(size_, kNoLeast);
   tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
     with_coding(p, [&](auto c) {
       const char* rec = batches[p].data() + 1;
       const size_t bytes = record_bytes(c);
-      uint64_t m = 0;
+      uint64_t m = 0, least = kNoLeast;
       for (size_t i = 0; i < records[p]; ++i, rec += bytes) {
-        m = std::max({m, key_at(c, rec, 0), key_at(c, rec, 1)});
+        const uint64_t a = key_at(c, rec, 0), b = key_at(c, rec, 1);
+        m = std::max({m, a, b});
+        least = std::min({least, a, b});
       }
       max_of[p] = m;
+      min_of[p] = least;
     });
   });
   const uint64_t max_id = *std::max_element(max_of.begin(), max_of.end());
-  if (raw_ && !RawCovers(max_id)) {
+  const uint64_t min_id = *std::min_element(min_of.begin(), min_of.end());
+  if (raw_ && min_id != kNoLeast && (min_id < raw_base_ || !RawCovers(max_id))) {
     if (auto st = LeaveRaw(PartitionLoadStats::RawEnd::kRecord); !st.ok()) return st;
   }
   std::atomic<bool> malformed{false};
@@ -1980,18 +2026,20 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
         EdgesFrom& to = from_[p];
         uint8_t* part = raw_part_.data();
         const auto self = static_cast<uint8_t>(rank_);
+        const uint64_t base = raw_base_;
         constexpr size_t kAhead = 16;  // records: their bytes arrive while these are taken
         for (size_t i = 0; i < n; ++i, rec += bytes) {
           if (i + kAhead < n) {
-            __builtin_prefetch(part + key_at(c, rec + kAhead * bytes, 0));
-            __builtin_prefetch(part + key_at(c, rec + kAhead * bytes, 1));
+            __builtin_prefetch(part + (key_at(c, rec + kAhead * bytes, 0) - base));
+            __builtin_prefetch(part + (key_at(c, rec + kAhead * bytes, 1) - base));
           }
           const uint32_t other = other_of(c, rec);
           if (other >= size_) {
             malformed = true;
             return;
           }
-          const uint64_t ends[2] = {key_at(c, rec, 0), key_at(c, rec, 1)};
+          // Positions: IDs less the base.
+          const uint64_t ends[2] = {key_at(c, rec, 0) - base, key_at(c, rec, 1) - base};
           for (const uint64_t v : ends) {
             if (!NoteRawPartition(part[v], self, other)) malformed = true;
           }
@@ -2074,8 +2122,10 @@ absl::Status PartitionLoader::Resolve(bool& weighted) {
     Put(mine, file);
     Put(mine, lines);
   }
-  // Whether this worker still receives raw, and how far its byte table reaches (RankRaw).
+  // Whether this worker still receives raw, from which base, and how far its byte table reaches
+  // (RankRaw).
   Put(mine, uint8_t{raw_});
+  Put(mine, raw_base_);
   Put(mine, uint64_t{raw_part_.size()});
   auto all = AllGather(exchange_, mine);
   if (!all.ok()) return all.status();
@@ -2101,11 +2151,13 @@ absl::Status PartitionLoader::Resolve(bool& weighted) {
       share_lines[p].push_back(piece);
     }
     uint8_t raw;
-    uint64_t raw_limit;
-    if (!r.Get(raw) || !r.Get(raw_limit) || !r.empty() || raw_limit > kNoIndex) {
+    uint64_t raw_base, raw_limit;
+    if (!r.Get(raw) || !r.Get(raw_base) || !r.Get(raw_limit) || !r.empty() ||
+        raw_limit > kNoIndex) {
       return Malformed();
     }
-    every_raw_ = every_raw_ && raw != 0;
+    // (Every worker chose the same base from the same batches; the bitmaps merge only so.)
+    every_raw_ = every_raw_ && raw != 0 && raw_base == raw_base_;
     raw_limit_ = std::max(raw_limit_, raw_limit);
     vbase[p + 1] = vbase[p] + vl;
     ebase[p + 1] = ebase[p] + el;
@@ -2173,13 +2225,28 @@ absl::Status PartitionLoader::Resolve(bool& weighted) {
 
 bool KeyLess(const TextKey& a, const TextKey& b) { return a < b; }
 
+void PartitionLoader::ChooseRawBase(const std::vector<std::string>& batches) {
+  uint64_t least = kNoLeast;
+  for (const std::string& batch : batches) {
+    uint64_t l;
+    std::memcpy(&l, batch.data() + kLeastAt, sizeof l);
+    least = std::min(least, l);
+  }
+  // IDs that begin near 0 keep positions equal to IDs. Else some room below the least (a later
+  // round's IDs may begin a little lower), the base a whole word of the bitmaps.
+  constexpr uint64_t kFar = uint64_t{1} << 20, kRoom = uint64_t{1} << 16;
+  raw_base_ = least == kNoLeast || least < kFar ? 0 : (least - kRoom) & ~uint64_t{63};
+  stats_.raw_base = raw_base_;
+}
+
 bool PartitionLoader::RawCovers(uint64_t max_id) {
-  if (max_id < raw_part_.size()) return true;
-  // A byte per integer below the largest ID, bounded by what this worker has read and received:
+  const uint64_t at = max_id - raw_base_;
+  if (at < raw_part_.size()) return true;
+  // A byte per position below the largest, bounded by what this worker has read and received:
   // a sparse ID space goes through the table instead.
   const uint64_t bound = std::max<uint64_t>(uint64_t{1} << 22, text_read_ + received_ends_);
-  if (max_id >= bound || max_id >= kNoIndex) return false;
-  raw_part_.resize(max_id + 1, kRawUnknown);
+  if (at >= bound || at >= kNoIndex) return false;
+  raw_part_.resize(at + 1, kRawUnknown);
   return true;
 }
 
@@ -2206,7 +2273,7 @@ absl::Status PartitionLoader::LeaveRaw(PartitionLoadStats::RawEnd why,
   uint64_t owned_ids = 0;
   for (uint64_t w : owned) owned_ids += Popcount(w);
   if (owned_ids != raw_owned_.size()) return Malformed();
-  table_.AdoptSorted(RankedBits(std::move(known)), owned, raw_owned_, rank_,
+  table_.AdoptSorted(RankedBits(std::move(known)), raw_base_, owned, raw_owned_, rank_,
                      [&](uint64_t v) -> uint32_t { return raw_part_[v]; });
   raw_owned_ = {};
   raw_part_ = {};
@@ -2238,9 +2305,10 @@ absl::Status PartitionLoader::RankRaw(bool& ranked) {
   // Every worker's state, gathered by Resolve.
   if (!every_raw_) return LeaveRaw(PartitionLoadStats::RawEnd::kRanking);
   const uint64_t limit = raw_limit_;
-  // Every worker's owned IDs as bitmaps of the same length, covering the largest ID anyone met.
-  // The union of the bitmaps is the set of all vertices, and a vertex's global index is the number
-  // of members below its ID (integers rank numerically). Worker q merges words [seg(q),
+  // Every worker's owned IDs (their positions from the one base) as bitmaps of the same length,
+  // covering the largest anyone met. The union of the bitmaps is the set of all vertices, and a
+  // vertex's global index is the number of members below its position (integers rank
+  // numerically). Worker q merges words [seg(q),
   // seg(q + 1)) of everyone's bitmap (each vertex is owned once), then all gather the pieces.
   const size_t words = (limit + 63) / 64;
   std::vector<uint64_t> owned;
@@ -2289,7 +2357,8 @@ absl::Status PartitionLoader::RankRaw(bool& ranked) {
     uint64_t bits = every_id.Bits(w);
     for (uint64_t skip = g - every_id.Before(w); skip > 0; --skip) bits &= bits - 1;
     for (; bits != 0 && g < starts_[rank_ + 1]; bits &= bits - 1, ++g) {
-      names_ints_.push_back(uint64_t{w} * 64 + static_cast<uint64_t>(std::countr_zero(bits)));
+      names_ints_.push_back(raw_base_ + uint64_t{w} * 64 +
+                            static_cast<uint64_t>(std::countr_zero(bits)));
     }
   }
   // The owned vertices' global indexes (each in the union, unless a peer merged it away); the
@@ -2298,9 +2367,12 @@ absl::Status PartitionLoader::RankRaw(bool& ranked) {
   std::atomic<bool> missing{false};
   tbb::parallel_for(uint32_t{0}, table_.size(), [&](uint32_t v) {
     if (!table_.owned[v]) return;
-    const uint64_t id = table_.KeyAt(v).value;
-    if (!every_id.Has(id)) missing = true;
-    rank_of_[v] = every_id.Rank(id);
+    const uint64_t at = table_.KeyAt(v).value - raw_base_;  // (the table's IDs, all at or past it)
+    if (!every_id.Has(at)) {
+      missing = true;
+      return;
+    }
+    rank_of_[v] = every_id.Rank(at);
   });
   if (missing) return Malformed();
   ranked = true;

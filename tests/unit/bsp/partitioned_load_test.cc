@@ -394,7 +394,8 @@ TEST_F(PartitionedLoadTest, EightByteRecordsAreReceivedRawPastTheRoomOfSixByteOn
 
 // A dense ID space far from 0 goes through the senders' direct tables as one from 0 does (with
 // the table's start moved down when a later round's IDs begin lower), not through their hash
-// maps; each part is the whole build's.
+// maps; and the receivers keep it raw to the end, from a base below its first round's least ID
+// (with room for the later rounds' lower IDs). Each part is the whole build's.
 TEST_F(PartitionedLoadTest, DenseIdsFarFromZeroGoThroughTheDirectTable) {
   constexpr uint64_t kFar = 5'000'000;  // past the direct table's least bound, 2^20
   std::string text;
@@ -406,18 +407,58 @@ TEST_F(PartitionedLoadTest, DenseIdsFarFromZeroGoThroughTheDirectTable) {
   }
   const std::string path = dir_.Write("far.el", text);
   for (uint32_t n : {1u, 3u}) {
-    for (const auto& w :
-         LoadOnWorkers<NoValue>({.path = path}, WeightUse::kIgnore, n, false, 300)) {
-      ASSERT_TRUE(w.status.ok()) << w.status;
-      EXPECT_GT(w.stats.direct_rounds, 0u) << n;
-      // (With more workers, a share that ends first has rounds without IDs.)
-      if (n == 1) {
-        EXPECT_EQ(w.stats.direct_rounds, w.stats.rounds);
+    for (bool undirected : {false, true}) {
+      for (const auto& w : LoadOnWorkers<NoValue>({.path = path, .undirected = undirected},
+                                                  WeightUse::kIgnore, n, false, 300)) {
+        ASSERT_TRUE(w.status.ok()) << w.status;
+        EXPECT_GT(w.stats.direct_rounds, 0u) << n;
+        // (With more workers, a share that ends first has rounds without IDs.)
+        if (n == 1) {
+          EXPECT_EQ(w.stats.direct_rounds, w.stats.rounds);
+        }
+        EXPECT_EQ(w.stats.raw_end, PartitionLoadStats::RawEnd::kBitmaps) << n;
+        EXPECT_GT(w.stats.raw_base, kFar - (uint64_t{1} << 17)) << n;
+        EXPECT_LE(w.stats.raw_base, kFar) << n;
       }
     }
   }
   ExpectPartsEqualWhole<NoValue>({.path = path}, WeightUse::kIgnore, {300});
   ExpectPartsEqualWhole<NoValue>({.path = path, .undirected = true}, WeightUse::kIgnore, {300});
+}
+
+// A later round's IDs far below the base chosen from the first round's: the workers that meet
+// them go through the vertex table from there (at an announcement or a record), and all rank by
+// the sort; each part is still the whole build's. IDs that begin near 0 keep a base of 0.
+TEST_F(PartitionedLoadTest, IdsBelowTheRawBaseGoThroughTheTable) {
+  constexpr uint64_t kFar = 5'000'000;
+  std::string text;
+  for (uint64_t i = 0; i < 400; ++i) {
+    absl::StrAppend(&text, kFar + i % 50, " ", kFar + (i * 7) % 50, "\n");
+  }
+  for (uint64_t i = 0; i < 40; ++i) {  // a million below them, past every share's first round
+    absl::StrAppend(&text, kFar - 1'000'000 + i % 15, " ", kFar + (i * 3) % 50, "\n");
+  }
+  const std::string far = dir_.Write("below.el", text);
+  const std::string near = dir_.Write("near.el", RandomEdgeList(31, Ids::kSmall, 60, 300, false));
+  using RawEnd = PartitionLoadStats::RawEnd;
+  for (uint32_t n : {1u, 3u}) {
+    for (const auto& w : LoadOnWorkers<NoValue>({.path = far, .undirected = true},
+                                                WeightUse::kIgnore, n, false, 300)) {
+      ASSERT_TRUE(w.status.ok()) << w.status;
+      EXPECT_GT(w.stats.raw_base, 0u) << n;
+      EXPECT_NE(w.stats.raw_end, RawEnd::kBitmaps) << n;
+    }
+    for (const auto& w : LoadOnWorkers<NoValue>({.path = near, .undirected = true},
+                                                WeightUse::kIgnore, n, false, 300)) {
+      ASSERT_TRUE(w.status.ok()) << w.status;
+      EXPECT_EQ(w.stats.raw_base, 0u) << n;
+      EXPECT_EQ(w.stats.raw_end, RawEnd::kBitmaps) << n;
+    }
+  }
+  for (bool undirected : {false, true}) {
+    ExpectPartsEqualWhole<NoValue>({.path = far, .undirected = undirected}, WeightUse::kIgnore,
+                                   {300});
+  }
 }
 
 // A worker receives an edge list's integer IDs raw while they stay below a bound and, if every
@@ -682,16 +723,17 @@ class TamperingExchange final : public Exchange {
 
  private:
   // An edge list's round, as partitioned_load.cc lays it out: a flags byte (1: more rounds), the
-  // announcements' length (8 bytes) and the announcements, then the records' coding and the
-  // records, little-endian: 3, 8-byte records of two 32-bit ends, or 4, 6-byte records of two
-  // 24-bit ends, each end an ID with its partition in the top bit (for 2 workers). The coding it
-  // tampered with, or 0.
+  // announcements' length and the sender's least ID (8 bytes each), the announcements, then the
+  // records' coding and the records, little-endian: 3, 8-byte records of two 32-bit ends, or 4,
+  // 6-byte records of two 24-bit ends, each end an ID with its partition in the top bit (for 2
+  // workers). The coding it tampered with, or 0.
   static uint8_t Tamper(std::string& batch, uint8_t want) {
-    if (batch.size() < 10 || (static_cast<uint8_t>(batch[0]) & ~1u) != 0) return 0;
+    constexpr size_t kLead = 17;
+    if (batch.size() < kLead + 1 || (static_cast<uint8_t>(batch[0]) & ~1u) != 0) return 0;
     uint64_t announced;
     std::memcpy(&announced, batch.data() + 1, 8);
-    if (announced > batch.size() - 9) return 0;
-    const size_t at = 9 + announced;
+    if (announced > batch.size() - kLead) return 0;
+    const size_t at = kLead + announced;
     if (at >= batch.size() || static_cast<uint8_t>(batch[at]) != want) return 0;
     const auto coding = static_cast<uint8_t>(batch[at]);
     const size_t bytes = coding == 3 ? 8 : 6;

@@ -90,6 +90,8 @@ struct PartitionLoadStats {
   // came from the union of the owned IDs' bitmaps.
   enum class RawEnd : uint8_t { kNotRaw, kAnnouncement, kRecord, kRanking, kBitmaps };
   RawEnd raw_end = RawEnd::kNotRaw;
+  // The least ID receiving raw kept (it kept IDs less this): 0 for IDs that begin near 0.
+  uint64_t raw_base = 0;
 };
 
 // One worker's share of a graph after a partitioned load: the stored edges with an end it owns,
