@@ -1983,22 +1983,30 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
   // The direct table covers the IDs up to the largest received so far while it stays within 4
   // bytes per end received (the edge arrays take 4 per end): a dense-ID graph is never hashed
   // here, a sparse-ID one falls back to the hash map.
-  // (And the least, which receiving raw keeps at or above its base.)
+  // (And, from a base, the least, which receiving raw keeps at or above it.)
   std::vector<uint64_t> max_of(size_, 0), min_of(size_, kNoLeast);
-  tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
-    with_coding(p, [&](auto c) {
-      const char* rec = batches[p].data() + 1;
-      const size_t bytes = record_bytes(c);
-      uint64_t m = 0, least = kNoLeast;
-      for (size_t i = 0; i < records[p]; ++i, rec += bytes) {
-        const uint64_t a = key_at(c, rec, 0), b = key_at(c, rec, 1);
-        m = std::max({m, a, b});
-        least = std::min({least, a, b});
-      }
-      max_of[p] = m;
-      min_of[p] = least;
+  auto extremes = [&](auto with_least) {
+    tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
+      with_coding(p, [&](auto c) {
+        const char* rec = batches[p].data() + 1;
+        const size_t bytes = record_bytes(c);
+        uint64_t m = 0, least = kNoLeast;
+        for (size_t i = 0; i < records[p]; ++i, rec += bytes) {
+          const uint64_t a = key_at(c, rec, 0), b = key_at(c, rec, 1);
+          m = std::max({m, a, b});
+          if constexpr (decltype(with_least)::value) least = std::min({least, a, b});
+        }
+        max_of[p] = m;
+        // Not wanted: 0 for a batch with records (none is below a base of 0).
+        min_of[p] = decltype(with_least)::value || records[p] == 0 ? least : 0;
+      });
     });
-  });
+  };
+  if (raw_ && raw_base_ != 0) {
+    extremes(std::true_type{});
+  } else {
+    extremes(std::false_type{});
+  }
   const uint64_t max_id = *std::max_element(max_of.begin(), max_of.end());
   const uint64_t min_id = *std::min_element(min_of.begin(), min_of.end());
   if (raw_ && min_id != kNoLeast && (min_id < raw_base_ || !RawCovers(max_id))) {
