@@ -107,15 +107,17 @@ absl::Status Malformed() {
 // carry their end's partition in their top PartitionBits() bits instead of a partition field,
 // which makes a record 8 bytes instead of 12. kSlimParts (edge records only): the same in 3
 // bytes per end, a record of 6 bytes, while the IDs leave room for the partition in 24 bits
-// (below 2^22 for 3 or 4 workers).
+// (below 2^22 for 3 or 4 workers). kSlimBased (edge records only): kSlimParts of the IDs less a
+// base, which the batch gives (8 bytes) before its records, for IDs far from 0 but close together.
 enum class IdCoding : uint8_t {
   kNarrow = 0,
   kWide = 1,
   kTagged = 2,
   kNarrowParts = 3,
-  kSlimParts = 4
+  kSlimParts = 4,
+  kSlimBased = 5
 };
-constexpr auto kLastCoding = static_cast<uint8_t>(IdCoding::kSlimParts);
+constexpr auto kLastCoding = static_cast<uint8_t>(IdCoding::kSlimBased);
 
 // The bits a partition below `partitions` takes at the top of a kNarrowParts ID.
 uint32_t PartitionBits(uint32_t partitions) {
@@ -177,6 +179,7 @@ void PutKey(std::string& out, IdCoding coding, const TextKey& k) {
     case IdCoding::kNarrow:
     case IdCoding::kNarrowParts:  // never a vertex's key: its partition is not in the key
     case IdCoding::kSlimParts:
+    case IdCoding::kSlimBased:
       Put(out, static_cast<uint32_t>(k.value));
       return;
     case IdCoding::kWide:
@@ -204,7 +207,8 @@ bool GetKey(Reader& in, IdCoding coding, TextKey& k) {
     return true;
   }
   if (coding == IdCoding::kWide) return in.Get(k.value);
-  if (coding == IdCoding::kNarrowParts || coding == IdCoding::kSlimParts) {
+  if (coding == IdCoding::kNarrowParts || coding == IdCoding::kSlimParts ||
+      coding == IdCoding::kSlimBased) {
     return false;  // edge records only, read as records
   }
   uint8_t tag;
@@ -870,14 +874,15 @@ class PartitionLoader {
   ParsedFile ParseRound(const std::string& path, std::string text, FileKind kind,
                         bool keep_weights) const;
   // Files the edges of a round's last step under their senders.
-  // (Each batch: the records' coding, then the records; the caller frees them after.)
+  // (Each batch: the records' coding, a kSlimBased batch's base, then the records; the caller
+  // frees them after.)
   absl::Status TakeEdges(const std::vector<std::string_view>& batches);
   absl::Status Resolve(bool& weighted);
-  // The base of receiving raw, from the first round's batches (each led by its sender's least ID
-  // then, or kNoLeast): the senders' least, less some room, or 0 for IDs that begin near 0.
+  // The load's ID base (id_base_), from the first round's batches (each led by its sender's least
+  // ID then, or kNoLeast): the senders' least, less some room, or 0 for IDs that begin near 0.
   // Every worker gets the same batches' leads, so every worker chooses the same.
-  void ChooseRawBase(const std::vector<std::string>& batches);
-  // Whether this worker can go on receiving raw with IDs up to `max_id` (at least raw_base_),
+  void ChooseIdBase(const std::vector<std::string>& batches);
+  // Whether this worker can go on receiving raw with IDs up to `max_id` (at least id_base_),
   // covering them if so.
   bool RawCovers(uint64_t max_id);
   // Numbers the IDs received raw, in increasing order, as the table's first entries, and the
@@ -919,17 +924,19 @@ class PartitionLoader {
                      std::vector<uint32_t>& fresh_part, std::vector<VertexId>& fresh_uuids);
   // The common case of a sender's round (records of coding C, kNarrowParts or kSlimParts, of
   // narrow IDs with their partitions, the IDs' partitions in the direct table, no weights): writes
-  // one chunk's records to `out`, a fresh buffer per destination. False, with `out` emptied, if
-  // an ID's entry is not a partition (an unlisted vertex): the general walk then writes the chunk
-  // and says why. (Also false, `out` untouched, past kRouteParts workers.)
+  // one chunk's records to `out`, a fresh buffer per destination, the kSlimParts IDs less
+  // `id_base` (kSlimBased; 0 for kSlimParts). False, with `out` emptied, if an ID's entry is not
+  // a partition (an unlisted vertex): the general walk then writes the chunk and says why. (Also
+  // false, `out` untouched, past kRouteParts workers.)
   template <IdCoding C>
-  bool RouteParts(const std::vector<uint32_t>& ids, uint32_t part_shift, bool both_ends,
-                  std::vector<RecordBuffer>& out) const;
+  bool RouteParts(const std::vector<uint32_t>& ids, uint32_t part_shift, uint32_t id_base,
+                  bool both_ends, std::vector<RecordBuffer>& out) const;
   // The common case of TakeEdges while raw: n records of coding C (kNarrowParts, 8 bytes, or
   // kSlimParts, 6) of narrow IDs with their partitions, no weights, from one sender (run in
   // parallel per sender). False if a record is malformed.
+  // Its ends are kept as positions: what a record spells plus `offset`, modulo 2^32.
   template <IdCoding C>
-  bool TakeRawParts(const char* records, size_t n, EdgesFrom& to);
+  bool TakeRawParts(const char* records, size_t n, uint32_t offset, EdgesFrom& to);
 
   const GraphSource& source_;
   WeightUse use_;
@@ -967,13 +974,15 @@ class PartitionLoader {
   uint64_t received_ends_ = 0;  // edge ends received so far (bounds the direct table)
   uint64_t text_read_ = 0;      // bytes of its shares read so far (bounds raw_part_)
   // Receiving raw (docs/design.md §4): while every ID a worker receives is an integer in a range
-  // [raw_base_, raw_base_ + bound), it keeps the received edges' IDs as they come, less raw_base_
+  // [id_base_, id_base_ + bound), it keeps the received edges' IDs as they come, less id_base_
   // (positions), and a byte per position below the bound, raw_part_ (the ID's partition, or
   // kRawUnknown for one not met), instead of looking each up in the table; the IDs are numbered
   // in increasing order once all have come (LeaveRaw). The owned ones' UUIDs wait in raw_owned_,
-  // by position. The base is every worker's (ChooseRawBase), so that their bitmaps of positions
+  // by position. The base is every worker's (ChooseIdBase), so that their bitmaps of positions
   // merge (RankRaw).
   static constexpr uint8_t kRawUnknown = 0xff;
+  // The least bound on positions (RawCovers).
+  static constexpr uint64_t kRawBound = uint64_t{1} << 22;
   // TakeRawParts' check of one end of partition `p` (`mine`: p is this worker's): 1 if its
   // entry is p, or unknown for another's end (which it then notes), else 0. Senders in parallel
   // write the same partition for an ID: atomic, not a race.
@@ -1002,7 +1011,8 @@ class PartitionLoader {
     return was == self || was == other;  // else two partitions for one ID
   }
   bool raw_ = false;
-  uint64_t raw_base_ = 0;
+  // Receiving raw keeps IDs less it; a sender's kSlimBased records spell them less it.
+  uint64_t id_base_ = 0;
   std::vector<uint8_t> raw_part_;
   // Left raw once every edge had come (LeaveRaw at the ranking): the received ends are still
   // positions, an ID's table entry is its position's rank among the positions met (the table's
@@ -1067,7 +1077,8 @@ constexpr uint32_t kRouteParts = 128;
 
 template <IdCoding C>
 bool PartitionLoader::RouteParts(const std::vector<uint32_t>& ids, uint32_t part_shift,
-                                 bool both_ends, std::vector<RecordBuffer>& out) const {
+                                 uint32_t id_base, bool both_ends,
+                                 std::vector<RecordBuffer>& out) const {
   static_assert(C == IdCoding::kNarrowParts || C == IdCoding::kSlimParts);
   constexpr size_t kBytes = C == IdCoding::kSlimParts ? kSlimRecord : sizeof(uint64_t);
   if (size_ > kRouteParts) return false;
@@ -1109,8 +1120,9 @@ bool PartitionLoader::RouteParts(const std::vector<uint32_t>& ids, uint32_t part
       for (RecordBuffer& b : out) b = RecordBuffer();
       return false;
     }
-    const uint64_t record = C == IdCoding::kSlimParts ? SlimPartsRecord(s, ps, d, pd, part_shift)
-                                                      : NarrowPartsRecord(s, ps, d, pd, part_shift);
+    const uint64_t record = C == IdCoding::kSlimParts
+                                ? SlimPartsRecord(s - id_base, ps, d - id_base, pd, part_shift)
+                                : NarrowPartsRecord(s, ps, d, pd, part_shift);
     put(ps, record);
     if (both_ends && pd != ps) put(pd, record);
   }
@@ -1121,7 +1133,7 @@ bool PartitionLoader::RouteParts(const std::vector<uint32_t>& ids, uint32_t part
 }
 
 template <IdCoding C>
-bool PartitionLoader::TakeRawParts(const char* records, size_t n, EdgesFrom& to) {
+bool PartitionLoader::TakeRawParts(const char* records, size_t n, uint32_t offset, EdgesFrom& to) {
   static_assert(C == IdCoding::kNarrowParts || C == IdCoding::kSlimParts);
   constexpr bool kSlim = C == IdCoding::kSlimParts;
   constexpr size_t kBytes = kSlim ? kSlimRecord : sizeof(uint64_t);
@@ -1140,8 +1152,6 @@ bool PartitionLoader::TakeRawParts(const char* records, size_t n, EdgesFrom& to)
   const uint32_t mask = static_cast<uint32_t>((uint64_t{1} << shift) - 1);
   const uint32_t self = rank_, parts = size_;
   uint8_t* part = raw_part_.data();
-  // Positions are IDs less the base, which no ID here is below (TakeEdges): below 2^32.
-  const auto base = static_cast<uint32_t>(raw_base_);
   // The blocks' free room, taken when the first record needs it (none for a silent sender).
   std::span<uint32_t> src, dst;
   size_t room = 0, k = 0;
@@ -1160,15 +1170,15 @@ bool PartitionLoader::TakeRawParts(const char* records, size_t n, EdgesFrom& to)
     }
     if (i + kAhead < n) {
       const uint64_t ahead = load(i + kAhead);
-      __builtin_prefetch(part + ((static_cast<uint32_t>(ahead) & mask) - base));
-      __builtin_prefetch(part + ((static_cast<uint32_t>(ahead >> kEndBits) & mask) - base));
+      __builtin_prefetch(part + ((static_cast<uint32_t>(ahead) & mask) + offset));
+      __builtin_prefetch(part + ((static_cast<uint32_t>(ahead >> kEndBits) & mask) + offset));
     }
     const uint64_t record = load(i);
     const auto a = static_cast<uint32_t>(record & kEndMask);
     const auto b = static_cast<uint32_t>((record >> kEndBits) & kEndMask);
     const uint32_t pa = static_cast<uint32_t>(uint64_t{a} >> shift);
     const uint32_t pb = static_cast<uint32_t>(uint64_t{b} >> shift);
-    const uint32_t ends[2] = {(a & mask) - base, (b & mask) - base};
+    const uint32_t ends[2] = {(a & mask) + offset, (b & mask) + offset};
     const uint32_t mine_a = pa == self, mine_b = pb == self;
     // At least one end this worker's, both ends' partitions real, and each end's entry agrees:
     // as NoteRawPartition with OtherPartition's rule, and an end owned exactly when announced
@@ -1505,8 +1515,13 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
       if (file->integer_mode() && MeetIdsDirect(*file, max_id, fresh_ints, fresh_part, uuids)) {
         direct = true;
         ++stats_.direct_rounds;
-        if (first_round) {
-          // The direct table's start: the round's least ID, or 0 for IDs that begin near 0.
+        const bool any_id =
+            std::any_of(file->chunks.begin(), file->chunks.end(),
+                        [&](const ParsedChunk& ch) { return ch.num_ids(file->mode) > 0; });
+        if (first_round && any_id) {
+          // The direct table's start: at most the round's least ID (0 for IDs near 0, or where
+          // a table from 0 covers the round). A round without IDs (a share of comments, or none)
+          // says nothing.
           const uint64_t least = share_ids_.DirectStart();
           for (auto& o : out) std::memcpy(o.data() + kLeastAt, &least, sizeof least);
         }
@@ -1625,12 +1640,20 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
       auto walk = [&](size_t c, auto&& emit) { walk_with(c, partitions, emit); };
       // Narrow IDs that leave room for a partition at their top carry their ends' partitions.
       IdCoding edge_coding = coding;
+      uint32_t record_base = 0;  // kSlimBased: what its records' IDs are less
       const uint32_t part_bits = PartitionBits(size_);
       if (coding == IdCoding::kNarrow && part_bits < 32 && max_id >> (32 - part_bits) == 0) {
         edge_coding = IdCoding::kNarrowParts;
-        // Three bytes an end where they hold the IDs and the partitions (a quarter fewer bytes).
+        // Three bytes an end where they hold the IDs and the partitions (a quarter fewer bytes);
+        // for IDs far from 0, less the load's base (a direct round's IDs are at or past its
+        // table's start).
         if (part_bits < kSlimBits && max_id >> (kSlimBits - part_bits) == 0) {
           edge_coding = IdCoding::kSlimParts;
+        } else if (part_bits < kSlimBits && id_base_ != 0 && direct &&
+                   share_ids_.DirectStart() >= id_base_ &&
+                   (max_id - id_base_) >> (kSlimBits - part_bits) == 0) {
+          edge_coding = IdCoding::kSlimBased;
+          record_base = static_cast<uint32_t>(id_base_);  // (at most max_id, below 2^32)
         }
       }
       if (edge_coding != IdCoding::kTagged) {
@@ -1638,7 +1661,8 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         // random, in a table larger than L2) and the record written to a buffer per destination,
         // which gets at most one record per edge; then each destination's batch is the chunks'
         // buffers in chunk order.
-        const bool slim = edge_coding == IdCoding::kSlimParts;
+        const bool slim =
+            edge_coding == IdCoding::kSlimParts || edge_coding == IdCoding::kSlimBased;
         const bool parts_in_ids = slim || edge_coding == IdCoding::kNarrowParts;
         const size_t key_bytes = coding == IdCoding::kNarrow ? 4 : 8;
         const size_t record = (slim ? kSlimRecord : 2 * key_bytes + (parts_in_ids ? 0 : 4)) +
@@ -1655,8 +1679,9 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
             b.Reserve(std::min(records, 2 * records / size_ + 16) * record);
           }
           if (parts_in_ids && direct && file->mode == IdMode::kNarrow && !keep_weights() &&
-              (slim ? RouteParts<IdCoding::kSlimParts>(ch.narrow, part_shift, both_ends, buffers[c])
-                    : RouteParts<IdCoding::kNarrowParts>(ch.narrow, part_shift, both_ends,
+              (slim ? RouteParts<IdCoding::kSlimParts>(ch.narrow, part_shift, record_base,
+                                                       both_ends, buffers[c])
+                    : RouteParts<IdCoding::kNarrowParts>(ch.narrow, part_shift, 0, both_ends,
                                                          buffers[c]))) {
             return;
           }
@@ -1681,7 +1706,8 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
             char* rec = buffers[c][to].Take(record);
             if (parts_in_ids) {
               const uint32_t s = ch.narrow[2 * i], d = ch.narrow[2 * i + 1];
-              const uint64_t ids = slim ? SlimPartsRecord(s, ends[0], d, ends[1], part_shift)
+              const uint64_t ids = slim ? SlimPartsRecord(s - record_base, ends[0], d - record_base,
+                                                          ends[1], part_shift)
                                         : NarrowPartsRecord(s, ends[0], d, ends[1], part_shift);
               const size_t bytes = slim ? kSlimRecord : sizeof ids;
               std::memcpy(rec, &ids, bytes);
@@ -1702,10 +1728,11 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           });
         });
         for (uint32_t q = 0; q < size_; ++q) {
-          size_t total = 1;
+          size_t total = 1 + sizeof(uint64_t);
           for (size_t c = 0; c < chunks; ++c) total += buffers[c][q].size();
           edges_out[q].reserve(edges_out[q].size() + total);
           edges_out[q].push_back(static_cast<char>(edge_coding));
+          if (edge_coding == IdCoding::kSlimBased) Put(edges_out[q], uint64_t{record_base});
           for (size_t c = 0; c < chunks; ++c) {
             edges_out[q].append(buffers[c][q].data(), buffers[c][q].size());
             buffers[c][q] = RecordBuffer();
@@ -1769,7 +1796,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
     for (const std::string& batch : in->batches) {
       if (batch.size() < kRoundLead) return Malformed();
     }
-    if (first_round && raw_) ChooseRawBase(in->batches);
+    if (first_round) ChooseIdBase(in->batches);
     first_round = false;
     if (stop) {
       if (file && !stop_here) lines += LinesOf(*file);
@@ -1800,17 +1827,17 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
         }
         VertexId uuid;
         if (!r.Get(uuid)) return Malformed();
-        if (raw_ && !(k.is_int && k.value >= raw_base_ && RawCovers(k.value))) {
+        if (raw_ && !(k.is_int && k.value >= id_base_ && RawCovers(k.value))) {
           if (auto st = LeaveRaw(PartitionLoadStats::RawEnd::kAnnouncement); !st.ok()) return st;
         }
         if (raw_) {
-          uint8_t& at = raw_part_[k.value - raw_base_];
+          uint8_t& at = raw_part_[k.value - id_base_];
           // Shares each announce the IDs they meet: the first one counts. An ID a record has
           // named as another partition's is malformed (two partitions for one ID).
           if (at != rank_) {
             if (at != kRawUnknown) return Malformed();
             at = static_cast<uint8_t>(rank_);
-            raw_owned_.emplace_back(k.value - raw_base_, uuid);
+            raw_owned_.emplace_back(k.value - id_base_, uuid);
           }
           continue;
         }
@@ -1866,9 +1893,22 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
   // Integer IDs (the common case) are looked up through a dictionary of the round's distinct IDs,
   // as LoadGraph's are: a hash lookup per distinct ID instead of two per edge.
   std::vector<IdCoding> coding(size_, IdCoding::kNarrow);
+  // A batch's records follow its coding (`head` bytes with a kSlimBased batch's base), and their
+  // IDs are what they spell plus `base_of` (a kSlimBased batch's base, else 0): a kSlimBased
+  // batch is read as kSlimParts from there.
+  std::vector<size_t> head(size_, 1);
+  std::vector<uint64_t> base_of(size_, 0);
   for (uint32_t p = 0; p < size_; ++p) {
     Reader r(batches[p]);
     if (!GetCoding(r, coding[p])) return Malformed();
+    if (coding[p] == IdCoding::kSlimBased) {
+      // (Narrow IDs: the base and any 24 bits stay below 2^32.)
+      if (!r.Get(base_of[p]) || base_of[p] > (uint64_t{1} << 32) - (uint64_t{1} << kSlimBits)) {
+        return Malformed();
+      }
+      coding[p] = IdCoding::kSlimParts;
+      head[p] = 1 + sizeof(uint64_t);
+    }
   }
   // kNarrowParts and kSlimParts: a record's IDs carry their partitions in their top bits.
   const uint32_t part_shift = 32 - PartitionBits(size_);
@@ -1925,7 +1965,7 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
   }
   if (text) {
     for (uint32_t p = 0; p < size_; ++p) {
-      Reader r(batches[p].substr(1));
+      Reader r(batches[p].substr(head[p]));
       EdgesFrom& to = from_[p];
       while (!r.empty()) {
         TextKey ks, kd;
@@ -1936,8 +1976,9 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
           if (!r.GetBytes(ids_bytes(coding[p]), rec)) return Malformed();
           ++stats_.records_with_partitions;
           if (coding[p] == IdCoding::kSlimParts) ++stats_.slim_records;
-          ks = TextKey{true, key_at(coding[p], rec.data(), 0), {}};
-          kd = TextKey{true, key_at(coding[p], rec.data(), 1), {}};
+          if (base_of[p] != 0) ++stats_.based_records;
+          ks = TextKey{true, key_at(coding[p], rec.data(), 0) + base_of[p], {}};
+          kd = TextKey{true, key_at(coding[p], rec.data(), 1) + base_of[p], {}};
           other = other_of(coding[p], rec.data());
         } else if (!GetKey(r, coding[p], ks) || !GetKey(r, coding[p], kd) || !r.Get(other)) {
           return Malformed();
@@ -1967,6 +2008,7 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
         return f(std::integral_constant<IdCoding, IdCoding::kNarrowParts>{});
       case IdCoding::kSlimParts:
         return f(std::integral_constant<IdCoding, IdCoding::kSlimParts>{});
+      case IdCoding::kSlimBased:  // (read as kSlimParts, above)
       case IdCoding::kTagged:
         break;
     }
@@ -1974,11 +2016,12 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
   std::vector<size_t> records(size_);
   for (uint32_t p = 0; p < size_; ++p) {
     const size_t record = record_bytes(coding[p]);
-    if ((batches[p].size() - 1) % record != 0) return Malformed();
-    records[p] = (batches[p].size() - 1) / record;
+    if ((batches[p].size() - head[p]) % record != 0) return Malformed();
+    records[p] = (batches[p].size() - head[p]) / record;
     received_ends_ += 2 * records[p];
     if (with_parts(coding[p])) stats_.records_with_partitions += records[p];
     if (coding[p] == IdCoding::kSlimParts) stats_.slim_records += records[p];
+    if (base_of[p] != 0) stats_.based_records += records[p];
   }
   // The direct table covers the IDs up to the largest received so far while it stays within 4
   // bytes per end received (the edge arrays take 4 per end): a dense-ID graph is never hashed
@@ -1988,11 +2031,11 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
   auto extremes = [&](auto with_least) {
     tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
       with_coding(p, [&](auto c) {
-        const char* rec = batches[p].data() + 1;
+        const char* rec = batches[p].data() + head[p];
         const size_t bytes = record_bytes(c);
         uint64_t m = 0, least = kNoLeast;
         for (size_t i = 0; i < records[p]; ++i, rec += bytes) {
-          const uint64_t a = key_at(c, rec, 0), b = key_at(c, rec, 1);
+          const uint64_t a = key_at(c, rec, 0) + base_of[p], b = key_at(c, rec, 1) + base_of[p];
           m = std::max({m, a, b});
           if constexpr (decltype(with_least)::value) least = std::min({least, a, b});
         }
@@ -2002,14 +2045,16 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
       });
     });
   };
-  if (raw_ && raw_base_ != 0) {
+  if (raw_ && id_base_ != 0) {
     extremes(std::true_type{});
   } else {
     extremes(std::false_type{});
   }
   const uint64_t max_id = *std::max_element(max_of.begin(), max_of.end());
   const uint64_t min_id = *std::min_element(min_of.begin(), min_of.end());
-  if (raw_ && min_id != kNoLeast && (min_id < raw_base_ || !RawCovers(max_id))) {
+  // (Without records, nothing to check: max_id and min_id are no IDs.)
+  const bool any = std::any_of(records.begin(), records.end(), [](size_t n) { return n > 0; });
+  if (raw_ && any && (min_id < id_base_ || !RawCovers(max_id))) {
     if (auto st = LeaveRaw(PartitionLoadStats::RawEnd::kRecord); !st.ok()) return st;
   }
   std::atomic<bool> malformed{false};
@@ -2019,27 +2064,31 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
     // four and added the ends met for the first time one by one.
     tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
       if (with_parts(coding[p]) && !keep_weights()) {
-        const char* rec = batches[p].data() + 1;
-        const bool ok = coding[p] == IdCoding::kSlimParts
-                            ? TakeRawParts<IdCoding::kSlimParts>(rec, records[p], from_[p])
-                            : TakeRawParts<IdCoding::kNarrowParts>(rec, records[p], from_[p]);
+        const char* rec = batches[p].data() + head[p];
+        // Positions are IDs less the base, which no ID here is below (above), each below 2^32:
+        // what a record spells plus this, modulo 2^32.
+        const auto offset = static_cast<uint32_t>(base_of[p] - id_base_);
+        const bool ok =
+            coding[p] == IdCoding::kSlimParts
+                ? TakeRawParts<IdCoding::kSlimParts>(rec, records[p], offset, from_[p])
+                : TakeRawParts<IdCoding::kNarrowParts>(rec, records[p], offset, from_[p]);
         if (!ok) malformed = true;
         return;
       }
       with_coding(p, [&](auto c) {
-        const char* rec = batches[p].data() + 1;
+        const char* rec = batches[p].data() + head[p];
         const size_t bytes = record_bytes(c);
         const size_t weight_at = bytes - 8;
         const size_t n = records[p];
         EdgesFrom& to = from_[p];
         uint8_t* part = raw_part_.data();
         const auto self = static_cast<uint8_t>(rank_);
-        const uint64_t base = raw_base_;
+        const uint64_t spelt = base_of[p], base = id_base_;
         constexpr size_t kAhead = 16;  // records: their bytes arrive while these are taken
         for (size_t i = 0; i < n; ++i, rec += bytes) {
           if (i + kAhead < n) {
-            __builtin_prefetch(part + (key_at(c, rec + kAhead * bytes, 0) - base));
-            __builtin_prefetch(part + (key_at(c, rec + kAhead * bytes, 1) - base));
+            __builtin_prefetch(part + (key_at(c, rec + kAhead * bytes, 0) + spelt - base));
+            __builtin_prefetch(part + (key_at(c, rec + kAhead * bytes, 1) + spelt - base));
           }
           const uint32_t other = other_of(c, rec);
           if (other >= size_) {
@@ -2047,7 +2096,8 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
             return;
           }
           // Positions: IDs less the base.
-          const uint64_t ends[2] = {key_at(c, rec, 0) - base, key_at(c, rec, 1) - base};
+          const uint64_t ends[2] = {key_at(c, rec, 0) + spelt - base,
+                                    key_at(c, rec, 1) + spelt - base};
           for (const uint64_t v : ends) {
             if (!NoteRawPartition(part[v], self, other)) malformed = true;
           }
@@ -2076,16 +2126,17 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
   std::vector<std::vector<Miss>> misses(size_);
   tbb::parallel_for(uint32_t{0}, size_, [&](uint32_t p) {
     with_coding(p, [&](auto c) {
-      const char* rec = batches[p].data() + 1;
+      const char* rec = batches[p].data() + head[p];
       const size_t bytes = record_bytes(c);
       const size_t weight_at = bytes - 8;
       const size_t n = records[p];
       EdgesFrom& to = from_[p];
+      const uint64_t spelt = base_of[p];
       constexpr size_t kAhead = 16;  // records: the table's lines arrive while these are taken
       for (size_t i = 0; i < n; ++i, rec += bytes) {
         if (i + kAhead < n) {
-          table_.PrefetchInt(key_at(c, rec + kAhead * bytes, 0));
-          table_.PrefetchInt(key_at(c, rec + kAhead * bytes, 1));
+          table_.PrefetchInt(key_at(c, rec + kAhead * bytes, 0) + spelt);
+          table_.PrefetchInt(key_at(c, rec + kAhead * bytes, 1) + spelt);
         }
         const uint32_t other = other_of(c, rec);
         if (other >= size_) {
@@ -2094,7 +2145,7 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
         }
         const size_t at = to.src.size();
         for (int end = 0; end < 2; ++end) {
-          const uint64_t key = key_at(c, rec, end);
+          const uint64_t key = key_at(c, rec, end) + spelt;
           const uint32_t v = table_.FindInt(key);
           if (v == kNoIndex) misses[p].push_back({at, key, other, end == 1});
           (end == 0 ? to.src : to.dst).push_back(v);
@@ -2133,7 +2184,7 @@ absl::Status PartitionLoader::Resolve(bool& weighted) {
   // Whether this worker still receives raw, from which base, and how far its byte table reaches
   // (RankRaw).
   Put(mine, uint8_t{raw_});
-  Put(mine, raw_base_);
+  Put(mine, id_base_);
   Put(mine, uint64_t{raw_part_.size()});
   auto all = AllGather(exchange_, mine);
   if (!all.ok()) return all.status();
@@ -2165,7 +2216,7 @@ absl::Status PartitionLoader::Resolve(bool& weighted) {
       return Malformed();
     }
     // (Every worker chose the same base from the same batches; the bitmaps merge only so.)
-    every_raw_ = every_raw_ && raw != 0 && raw_base == raw_base_;
+    every_raw_ = every_raw_ && raw != 0 && raw_base == id_base_;
     raw_limit_ = std::max(raw_limit_, raw_limit);
     vbase[p + 1] = vbase[p] + vl;
     ebase[p + 1] = ebase[p] + el;
@@ -2233,26 +2284,27 @@ absl::Status PartitionLoader::Resolve(bool& weighted) {
 
 bool KeyLess(const TextKey& a, const TextKey& b) { return a < b; }
 
-void PartitionLoader::ChooseRawBase(const std::vector<std::string>& batches) {
+void PartitionLoader::ChooseIdBase(const std::vector<std::string>& batches) {
   uint64_t least = kNoLeast;
   for (const std::string& batch : batches) {
     uint64_t l;
     std::memcpy(&l, batch.data() + kLeastAt, sizeof l);
     least = std::min(least, l);
   }
-  // IDs that begin near 0 keep positions equal to IDs. Else some room below the least (a later
-  // round's IDs may begin a little lower), the base a whole word of the bitmaps.
-  constexpr uint64_t kFar = uint64_t{1} << 20, kRoom = uint64_t{1} << 16;
-  raw_base_ = least == kNoLeast || least < kFar ? 0 : (least - kRoom) & ~uint64_t{63};
-  stats_.raw_base = raw_base_;
+  // IDs that begin within receiving raw's least bound keep positions equal to IDs. Else some room
+  // below the least (a later round's IDs may begin a little lower), the base a whole word of the
+  // bitmaps.
+  constexpr uint64_t kRoom = uint64_t{1} << 16;
+  id_base_ = least == kNoLeast || least < kRawBound ? 0 : (least - kRoom) & ~uint64_t{63};
+  stats_.id_base = id_base_;
 }
 
 bool PartitionLoader::RawCovers(uint64_t max_id) {
-  const uint64_t at = max_id - raw_base_;
+  const uint64_t at = max_id - id_base_;
   if (at < raw_part_.size()) return true;
   // A byte per position below the largest, bounded by what this worker has read and received:
   // a sparse ID space goes through the table instead.
-  const uint64_t bound = std::max<uint64_t>(uint64_t{1} << 22, text_read_ + received_ends_);
+  const uint64_t bound = std::max<uint64_t>(kRawBound, text_read_ + received_ends_);
   if (at >= bound || at >= kNoIndex) return false;
   raw_part_.resize(at + 1, kRawUnknown);
   return true;
@@ -2281,7 +2333,7 @@ absl::Status PartitionLoader::LeaveRaw(PartitionLoadStats::RawEnd why,
   uint64_t owned_ids = 0;
   for (uint64_t w : owned) owned_ids += Popcount(w);
   if (owned_ids != raw_owned_.size()) return Malformed();
-  table_.AdoptSorted(RankedBits(std::move(known)), raw_base_, owned, raw_owned_, rank_,
+  table_.AdoptSorted(RankedBits(std::move(known)), id_base_, owned, raw_owned_, rank_,
                      [&](uint64_t v) -> uint32_t { return raw_part_[v]; });
   raw_owned_ = {};
   raw_part_ = {};
@@ -2365,7 +2417,7 @@ absl::Status PartitionLoader::RankRaw(bool& ranked) {
     uint64_t bits = every_id.Bits(w);
     for (uint64_t skip = g - every_id.Before(w); skip > 0; --skip) bits &= bits - 1;
     for (; bits != 0 && g < starts_[rank_ + 1]; bits &= bits - 1, ++g) {
-      names_ints_.push_back(raw_base_ + uint64_t{w} * 64 +
+      names_ints_.push_back(id_base_ + uint64_t{w} * 64 +
                             static_cast<uint64_t>(std::countr_zero(bits)));
     }
   }
@@ -2375,7 +2427,7 @@ absl::Status PartitionLoader::RankRaw(bool& ranked) {
   std::atomic<bool> missing{false};
   tbb::parallel_for(uint32_t{0}, table_.size(), [&](uint32_t v) {
     if (!table_.owned[v]) return;
-    const uint64_t at = table_.KeyAt(v).value - raw_base_;  // (the table's IDs, all at or past it)
+    const uint64_t at = table_.KeyAt(v).value - id_base_;  // (the table's IDs, all at or past it)
     if (!every_id.Has(at)) {
       missing = true;
       return;

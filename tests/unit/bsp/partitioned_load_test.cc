@@ -27,6 +27,7 @@
 #include "lockstep/bsp/app.h"
 #include "lockstep/bsp/graph.h"
 #include "lockstep/bsp/graph_input.h"
+#include "lockstep/bsp/vertex_id.h"
 #include "lockstep/partition/range.h"
 #include "util/temp_dir.h"
 #include "util/thread_exchange.h"
@@ -395,7 +396,8 @@ TEST_F(PartitionedLoadTest, EightByteRecordsAreReceivedRawPastTheRoomOfSixByteOn
 // A dense ID space far from 0 goes through the senders' direct tables as one from 0 does (with
 // the table's start moved down when a later round's IDs begin lower), not through their hash
 // maps; and the receivers keep it raw to the end, from a base below its first round's least ID
-// (with room for the later rounds' lower IDs). Each part is the whole build's.
+// (with room for the later rounds' lower IDs), and 3 workers' later rounds spell the IDs less
+// the base in 6-byte records (where IDs from 0 would take 8). Each part is the whole build's.
 TEST_F(PartitionedLoadTest, DenseIdsFarFromZeroGoThroughTheDirectTable) {
   constexpr uint64_t kFar = 5'000'000;  // past the direct table's least bound, 2^20
   std::string text;
@@ -408,17 +410,25 @@ TEST_F(PartitionedLoadTest, DenseIdsFarFromZeroGoThroughTheDirectTable) {
   const std::string path = dir_.Write("far.el", text);
   for (uint32_t n : {1u, 3u}) {
     for (bool undirected : {false, true}) {
+      uint64_t based = 0;
       for (const auto& w : LoadOnWorkers<NoValue>({.path = path, .undirected = undirected},
                                                   WeightUse::kIgnore, n, false, 300)) {
         ASSERT_TRUE(w.status.ok()) << w.status;
+        based += w.stats.based_records;
         EXPECT_GT(w.stats.direct_rounds, 0u) << n;
         // (With more workers, a share that ends first has rounds without IDs.)
         if (n == 1) {
           EXPECT_EQ(w.stats.direct_rounds, w.stats.rounds);
         }
         EXPECT_EQ(w.stats.raw_end, PartitionLoadStats::RawEnd::kBitmaps) << n;
-        EXPECT_GT(w.stats.raw_base, kFar - (uint64_t{1} << 17)) << n;
-        EXPECT_LE(w.stats.raw_base, kFar) << n;
+        EXPECT_GT(w.stats.id_base, kFar - (uint64_t{1} << 17)) << n;
+        EXPECT_LE(w.stats.id_base, kFar) << n;
+      }
+      // (One worker's IDs fit 24 bits from 0 with no partition bits.)
+      if (n == 3) {
+        EXPECT_GT(based, 0u);
+      } else {
+        EXPECT_EQ(based, 0u);
       }
     }
   }
@@ -445,19 +455,165 @@ TEST_F(PartitionedLoadTest, IdsBelowTheRawBaseGoThroughTheTable) {
     for (const auto& w : LoadOnWorkers<NoValue>({.path = far, .undirected = true},
                                                 WeightUse::kIgnore, n, false, 300)) {
       ASSERT_TRUE(w.status.ok()) << w.status;
-      EXPECT_GT(w.stats.raw_base, 0u) << n;
+      EXPECT_GT(w.stats.id_base, 0u) << n;
       EXPECT_NE(w.stats.raw_end, RawEnd::kBitmaps) << n;
     }
     for (const auto& w : LoadOnWorkers<NoValue>({.path = near, .undirected = true},
                                                 WeightUse::kIgnore, n, false, 300)) {
       ASSERT_TRUE(w.status.ok()) << w.status;
-      EXPECT_EQ(w.stats.raw_base, 0u) << n;
+      EXPECT_EQ(w.stats.id_base, 0u) << n;
       EXPECT_EQ(w.stats.raw_end, RawEnd::kBitmaps) << n;
     }
   }
   for (bool undirected : {false, true}) {
     ExpectPartsEqualWhole<NoValue>({.path = far, .undirected = undirected}, WeightUse::kIgnore,
                                    {300});
+  }
+}
+
+// A share whose first round has no IDs (comments only) says nothing about the base: the others'
+// least IDs choose it, and the load stays raw.
+TEST_F(PartitionedLoadTest, AShareWithoutIdsInItsFirstRoundLeavesTheBaseToTheOthers) {
+  constexpr uint64_t kFar = 5'000'000;
+  std::string edges;
+  for (uint64_t i = 0; i < 400; ++i) {
+    absl::StrAppend(&edges, kFar + i % 150, " ", kFar + (i * 3) % 150, "\n");
+  }
+  const std::string path =
+      dir_.Write("comment_first.el", "# " + std::string(edges.size() + 100, 'c') + "\n" + edges);
+  for (const auto& w :
+       LoadOnWorkers<NoValue>({.path = path}, WeightUse::kIgnore, 2, false, 1 << 20)) {
+    ASSERT_TRUE(w.status.ok()) << w.status;
+    EXPECT_GT(w.stats.id_base, 0u);
+    EXPECT_EQ(w.stats.raw_end, PartitionLoadStats::RawEnd::kBitmaps);
+  }
+}
+
+// Rewrites the least ID in the lead of the first edge round's batch to worker 0 (a flags byte
+// of 0 or 1, the announcements' length, then the least: partitioned_load.cc), once.
+class LeadTamperingExchange final : public Exchange {
+ public:
+  LeadTamperingExchange(Exchange& inner, uint64_t least) : inner_(inner), least_(least) {}
+  uint32_t rank() const override { return inner_.rank(); }
+  uint32_t size() const override { return inner_.size(); }
+  absl::StatusOr<std::vector<std::string>> AllToAll(std::vector<std::string> outgoing) override {
+    std::string& b = outgoing[0];
+    uint64_t announced = 0, least = 0;
+    if (!tampered_ && b.size() >= 17 && (static_cast<uint8_t>(b[0]) & ~1u) == 0) {
+      std::memcpy(&announced, b.data() + 1, 8);
+      std::memcpy(&least, b.data() + 9, 8);
+      // (A round's lead: its least is one of the graph's IDs, far from 0.)
+      if (announced <= b.size() - 17 && least >= (uint64_t{1} << 22) && least != ~uint64_t{0}) {
+        std::memcpy(b.data() + 9, &least_, 8);
+        tampered_ = true;
+      }
+    }
+    return inner_.AllToAll(std::move(outgoing));
+  }
+  bool tampered() const { return tampered_; }
+
+ private:
+  Exchange& inner_;
+  const uint64_t least_;
+  bool tampered_ = false;
+};
+
+// A peer that leads its batches with different least IDs to different workers makes them choose
+// different bases: the ranking sees it and every worker goes to the sort, and the parts are the
+// honest load's (the 6-byte records give their own base).
+TEST_F(PartitionedLoadTest, WorkersWithDifferentBasesRankBySorting) {
+  constexpr uint64_t kFar = 5'000'000;
+  std::string text;
+  for (uint64_t i = 0; i < 600; ++i) {
+    absl::StrAppend(&text, kFar + i % 150, " ", kFar + (i * 7) % 150, "\n");
+  }
+  const std::string path = dir_.Write("bases.el", text);
+  const GraphSource source{.path = path, .undirected = true};
+  const auto honest = LoadOnWorkers<NoValue>(source, WeightUse::kIgnore, 2, false, 300);
+  std::vector<std::optional<Graph<NoValue>>> graphs(2);
+  std::vector<PartitionLoadStats> stats(2);
+  bool tampered = false;
+  OnWorkers(2, [&](uint32_t r, Exchange& plain) {
+    LeadTamperingExchange hostile(plain, kFar - (uint64_t{1} << 19));
+    Exchange& exchange = r == 1 ? static_cast<Exchange&>(hostile) : plain;
+    auto part = LoadPartition(source, WeightUse::kIgnore, exchange, false, {.round_bytes = 300});
+    if (r == 1) tampered = hostile.tampered();
+    ASSERT_TRUE(part.ok()) << part.status();
+    stats[r] = part->stats;
+    auto graph = BuildPartGraph<NoValue>(*part, *partition::Range::Whole(2), r, false);
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    graphs[r].emplace(std::move(*graph));
+  });
+  ASSERT_TRUE(tampered);
+  EXPECT_NE(stats[0].id_base, stats[1].id_base);
+  for (uint32_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(stats[r].raw_end, PartitionLoadStats::RawEnd::kRanking) << r;
+    ASSERT_TRUE(honest[r].status.ok()) << honest[r].status;
+    ASSERT_TRUE(graphs[r] && honest[r].graph);
+    ExpectSameGraph(*graphs[r], *honest[r].graph, "worker " + std::to_string(r));
+  }
+}
+
+// Replaces the edge records of the first round's batch to worker 0 with one wide record whose
+// ends are both the largest ID, 2^64-1, once.
+class WideMaxExchange final : public Exchange {
+ public:
+  explicit WideMaxExchange(Exchange& inner) : inner_(inner) {}
+  uint32_t rank() const override { return inner_.rank(); }
+  uint32_t size() const override { return inner_.size(); }
+  absl::StatusOr<std::vector<std::string>> AllToAll(std::vector<std::string> outgoing) override {
+    std::string& b = outgoing[0];
+    if (!done_ && b.size() >= 18 && (static_cast<uint8_t>(b[0]) & ~1u) == 0) {
+      uint64_t announced;
+      std::memcpy(&announced, b.data() + 1, 8);
+      if (announced <= b.size() - 17) {
+        b.resize(17 + announced);
+        b.push_back(1);  // kWide: two 8-byte IDs and the other end's partition
+        const uint64_t max = ~uint64_t{0};
+        const uint32_t other = 1;
+        b.append(reinterpret_cast<const char*>(&max), 8);
+        b.append(reinterpret_cast<const char*>(&max), 8);
+        b.append(reinterpret_cast<const char*>(&other), 4);
+        done_ = true;
+      }
+    }
+    return inner_.AllToAll(std::move(outgoing));
+  }
+  bool done() const { return done_; }
+
+ private:
+  Exchange& inner_;
+  bool done_ = false;
+};
+
+// A record of the largest ID (which is also no least) from a peer fails the load, from a base or
+// not, and touches nothing outside the raw tables (the sanitizer build checks).
+TEST_F(PartitionedLoadTest, ARecordOfTheLargestIdFailsTheLoad) {
+  auto split = partition::Range::Whole(2);
+  for (uint64_t from : {uint64_t{0}, uint64_t{5'000'000}}) {
+    // Worker 1's vertices only as sources: worker 0 gets no records but the forged one.
+    std::vector<uint64_t> ones;
+    for (uint64_t v = from; ones.size() < 200; ++v) {
+      if (*split->PartitionFor(VertexIdFromInteger(v)) == 1) ones.push_back(v);
+    }
+    std::string text;
+    for (size_t i = 0; i < 400; ++i)
+      absl::StrAppend(&text, ones[i % 200], " ", ones[(i * 7) % 200], "\n");
+    const std::string path = dir_.Write("largest.el", text);
+    std::vector<absl::Status> status(2);
+    bool forged = false;
+    OnWorkers(2, [&](uint32_t r, Exchange& plain) {
+      WideMaxExchange hostile(plain);
+      Exchange& exchange = r == 1 ? static_cast<Exchange&>(hostile) : plain;
+      status[r] = LoadPartition({.path = path}, WeightUse::kIgnore, exchange, false,
+                                {.round_bytes = 1 << 20})
+                      .status();
+      if (r == 1) forged = hostile.done();
+    });
+    SCOPED_TRACE(testing::Message() << "from " << from);
+    EXPECT_TRUE(forged);
+    EXPECT_FALSE(status[0].ok());
+    EXPECT_FALSE(status[1].ok());
   }
 }
 

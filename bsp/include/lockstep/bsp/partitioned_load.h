@@ -83,6 +83,8 @@ struct PartitionLoadStats {
   // the ones with 3-byte IDs (6 bytes each).
   uint64_t records_with_partitions = 0;
   uint64_t slim_records = 0;
+  // Of the 6-byte ones, those whose IDs are less the load's base (IDs far from 0).
+  uint64_t based_records = 0;
   bool oriented = false;  // the part's edges go to the build oriented (PartEdges)
   // Where the worker stopped receiving integer IDs raw (docs/design.md §4): it never did (not an
   // edge list, or turned off); at an announcement or a record it could not keep so; at the
@@ -90,8 +92,9 @@ struct PartitionLoadStats {
   // came from the union of the owned IDs' bitmaps.
   enum class RawEnd : uint8_t { kNotRaw, kAnnouncement, kRecord, kRanking, kBitmaps };
   RawEnd raw_end = RawEnd::kNotRaw;
-  // The least ID receiving raw kept (it kept IDs less this): 0 for IDs that begin near 0.
-  uint64_t raw_base = 0;
+  // The load's ID base, from its first round's least IDs: 0 for IDs that begin near 0. Receiving
+  // raw keeps IDs less it; 6-byte records of IDs far from 0 spell them less it.
+  uint64_t id_base = 0;
 };
 
 // One worker's share of a graph after a partitioned load: the stored edges with an end it owns,
