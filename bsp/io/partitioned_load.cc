@@ -390,6 +390,7 @@ class ShareIds {
     const uint64_t bound = std::max<uint64_t>(uint64_t{1} << 20, 8 * (held_ + ends));
     const uint64_t min_id = lo_ == 0 && max_id < bound ? 0 : min_id_of_round();
     if (min_id > max_id) return false;
+    least_ = min_id;
     uint64_t lo = min_id < (uint64_t{1} << 20) ? 0 : min_id;
     if (!direct_.empty() && lo >= lo_) lo = lo_;
     const uint64_t top = std::max(max_id, hi_);
@@ -429,6 +430,9 @@ class ShareIds {
   // kAbsent, kPending, or a partition with kUnlisted8.
   const uint8_t* DirectTable() const { return direct_.data(); }
   uint64_t DirectStart() const { return lo_; }
+  // After a round CoverDirect covered: at most its least ID (the least itself where the table
+  // does not start at 0 or could not cover the round from 0, else 0).
+  uint64_t RoundLeast() const { return least_; }
 
  private:
   static constexpr uint8_t kUnlisted8 = 0x80;
@@ -443,6 +447,7 @@ class ShareIds {
   std::vector<uint8_t> direct_;  // the entry of ID lo_ + i at i
   uint64_t lo_ = 0;
   uint64_t hi_ = 0;  // the largest ID the table covers for a round or holds
+  uint64_t least_ = 0;
   uint64_t held_ = 0;
   absl::flat_hash_map<uint64_t, uint32_t> ints_;
   absl::flat_hash_map<std::string, uint32_t> texts_;
@@ -1645,12 +1650,12 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
       if (coding == IdCoding::kNarrow && part_bits < 32 && max_id >> (32 - part_bits) == 0) {
         edge_coding = IdCoding::kNarrowParts;
         // Three bytes an end where they hold the IDs and the partitions (a quarter fewer bytes);
-        // for IDs far from 0, less the load's base (a direct round's IDs are at or past its
-        // table's start).
+        // for IDs far from 0, less the load's base (a direct round knows its least ID; its
+        // table's start may have moved below the base, by as much as the table holds).
         if (part_bits < kSlimBits && max_id >> (kSlimBits - part_bits) == 0) {
           edge_coding = IdCoding::kSlimParts;
         } else if (part_bits < kSlimBits && id_base_ != 0 && direct &&
-                   share_ids_.DirectStart() >= id_base_ &&
+                   share_ids_.RoundLeast() >= id_base_ &&
                    (max_id - id_base_) >> (kSlimBits - part_bits) == 0) {
           edge_coding = IdCoding::kSlimBased;
           record_base = static_cast<uint32_t>(id_base_);  // (at most max_id, below 2^32)
@@ -2401,7 +2406,7 @@ absl::Status PartitionLoader::RankRaw(bool& ranked) {
   for (uint32_t q = 0; q < size_; ++q) {
     const std::string& piece = (*gathered)[q];
     if (piece.size() != (seg(q + 1) - seg(q)) * sizeof(uint64_t)) return Malformed();
-    std::memcpy(union_words.data() + seg(q), piece.data(), piece.size());
+    if (!piece.empty()) std::memcpy(union_words.data() + seg(q), piece.data(), piece.size());
   }
   gathered->clear();
   // No ID at or past the largest anyone met (which also keeps the counts below 2^32).

@@ -436,6 +436,31 @@ TEST_F(PartitionedLoadTest, DenseIdsFarFromZeroGoThroughTheDirectTable) {
   ExpectPartsEqualWhole<NoValue>({.path = path, .undirected = true}, WeightUse::kIgnore, {300});
 }
 
+// Random edges over a dense ID space far from 0, in many rounds: after the first round, every
+// sender spells the IDs less the load's base, although its direct table's start moves below the
+// base (by as much as the table holds) once a round's IDs begin lower than the first's.
+TEST_F(PartitionedLoadTest, LaterRoundsOfIdsFarFromZeroGoLessTheBase) {
+  constexpr uint64_t kFar = uint64_t{1} << 22, kIds = 100'000;  // a table past the base's room
+  std::mt19937_64 rng(41);
+  std::string text;
+  for (int i = 0; i < 200'000; ++i) {
+    absl::StrAppend(&text, kFar + rng() % kIds, " ", kFar + rng() % kIds, "\n");
+  }
+  const std::string path = dir_.Write("random_far.el", text);
+  uint64_t records = 0, slim = 0, based = 0;
+  for (const auto& w : LoadOnWorkers<NoValue>({.path = path, .undirected = true},
+                                              WeightUse::kIgnore, 3, false, 64 << 10)) {
+    ASSERT_TRUE(w.status.ok()) << w.status;
+    EXPECT_EQ(w.stats.raw_end, PartitionLoadStats::RawEnd::kBitmaps);
+    records += w.stats.records_with_partitions;
+    slim += w.stats.slim_records;
+    based += w.stats.based_records;
+  }
+  // (The first of each share's 20 or so rounds goes in 8-byte records: no base yet.)
+  EXPECT_EQ(slim, based);
+  EXPECT_GT(based * 100, records * 85) << based << " of " << records;
+}
+
 // A later round's IDs far below the base chosen from the first round's: the workers that meet
 // them go through the vertex table from there (at an announcement or a record), and all rank by
 // the sort; each part is still the whole build's. IDs that begin near 0 keep a base of 0.
@@ -520,33 +545,37 @@ class LeadTamperingExchange final : public Exchange {
 
 // A peer that leads its batches with different least IDs to different workers makes them choose
 // different bases: the ranking sees it and every worker goes to the sort, and the parts are the
-// honest load's (the 6-byte records give their own base).
+// honest load's (a worker reads the 6-byte records of a sender with another base by the base
+// their batch gives).
 TEST_F(PartitionedLoadTest, WorkersWithDifferentBasesRankBySorting) {
-  constexpr uint64_t kFar = 5'000'000;
+  constexpr uint64_t kFar = 5'000'000;  // past 2^22: 3 workers' 6-byte records need a base
+  constexpr uint32_t kWorkers = 3;
   std::string text;
-  for (uint64_t i = 0; i < 600; ++i) {
+  for (uint64_t i = 0; i < 900; ++i) {
     absl::StrAppend(&text, kFar + i % 150, " ", kFar + (i * 7) % 150, "\n");
   }
   const std::string path = dir_.Write("bases.el", text);
   const GraphSource source{.path = path, .undirected = true};
-  const auto honest = LoadOnWorkers<NoValue>(source, WeightUse::kIgnore, 2, false, 300);
-  std::vector<std::optional<Graph<NoValue>>> graphs(2);
-  std::vector<PartitionLoadStats> stats(2);
+  const auto honest = LoadOnWorkers<NoValue>(source, WeightUse::kIgnore, kWorkers, false, 300);
+  std::vector<std::optional<Graph<NoValue>>> graphs(kWorkers);
+  std::vector<PartitionLoadStats> stats(kWorkers);
   bool tampered = false;
-  OnWorkers(2, [&](uint32_t r, Exchange& plain) {
+  OnWorkers(kWorkers, [&](uint32_t r, Exchange& plain) {
     LeadTamperingExchange hostile(plain, kFar - (uint64_t{1} << 19));
     Exchange& exchange = r == 1 ? static_cast<Exchange&>(hostile) : plain;
     auto part = LoadPartition(source, WeightUse::kIgnore, exchange, false, {.round_bytes = 300});
     if (r == 1) tampered = hostile.tampered();
     ASSERT_TRUE(part.ok()) << part.status();
     stats[r] = part->stats;
-    auto graph = BuildPartGraph<NoValue>(*part, *partition::Range::Whole(2), r, false);
+    auto graph = BuildPartGraph<NoValue>(*part, *partition::Range::Whole(kWorkers), r, false);
     ASSERT_TRUE(graph.ok()) << graph.status();
     graphs[r].emplace(std::move(*graph));
   });
   ASSERT_TRUE(tampered);
   EXPECT_NE(stats[0].id_base, stats[1].id_base);
-  for (uint32_t r = 0; r < 2; ++r) {
+  EXPECT_EQ(stats[1].id_base, stats[2].id_base);
+  EXPECT_GT(stats[0].based_records, 0u);
+  for (uint32_t r = 0; r < kWorkers; ++r) {
     EXPECT_EQ(stats[r].raw_end, PartitionLoadStats::RawEnd::kRanking) << r;
     ASSERT_TRUE(honest[r].status.ok()) << honest[r].status;
     ASSERT_TRUE(graphs[r] && honest[r].graph);
