@@ -134,7 +134,8 @@ absl::Status PeerCollective::OnChunk(uint32_t from, v1::CollectiveChunk& chunk) 
     return absl::InvalidArgumentError(absl::StrCat("worker ", from, " sent piece ", chunk.seq(),
                                                    " of exchange ", chunk.round(), " twice"));
   }
-  changed_.notify_all();
+  // The exchange waits for every peer's part whole: a piece before the last wakes nobody.
+  if (f.complete()) changed_.notify_all();
   return absl::OkStatus();
 }
 

@@ -179,6 +179,7 @@ PeerLinks::~PeerLinks() {
     std::unique_lock<std::mutex> lock(mu_);
     stopping_ = true;
     changed_.notify_all();
+    retry_changed_.notify_all();
   }
   retry_thread_.join();
   std::unique_lock<std::mutex> lock(mu_);
@@ -287,7 +288,7 @@ bool PeerLinks::OnDoneLocked(Call* call, const grpc::Status& status) {
     call->next_try = now + call->backoff;
     call->backoff = std::min(call->backoff * 2, std::chrono::milliseconds(200));
     retries_.push_back(call);
-    changed_.notify_all();
+    retry_changed_.notify_all();
     return false;
   }
   bool failed = false;
@@ -313,12 +314,12 @@ void PeerLinks::RetryLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     if (retries_.empty() || !status_.ok()) {
-      changed_.wait(lock);
+      retry_changed_.wait(lock);
       continue;
     }
     Call* call = retries_.front();
     if (Clock::now() < call->next_try) {
-      changed_.wait_until(lock, call->next_try);
+      retry_changed_.wait_until(lock, call->next_try);
       continue;
     }
     retries_.pop_front();

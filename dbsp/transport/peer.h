@@ -167,7 +167,10 @@ class PeerLinks {
   const std::chrono::milliseconds timeout_;
   std::vector<std::unique_ptr<v1::PeerExchange::Stub>> stubs_;
   mutable std::mutex mu_;
+  // The senders' and Drain's waits: bytes or calls in flight changed, or the status.
   std::condition_variable changed_;
+  // The retry thread's: a call queued for retry, or stopping_ (not every call's completion).
+  std::condition_variable retry_changed_;
   size_t inflight_bytes_ = 0;
   size_t inflight_calls_ = 0;
   uint64_t sent_bytes_ = 0;
