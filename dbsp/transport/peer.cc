@@ -318,8 +318,10 @@ void PeerLinks::RetryLoop() {
       continue;
     }
     Call* call = retries_.front();
-    if (Clock::now() < call->next_try) {
-      retry_changed_.wait_until(lock, call->next_try);
+    if (const Clock::time_point next = call->next_try; Clock::now() < next) {
+      // (A copy: Cancel may delete the call while this waits, and the wait reads its deadline
+      // again when it wakes.)
+      retry_changed_.wait_until(lock, next);
       continue;
     }
     retries_.pop_front();
