@@ -514,31 +514,56 @@ TEST_F(PartitionedLoadTest, AShareWithoutIdsInItsFirstRoundLeavesTheBaseToTheOth
   }
 }
 
-// Rewrites the least ID in the lead of the first edge round's batch to worker 0 (a flags byte
-// of 0 or 1, the announcements' length, then the least: partitioned_load.cc), once.
-class LeadTamperingExchange final : public Exchange {
+// A hostile peer's exchange: passes everything on, after Edit has changed what goes out.
+class EditingExchange : public Exchange {
  public:
-  LeadTamperingExchange(Exchange& inner, uint64_t least) : inner_(inner), least_(least) {}
-  uint32_t rank() const override { return inner_.rank(); }
-  uint32_t size() const override { return inner_.size(); }
-  absl::StatusOr<std::vector<std::string>> AllToAll(std::vector<std::string> outgoing) override {
-    std::string& b = outgoing[0];
-    uint64_t announced = 0, least = 0;
-    if (!tampered_ && b.size() >= 17 && (static_cast<uint8_t>(b[0]) & ~1u) == 0) {
-      std::memcpy(&announced, b.data() + 1, 8);
-      std::memcpy(&least, b.data() + 9, 8);
-      // (A round's lead: its least is one of the graph's IDs, far from 0.)
-      if (announced <= b.size() - 17 && least >= (uint64_t{1} << 22) && least != ~uint64_t{0}) {
-        std::memcpy(b.data() + 9, &least_, 8);
-        tampered_ = true;
-      }
-    }
+  explicit EditingExchange(Exchange& inner) : inner_(inner) {}
+  uint32_t rank() const final { return inner_.rank(); }
+  uint32_t size() const final { return inner_.size(); }
+  absl::StatusOr<std::vector<std::string>> AllToAll(std::vector<std::string> outgoing) final {
+    Edit(outgoing);
     return inner_.AllToAll(std::move(outgoing));
   }
-  bool tampered() const { return tampered_; }
+
+ protected:
+  virtual void Edit(std::vector<std::string>& outgoing) = 0;
+
+  // An edge list's round, as partitioned_load.cc lays it out: a flags byte (1: more rounds), the
+  // announcements' length and the sender's least ID in the first round (8 bytes each), the
+  // announcements, then the records' coding and the records. The announcements' length if
+  // `batch` looks like one.
+  static constexpr size_t kLead = 17;
+  static std::optional<uint64_t> RoundAnnounced(const std::string& batch) {
+    if (batch.size() < kLead || (static_cast<uint8_t>(batch[0]) & ~1u) != 0) return std::nullopt;
+    uint64_t announced;
+    std::memcpy(&announced, batch.data() + 1, 8);
+    if (announced > batch.size() - kLead) return std::nullopt;
+    return announced;
+  }
 
  private:
   Exchange& inner_;
+};
+
+// Rewrites the least ID in the lead of the first edge round's batch to worker 0, once.
+class LeadTamperingExchange final : public EditingExchange {
+ public:
+  LeadTamperingExchange(Exchange& inner, uint64_t least) : EditingExchange(inner), least_(least) {}
+  bool tampered() const { return tampered_; }
+
+ private:
+  void Edit(std::vector<std::string>& outgoing) override {
+    std::string& b = outgoing[0];
+    if (tampered_ || !RoundAnnounced(b)) return;
+    uint64_t least;
+    std::memcpy(&least, b.data() + 9, 8);
+    // (A round's lead: its least is one of the graph's IDs, far from 0.)
+    if (least >= (uint64_t{1} << 22) && least != ~uint64_t{0}) {
+      std::memcpy(b.data() + 9, &least_, 8);
+      tampered_ = true;
+    }
+  }
+
   const uint64_t least_;
   bool tampered_ = false;
 };
@@ -585,33 +610,26 @@ TEST_F(PartitionedLoadTest, WorkersWithDifferentBasesRankBySorting) {
 
 // Replaces the edge records of the first round's batch to worker 0 with one wide record whose
 // ends are both the largest ID, 2^64-1, once.
-class WideMaxExchange final : public Exchange {
+class WideMaxExchange final : public EditingExchange {
  public:
-  explicit WideMaxExchange(Exchange& inner) : inner_(inner) {}
-  uint32_t rank() const override { return inner_.rank(); }
-  uint32_t size() const override { return inner_.size(); }
-  absl::StatusOr<std::vector<std::string>> AllToAll(std::vector<std::string> outgoing) override {
-    std::string& b = outgoing[0];
-    if (!done_ && b.size() >= 18 && (static_cast<uint8_t>(b[0]) & ~1u) == 0) {
-      uint64_t announced;
-      std::memcpy(&announced, b.data() + 1, 8);
-      if (announced <= b.size() - 17) {
-        b.resize(17 + announced);
-        b.push_back(1);  // kWide: two 8-byte IDs and the other end's partition
-        const uint64_t max = ~uint64_t{0};
-        const uint32_t other = 1;
-        b.append(reinterpret_cast<const char*>(&max), 8);
-        b.append(reinterpret_cast<const char*>(&max), 8);
-        b.append(reinterpret_cast<const char*>(&other), 4);
-        done_ = true;
-      }
-    }
-    return inner_.AllToAll(std::move(outgoing));
-  }
+  explicit WideMaxExchange(Exchange& inner) : EditingExchange(inner) {}
   bool done() const { return done_; }
 
  private:
-  Exchange& inner_;
+  void Edit(std::vector<std::string>& outgoing) override {
+    std::string& b = outgoing[0];
+    const std::optional<uint64_t> announced = RoundAnnounced(b);
+    if (done_ || !announced || b.size() == kLead + *announced) return;  // (edges to replace)
+    b.resize(kLead + *announced);
+    b.push_back(1);  // kWide: two 8-byte IDs and the other end's partition
+    const uint64_t max = ~uint64_t{0};
+    const uint32_t other = 1;
+    b.append(reinterpret_cast<const char*>(&max), 8);
+    b.append(reinterpret_cast<const char*>(&max), 8);
+    b.append(reinterpret_cast<const char*>(&other), 4);
+    done_ = true;
+  }
+
   bool done_ = false;
 };
 
@@ -893,32 +911,24 @@ TEST_F(PartitionedLoadTest, BadLineInWorkerTwosShare) {
 // A hostile peer: worker 1's exchange changes one record of its first round of edges to worker 0
 // so that both ends say they are worker 0's, where one is worker 1's (never announced to 0). It
 // notes the coding of the records it tampered with.
-class TamperingExchange final : public Exchange {
+class TamperingExchange final : public EditingExchange {
  public:
   // Tampers with the first record of `coding` it can.
-  TamperingExchange(Exchange& inner, uint8_t coding) : inner_(inner), coding_(coding) {}
-  uint32_t rank() const override { return inner_.rank(); }
-  uint32_t size() const override { return inner_.size(); }
-  absl::StatusOr<std::vector<std::string>> AllToAll(std::vector<std::string> outgoing) override {
-    if (!tampered_) tampered_ = Tamper(outgoing[0], coding_);
-    return inner_.AllToAll(std::move(outgoing));
-  }
+  TamperingExchange(Exchange& inner, uint8_t coding) : EditingExchange(inner), coding_(coding) {}
   bool tampered() const { return tampered_ != 0; }
   uint8_t coding() const { return tampered_; }
 
  private:
-  // An edge list's round, as partitioned_load.cc lays it out: a flags byte (1: more rounds), the
-  // announcements' length and the sender's least ID (8 bytes each), the announcements, then the
-  // records' coding and the records, little-endian: 3, 8-byte records of two 32-bit ends, or 4,
-  // 6-byte records of two 24-bit ends, each end an ID with its partition in the top bit (for 2
-  // workers). The coding it tampered with, or 0.
+  void Edit(std::vector<std::string>& outgoing) override {
+    if (!tampered_) tampered_ = Tamper(outgoing[0], coding_);
+  }
+  // The records of an edge list's round (EditingExchange::RoundAnnounced), little-endian: 3,
+  // 8-byte records of two 32-bit ends, or 4, 6-byte records of two 24-bit ends, each end an ID
+  // with its partition in the top bit (for 2 workers). The coding it tampered with, or 0.
   static uint8_t Tamper(std::string& batch, uint8_t want) {
-    constexpr size_t kLead = 17;
-    if (batch.size() < kLead + 1 || (static_cast<uint8_t>(batch[0]) & ~1u) != 0) return 0;
-    uint64_t announced;
-    std::memcpy(&announced, batch.data() + 1, 8);
-    if (announced > batch.size() - kLead) return 0;
-    const size_t at = kLead + announced;
+    const std::optional<uint64_t> announced = RoundAnnounced(batch);
+    if (!announced) return 0;
+    const size_t at = kLead + *announced;
     if (at >= batch.size() || static_cast<uint8_t>(batch[at]) != want) return 0;
     const auto coding = static_cast<uint8_t>(batch[at]);
     const size_t bytes = coding == 3 ? 8 : 6;
@@ -940,7 +950,6 @@ class TamperingExchange final : public Exchange {
     return 0;
   }
 
-  Exchange& inner_;
   const uint8_t coding_;
   uint8_t tampered_ = 0;
 };
