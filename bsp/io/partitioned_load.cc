@@ -1520,10 +1520,9 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
       if (file->integer_mode() && MeetIdsDirect(*file, max_id, fresh_ints, fresh_part, uuids)) {
         direct = true;
         ++stats_.direct_rounds;
-        const bool any_id =
+        if (first_round &&
             std::any_of(file->chunks.begin(), file->chunks.end(),
-                        [&](const ParsedChunk& ch) { return ch.num_ids(file->mode) > 0; });
-        if (first_round && any_id) {
+                        [&](const ParsedChunk& ch) { return ch.num_ids(file->mode) > 0; })) {
           // The direct table's start: at most the round's least ID (0 for IDs near 0, or where
           // a table from 0 covers the round). A round without IDs (a share of comments, or none)
           // says nothing.
@@ -2045,8 +2044,7 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
           if constexpr (decltype(with_least)::value) least = std::min({least, a, b});
         }
         max_of[p] = m;
-        // Not wanted: 0 for a batch with records (none is below a base of 0).
-        min_of[p] = decltype(with_least)::value || records[p] == 0 ? least : 0;
+        min_of[p] = least;  // (not wanted: no ID is below a base of 0, or no base is asked)
       });
     });
   };

@@ -177,8 +177,7 @@ PeerLinks::~PeerLinks() {
   Cancel(absl::CancelledError("the job is over"));
   {
     std::unique_lock<std::mutex> lock(mu_);
-    stopping_ = true;
-    changed_.notify_all();
+    stopping_ = true;  // (only the retry thread waits for it)
     retry_changed_.notify_all();
   }
   retry_thread_.join();
