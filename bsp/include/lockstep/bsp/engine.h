@@ -258,13 +258,13 @@ class Engine final : public StepEngine {
       both_ = IsBothDirections<P>() && !topology().symmetric();
       const uint32_t num_remote = topology().num_remote();
       const uint32_t parts = static_cast<uint32_t>(topology().split().size());
-      // On a symmetric graph the slots pulled from are the out-slots, in another order per
-      // vertex: the boundary's pass over the out-slots marks the remote sources as it goes.
-      const bool sources_with_boundary =
-          num_remote > 0 && parts > 1 && parts <= 64 && topology().symmetric() && !both_;
+      // On a symmetric graph every remote vertex is a source: the remote table holds only the
+      // far ends of the part's edges (Topology::Build), and each such edge is an out-edge of its
+      // local end, so an in-edge of it too. No pass over the slots marks them.
+      const bool every_remote_a_source = topology().symmetric();
       if (num_remote > 0) {
-        remote_source_.assign(uint64_t{num_remote} + 1, 0);
-        if (!sources_with_boundary) {
+        remote_source_.assign(uint64_t{num_remote} + 1, every_remote_a_source ? 1 : 0);
+        if (!every_remote_a_source) {
           for (uint32_t slot : AllPullSlots()) {
             remote_source_[std::min<uint32_t>(slot - n, num_remote)] = 1;
           }
@@ -277,7 +277,7 @@ class Engine final : public StepEngine {
       }
       // For each other partition, the local vertices with an out-neighbour there: they send
       // their published value to it.
-      if (parts > 1) FindBoundary(parts, sources_with_boundary);
+      if (parts > 1) FindBoundary(parts);
       if (num_remote > 0) remote_source_.pop_back();
       remote_sources_ = static_cast<uint64_t>(
           std::count(remote_source_.begin(), remote_source_.end(), uint8_t{1}));
@@ -907,10 +907,8 @@ class Engine final : public StepEngine {
   // (or an in-neighbour, for a value that goes both ways), in increasing order (ConnectBroadcast
   // puts them in global-index order, which is the same for a loaded part). Up to 64
   // partitions, each vertex gathers the partitions of its out-neighbours as bits (no branch per
-  // edge) and is listed once per bit; with `mark_sources` (up to 64 partitions), every remote
-  // out-neighbour is marked in remote_source_ (sized num_remote + 1, the last entry a sink for
-  // local slots) on the way.
-  void FindBoundary(uint32_t parts, bool mark_sources) {
+  // edge) and is listed once per bit.
+  void FindBoundary(uint32_t parts) {
     const Topology& topo = topology();
     const uint32_t n = topo.num_local();
     const uint32_t self = static_cast<uint32_t>(topo.part());
@@ -920,28 +918,15 @@ class Engine final : public StepEngine {
       for (uint32_t r = 0; r < topo.num_remote(); ++r) {
         part_of[n + r] = static_cast<uint8_t>(topo.remote_partition(r));
       }
-      auto find = [&](auto mark) {
-        const uint32_t num_remote = topo.num_remote();
-        for (uint32_t v = 0; v < n; ++v) {
-          uint64_t mask = 0;
-          for (uint32_t slot : topo.out_slots(v)) {
-            mask |= uint64_t{1} << part_of[slot];
-            if constexpr (decltype(mark)::value) {
-              remote_source_[std::min<uint32_t>(slot - n, num_remote)] = 1;
-            }
-          }
-          if (both_) {
-            for (uint32_t slot : topo.in_slots(v)) mask |= uint64_t{1} << part_of[slot];
-          }
-          for (mask &= ~(uint64_t{1} << self); mask != 0; mask &= mask - 1) {
-            boundary_[std::countr_zero(mask)].push_back(v);
-          }
+      for (uint32_t v = 0; v < n; ++v) {
+        uint64_t mask = 0;
+        for (uint32_t slot : topo.out_slots(v)) mask |= uint64_t{1} << part_of[slot];
+        if (both_) {
+          for (uint32_t slot : topo.in_slots(v)) mask |= uint64_t{1} << part_of[slot];
         }
-      };
-      if (mark_sources) {
-        find(std::true_type{});
-      } else {
-        find(std::false_type{});
+        for (mask &= ~(uint64_t{1} << self); mask != 0; mask &= mask - 1) {
+          boundary_[std::countr_zero(mask)].push_back(v);
+        }
       }
       return;
     }
