@@ -2956,9 +2956,10 @@ absl::StatusOr<PartitionInput> PartitionLoader::Run() {
   if (!vertex_stopped_) {
     if (auto st = LoadEdgeFile(edge_file_, graphalytics_); !st.ok()) return st;
   }
-  // The rounds' buffers were reused from round to round in malloc's heap; give them back before
-  // the assembly and the build, where a worker's memory peaks.
-  ReturnFreedMemory();
+  // The rounds' buffers stay in malloc's heap, where the steps up to the assembly reuse them
+  // without faulting their pages in again; what is free goes back before the assembly, whose
+  // packed edges are mapped afresh beside the received ones (and the build gives back what the
+  // assembly frees before it lays out the CSR, where a worker's memory peaks).
   bool weighted = false;
   if (auto st = Resolve(weighted); !st.ok()) return st;
   bool ranked = false;
@@ -2969,9 +2970,7 @@ absl::StatusOr<PartitionInput> PartitionLoader::Run() {
   absl::Status asked = AskRemotes();
   if (auto st = AgreeOnStatus(exchange_, asked); !st.ok()) return st;
   ReturnFreedMemory();
-  auto assembled = Assemble(weighted);
-  ReturnFreedMemory();
-  return assembled;
+  return Assemble(weighted);
 }
 
 }  // namespace
