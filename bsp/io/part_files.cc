@@ -45,6 +45,7 @@
 #include "absl/strings/str_cat.h"
 #include "io/parse.h"
 #include "io/share_reader.h"
+#include "lockstep/bsp/free_memory.h"
 #include "lockstep/bsp/job.h"
 #include "lockstep/bsp/oom_safe.h"
 #include "lockstep/bsp/topology.h"
@@ -1205,6 +1206,9 @@ absl::Status DistributedWriter::Run() {
                             {.packed_edges = false});
   if (!part.ok()) return part.status();
   part_ = std::move(*part);
+  // What the assembly freed goes back before the files are encoded (a job's build does so
+  // before its CSR).
+  ReturnFreedMemory();
   std::string edge_file = source_.path;
   format_ = "edgelist";
   if (IsGraphalytics(source_)) {
