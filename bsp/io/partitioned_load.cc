@@ -721,15 +721,17 @@ class Blocks {
     }
   }
   // Calls f(a, b, n) for each pair of blocks of this and `other` (as many elements), in order,
-  // unmapping both after.
-  template <class F>
-  void DrainWith(Blocks& other, F&& f) {
+  // then hands both to give(block, kBlockBytes), which takes them (maps them elsewhere or
+  // unmaps them).
+  template <class F, class Give>
+  void DrainWith(Blocks& other, F&& f, Give&& give) {
     for (size_t b = 0; b < blocks_.size(); ++b) {
       f(static_cast<const T*>(blocks_[b]), static_cast<const T*>(other.blocks_[b]),
         std::min(kBlock, size_ - b * kBlock));
-      ::munmap(blocks_[b], kBlockBytes);
-      ::munmap(other.blocks_[b], kBlockBytes);
-      blocks_[b] = other.blocks_[b] = nullptr;
+      T* mine = std::exchange(blocks_[b], nullptr);
+      T* theirs = std::exchange(other.blocks_[b], nullptr);
+      give(static_cast<void*>(mine), kBlockBytes);
+      give(static_cast<void*>(theirs), kBlockBytes);
     }
     Clear();
     other.Clear();
@@ -759,6 +761,78 @@ class Blocks {
   size_t size_ = 0;
   T* next_ = nullptr;  // where the next element goes in the last block
   T* end_ = nullptr;
+};
+
+// Moves the pages of drained blocks into a PartEdges' mapped bytes (PartEdges::Mapped) ahead of
+// where its pairs are written next, instead of unmapping them: mremap moves a block's pages with
+// no copy, where the pairs' own bytes would fault fresh, zeroed pages in one by one. The pairs
+// are written as runs, each in order from its first pair (an oriented part's heads, then its
+// reverses): a page is moved only where its run has written nothing yet and wholly inside one
+// run, so that the page two runs share and the last one (with the slack) fault in as before.
+// What the pages held before is overwritten by the pairs (a moved page is never read before).
+class PageMover {
+ public:
+  // `starts`: each run's first pair, in increasing order; the last run ends at the last pair.
+  PageMover(PartEdges& edges, std::initializer_list<size_t> starts)
+      : base_(edges.mapped_data()), stride_(edges.stride()) {
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    page_ = page;
+    std::vector<size_t> bounds(starts);
+    bounds.push_back(edges.size());
+    for (size_t r = 0; r + 1 < bounds.size(); ++r) {
+      const size_t first = bounds[r] * stride_, last = bounds[r + 1] * stride_;
+      runs_.push_back({first, RoundUp(first), last / page * page});
+    }
+  }
+  PageMover(const PageMover&) = delete;
+  PageMover& operator=(const PageMover&) = delete;
+
+  // The bytes moved so far.
+  uint64_t moved() const { return moved_; }
+  // Run r has written its pairs up to (not including) pair `next`.
+  void Wrote(size_t r, size_t next) { runs_[r].written = next * stride_; }
+
+  // Takes a mapped block of `bytes` (a multiple of the page size): its pages go to the runs
+  // that have the fewest moved ahead of where they write, the rest is unmapped.
+  void Give(void* block, size_t bytes) {
+    auto* from = static_cast<uint8_t*>(block);
+    size_t done = 0;
+    while (base_ != nullptr && done < bytes) {
+      Run* to = nullptr;
+      for (Run& run : runs_) {
+        run.next = std::max(run.next, RoundUp(run.written));
+        if (run.next < run.end &&
+            (to == nullptr || run.next - run.written < to->next - to->written)) {
+          to = &run;
+        }
+      }
+      if (to == nullptr) break;
+      const size_t n = std::min(bytes - done, to->end - to->next);
+      if (::mremap(from + done, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, base_ + to->next) ==
+          MAP_FAILED) {
+        base_ = nullptr;  // (the pages fault in as they would have)
+        break;
+      }
+      to->next += n;
+      done += n;
+      moved_ += n;
+    }
+    if (done < bytes) ::munmap(from + done, bytes - done);
+  }
+
+ private:
+  struct Run {
+    size_t written;  // bytes from the start: the run's pairs are written up to here
+    size_t next;     // where the next moved page goes (page-aligned)
+    size_t end;      // the end of the last page wholly inside the run
+  };
+  size_t RoundUp(size_t at) const { return (at + page_ - 1) / page_ * page_; }
+
+  uint8_t* base_;
+  size_t stride_;
+  size_t page_ = 4096;
+  std::vector<Run> runs_;
+  uint64_t moved_ = 0;
 };
 
 // The records one chunk of a round has for one destination, in a buffer grown by doubling from a
@@ -2727,7 +2801,7 @@ absl::StatusOr<bool> PartitionLoader::OrientWith(const Ends& ends_in, size_t own
     });
   }
   if (loop && options_.in_edges_if_symmetric.value_or(in_edges_)) return false;
-  edges = PartEdges(heads + reverses, owned, n);
+  edges = PartEdges::Mapped(heads + reverses, owned, n);
   edges.symmetric = true;
   edges.oriented = true;
   edges.heads = heads;
@@ -2738,34 +2812,41 @@ absl::StatusOr<bool> PartitionLoader::OrientWith(const Ends& ends_in, size_t own
   const size_t total = heads + reverses;
   size_t h = 0, r = heads;
   bool over = false;
+  PageMover mover(edges, {0, heads});
   for (EdgesFrom& e : from_) {
-    e.src.DrainWith(e.dst, [&](const uint32_t* s, const uint32_t* d, size_t count) {
-      size_t hi = h, ri = r;         // (kept in registers)
-      constexpr size_t kAhead = 16;  // pairs
-      for (size_t i = 0; i < count; ++i) {
-        if (i + kAhead < count) {
-          ends.Prefetch(s[i + kAhead]);
-          ends.Prefetch(d[i + kAhead]);
-        }
-        if (ends.Owned(s[i])) {
-          if (hi == heads) [[unlikely]] {
-            over = true;
-          } else {
-            edges.Set(hi++, ends.Local(s[i]), ends.Entry(d[i]));
+    e.src.DrainWith(
+        e.dst,
+        [&](const uint32_t* s, const uint32_t* d, size_t count) {
+          size_t hi = h, ri = r;         // (kept in registers)
+          constexpr size_t kAhead = 16;  // pairs
+          for (size_t i = 0; i < count; ++i) {
+            if (i + kAhead < count) {
+              ends.Prefetch(s[i + kAhead]);
+              ends.Prefetch(d[i + kAhead]);
+            }
+            if (ends.Owned(s[i])) {
+              if (hi == heads) [[unlikely]] {
+                over = true;
+              } else {
+                edges.Set(hi++, ends.Local(s[i]), ends.Entry(d[i]));
+              }
+            }
+            if (ends.Owned(d[i]) && s[i] != d[i]) {
+              if (ri == total) [[unlikely]] {
+                over = true;
+              } else {
+                edges.Set(ri++, ends.Local(d[i]), ends.Entry(s[i]));
+              }
+            }
           }
-        }
-        if (ends.Owned(d[i]) && s[i] != d[i]) {
-          if (ri == total) [[unlikely]] {
-            over = true;
-          } else {
-            edges.Set(ri++, ends.Local(d[i]), ends.Entry(s[i]));
-          }
-        }
-      }
-      h = hi;
-      r = ri;
-    });
+          h = hi;
+          r = ri;
+          mover.Wrote(0, h);
+          mover.Wrote(1, r);
+        },
+        [&](void* block, size_t bytes) { mover.Give(block, bytes); });
   }
+  stats_.bytes_moved += mover.moved();
   if (over || h != heads || r != total) return Malformed();
   raw_ends_ = false;
   raw_owned_ids_ = RankedBits();
@@ -2829,16 +2910,22 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
     if (!oriented) {
       if (raw_ends_) RewriteRawEnds(ids);
       // Packed sender by sender, each sender's blocks returned once copied.
-      result.edges = PartEdges(m, n);
+      result.edges = PartEdges::Mapped(m, n, n);
       result.edges.symmetric = symmetric_;
       size_t at = 0;
+      PageMover mover(result.edges, {0});
       for (EdgesFrom& e : from_) {
-        e.src.DrainWith(e.dst, [&](const uint32_t* s, const uint32_t* d, size_t count) {
-          tbb::parallel_for(size_t{0}, count,
-                            [&](size_t i) { result.edges.Set(at + i, s[i], d[i]); });
-          at += count;
-        });
+        e.src.DrainWith(
+            e.dst,
+            [&](const uint32_t* s, const uint32_t* d, size_t count) {
+              tbb::parallel_for(size_t{0}, count,
+                                [&](size_t i) { result.edges.Set(at + i, s[i], d[i]); });
+              at += count;
+              mover.Wrote(0, at);
+            },
+            [&](void* block, size_t bytes) { mover.Give(block, bytes); });
       }
+      stats_.bytes_moved += mover.moved();
     }
     from_.clear();
     if (sorted_) SortPartEdges(result.edges, g.weights, pv.global, n);

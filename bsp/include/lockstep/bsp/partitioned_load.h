@@ -86,6 +86,9 @@ struct PartitionLoadStats {
   // Of the 6-byte ones, those whose IDs are less the load's base (IDs far from 0).
   uint64_t based_records = 0;
   bool oriented = false;  // the part's edges go to the build oriented (PartEdges)
+  // Bytes of the received edges' blocks whose pages became the packed edges' (moved, not faulted
+  // in afresh).
+  uint64_t bytes_moved = 0;
   // Where the worker stopped receiving integer IDs raw (docs/design.md §4): it never did (not an
   // edge list, or turned off); at an announcement or a record it could not keep so; at the
   // ranking, because another worker had stopped; or it never stopped, and the global indexes

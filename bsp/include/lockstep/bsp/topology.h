@@ -69,9 +69,18 @@ class PartEdges {
         stride_((src_bits_ + dst_bits_ + 7) / 8),
         // Not value-initialised: the pages are touched as the pairs are written. 8 bytes of
         // slack let every pair be read as a 64-bit load.
-        bytes_(new uint8_t[edges * stride_ + 8]) {
+        bytes_(new uint8_t[edges * stride_ + 8], Free{0}) {
     std::memset(bytes_.get() + edges * stride_, 0, 8);  // the slack is read, never used
   }
+  // The same, its bytes mapped from the kernel at a page boundary instead of taken from malloc,
+  // so that whole pages of them can be replaced by pages moved from elsewhere (mremap) before
+  // the pairs there are written: the partitioned load moves the pages of the received edges it
+  // has laid out, instead of faulting fresh ones in (docs/design.md §4).
+  static PartEdges Mapped(size_t edges, uint64_t sources, uint64_t targets);
+  // Mapped() only: the first byte (page-aligned) and the bytes per pair; pair e is at
+  // mapped_data() + e * stride(), and the 8 bytes of slack after the last pair are written.
+  uint8_t* mapped_data() { return bytes_.get_deleter().mapped != 0 ? bytes_.get() : nullptr; }
+  size_t stride() const { return stride_; }
 
   size_t size() const { return size_; }
   size_t bytes() const { return bytes_ ? size_ * stride_ + 8 : 0; }
@@ -136,10 +145,15 @@ class PartEdges {
     std::memcpy(&v, bytes_.get() + e * stride_, 8);
     return v;
   }
+  // Frees the bytes: unmapped (`mapped` bytes of them) or deleted.
+  struct Free {
+    size_t mapped;  // (0 when value-initialised, as a unique_ptr does)
+    void operator()(uint8_t* p) const;
+  };
   size_t size_ = 0;
   uint32_t src_bits_ = 1, dst_bits_ = 1;
   size_t stride_ = 1;
-  std::unique_ptr<uint8_t[]> bytes_;
+  std::unique_ptr<uint8_t[], Free> bytes_;
 };
 
 // The structure of one process's part of a graph (docs/design.md §3.6): local vertices with dense
