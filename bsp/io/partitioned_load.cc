@@ -3045,8 +3045,9 @@ absl::StatusOr<PartitionInput> PartitionLoader::Run() {
   }
   // The rounds' buffers stay in malloc's heap, where the steps up to the assembly reuse them
   // without faulting their pages in again; what is free goes back before the assembly, whose
-  // packed edges are mapped afresh beside the received ones (and the build gives back what the
-  // assembly frees before it lays out the CSR, where a worker's memory peaks).
+  // packed edges are mapped beside the received ones and do not reuse the heap (and the build,
+  // or a cluster's writer of part files, gives back what the assembly frees before it lays out
+  // the CSR, where a worker's memory peaks).
   bool weighted = false;
   if (auto st = Resolve(weighted); !st.ok()) return st;
   bool ranked = false;
