@@ -808,11 +808,18 @@ class PageMover {
       }
       if (to == nullptr) break;
       const size_t n = std::min(bytes - done, to->end - to->next);
-      if (::mremap(from + done, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, base_ + to->next) ==
-          MAP_FAILED) {
-        base_ = nullptr;  // (the pages fault in as they would have)
+      if (moves_ == kMaxMoves || ::mremap(from + done, n, n, MREMAP_MAYMOVE | MREMAP_FIXED,
+                                          base_ + to->next) == MAP_FAILED) {
+        // The rest of the pages fault in as they would have. (A failed mremap may have unmapped
+        // the place already: it is mapped again, so that no pair lands in a hole.)
+        if (moves_ != kMaxMoves) {
+          ::mmap(base_ + to->next, n, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        }
+        base_ = nullptr;
         break;
       }
+      ++moves_;
       to->next += n;
       done += n;
       moved_ += n;
@@ -828,11 +835,17 @@ class PageMover {
   };
   size_t RoundUp(size_t at) const { return (at + page_ - 1) / page_ * page_; }
 
+  // Each move leaves a mapping of its own (moved pages do not merge with their neighbours'),
+  // so they stop short of the kernel's limit of mappings a process (vm.max_map_count, 65,530 by
+  // default): 4 GiB of pairs moved at most.
+  static constexpr size_t kMaxMoves = 4096;
+
   uint8_t* base_;
   size_t stride_;
   size_t page_ = 4096;
   std::vector<Run> runs_;
   uint64_t moved_ = 0;
+  size_t moves_ = 0;
 };
 
 // The records one chunk of a round has for one destination, in a buffer grown by doubling from a
@@ -3045,9 +3058,9 @@ absl::StatusOr<PartitionInput> PartitionLoader::Run() {
   }
   // The rounds' buffers stay in malloc's heap, where the steps up to the assembly reuse them
   // without faulting their pages in again; what is free goes back before the assembly, whose
-  // packed edges are mapped beside the received ones and do not reuse the heap (and the build,
-  // or a cluster's writer of part files, gives back what the assembly frees before it lays out
-  // the CSR, where a worker's memory peaks).
+  // packed edges are mapped beside the received ones and do not reuse the heap (and the build
+  // gives back what the assembly frees before it lays out the CSR, where a worker's memory
+  // peaks; a cluster's writer of part files, before it encodes them).
   bool weighted = false;
   if (auto st = Resolve(weighted); !st.ok()) return st;
   bool ranked = false;

@@ -805,7 +805,8 @@ TEST_F(PartitionedLoadTest, UndirectedWithoutSelfLoopsEqualsWholeBuild) {
 // and pages were moved.
 TEST_F(PartitionedLoadTest, PairsOnMovedPagesEqualWholeBuild) {
   // 40,000 edges without self-loops among 5,000 vertices: some 27,000 pairs a worker of 3, about
-  // 33 pages of 5-byte pairs.
+  // 20-26 pages of 3-byte (oriented) or 4-byte pairs, each run filled from the first sender's
+  // block.
   std::mt19937_64 rng(7);
   std::string text;
   for (int e = 0; e < 40000; ++e) {
@@ -830,6 +831,32 @@ TEST_F(PartitionedLoadTest, PairsOnMovedPagesEqualWholeBuild) {
         EXPECT_GT(workers[r].stats.bytes_moved, 0u) << where;
       }
     }
+  }
+}
+
+// The same with several blocks of received edges per sender (a block holds 2^18 ends), so that
+// the runs are filled from block after block, past pages moved earlier and already written:
+// 1,200,000 edges among 200,000 vertices on 2 workers, 5-byte oriented pairs.
+TEST_F(PartitionedLoadTest, PairsOnPagesMovedFromSeveralBlocksEqualWholeBuild) {
+  std::mt19937_64 rng(11);
+  std::string text;
+  for (int e = 0; e < 1200000; ++e) {
+    const uint64_t s = rng() % 200000, d = (s + 1 + rng() % 199999) % 200000;
+    absl::StrAppend(&text, s, " ", d, "\n");
+  }
+  const GraphSource source{.path = dir_.Write("blocks.el", text), .undirected = true};
+  auto whole = LoadGraph(source, WeightUse::kIgnore);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  auto workers = LoadOnWorkers<NoValue>(source, WeightUse::kIgnore, 2, true, 1 << 20);
+  for (uint32_t r = 0; r < 2; ++r) {
+    const std::string where = "worker " + std::to_string(r);
+    ASSERT_TRUE(workers[r].status.ok()) << where << ": " << workers[r].status;
+    auto want = Graph<NoValue>::Build(*whole, *partition::Range::Whole(2), r, true);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ExpectSameGraph(*workers[r].graph, *want, where);
+    EXPECT_TRUE(workers[r].stats.oriented) << where;
+    // More than the two blocks of the first sender: pages came from later blocks too.
+    EXPECT_GT(workers[r].stats.bytes_moved, uint64_t{2} << 20) << where;
   }
 }
 
