@@ -22,19 +22,13 @@ void PartEdges::Free::operator()(uint8_t* p) const {
   }
 }
 
-PartEdges PartEdges::Mapped(size_t edges, uint64_t sources, uint64_t targets) {
-  PartEdges e;
-  e.size_ = edges;
-  e.src_bits_ = BitsFor(sources);
-  e.dst_bits_ = BitsFor(targets);
-  e.stride_ = (e.src_bits_ + e.dst_bits_ + 7) / 8;
+std::unique_ptr<uint8_t[], PartEdges::Free> PartEdges::Allocate(size_t bytes, bool mapped) {
+  if (!mapped) return std::unique_ptr<uint8_t[], Free>(new uint8_t[bytes], Free{0});
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  const size_t bytes = (edges * e.stride_ + 8 + page - 1) / page * page;
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const size_t length = (bytes + page - 1) / page * page;
+  void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
-  e.bytes_ = std::unique_ptr<uint8_t[], Free>(static_cast<uint8_t*>(p), Free{bytes});
-  std::memset(e.bytes_.get() + edges * e.stride_, 0, 8);  // the slack is read, never used
-  return e;
+  return std::unique_ptr<uint8_t[], Free>(static_cast<uint8_t*>(p), Free{length});
 }
 
 namespace {

@@ -774,14 +774,14 @@ class PageMover {
  public:
   // `starts`: each run's first pair, in increasing order; the last run ends at the last pair.
   PageMover(PartEdges& edges, std::initializer_list<size_t> starts)
-      : base_(edges.mapped_data()), stride_(edges.stride()) {
-    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    page_ = page;
+      : base_(edges.mapped_data()),
+        stride_(edges.stride()),
+        page_(static_cast<size_t>(::sysconf(_SC_PAGESIZE))) {
     std::vector<size_t> bounds(starts);
     bounds.push_back(edges.size());
     for (size_t r = 0; r + 1 < bounds.size(); ++r) {
       const size_t first = bounds[r] * stride_, last = bounds[r + 1] * stride_;
-      runs_.push_back({first, RoundUp(first), last / page * page});
+      runs_.push_back({first, RoundUp(first), last / page_ * page_});
     }
   }
   PageMover(const PageMover&) = delete;
@@ -842,7 +842,7 @@ class PageMover {
 
   uint8_t* base_;
   size_t stride_;
-  size_t page_ = 4096;
+  size_t page_;
   std::vector<Run> runs_;
   uint64_t moved_ = 0;
   size_t moves_ = 0;

@@ -798,6 +798,37 @@ TEST_F(PartitionedLoadTest, UndirectedWithoutSelfLoopsEqualsWholeBuild) {
             std::vector<bool>(3, false));
 }
 
+// `edges` random edges among `vertices` integer IDs, none a self-loop (so that a symmetric part
+// goes oriented even where its build needs in-edges).
+std::string EdgeListWithoutLoops(uint64_t seed, uint64_t vertices, int edges) {
+  std::mt19937_64 rng(seed);
+  std::string text;
+  for (int e = 0; e < edges; ++e) {
+    const uint64_t s = rng() % vertices, d = (s + 1 + rng() % (vertices - 1)) % vertices;
+    absl::StrAppend(&text, s, " ", d, "\n");
+  }
+  return text;
+}
+
+// Loads `source` (no self-loops) on n workers with in-edges and expects the whole build's parts,
+// oriented exactly when the input is undirected, each on more than `moved` bytes of pages moved
+// from its received edges' blocks.
+void ExpectPartsOnMovedPages(const GraphSource& source, uint32_t n, uint64_t moved) {
+  auto whole = LoadGraph(source, WeightUse::kIgnore);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  auto workers = LoadOnWorkers<NoValue>(source, WeightUse::kIgnore, n, true, 1 << 20);
+  for (uint32_t r = 0; r < n; ++r) {
+    const std::string where = "undirected=" + std::to_string(source.undirected) +
+                              " n=" + std::to_string(n) + " worker " + std::to_string(r);
+    ASSERT_TRUE(workers[r].status.ok()) << where << ": " << workers[r].status;
+    auto want = Graph<NoValue>::Build(*whole, *partition::Range::Whole(n), r, true);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ExpectSameGraph(*workers[r].graph, *want, where);
+    EXPECT_EQ(workers[r].stats.oriented, source.undirected) << where;
+    EXPECT_GT(workers[r].stats.bytes_moved, moved) << where;
+  }
+}
+
 // Laying out the packed pairs moves the pages of the received edges' blocks it is done with into
 // the pairs' bytes ahead of where they are written (PageMover), instead of faulting fresh ones in:
 // with pairs over many pages and several senders per worker, oriented (two runs of pairs, the
@@ -807,57 +838,21 @@ TEST_F(PartitionedLoadTest, PairsOnMovedPagesEqualWholeBuild) {
   // 40,000 edges without self-loops among 5,000 vertices: some 27,000 pairs a worker of 3, about
   // 20-26 pages of 3-byte (oriented) or 4-byte pairs, each run filled from the first sender's
   // block.
-  std::mt19937_64 rng(7);
-  std::string text;
-  for (int e = 0; e < 40000; ++e) {
-    const uint64_t s = rng() % 5000, d = (s + 1 + rng() % 4999) % 5000;
-    absl::StrAppend(&text, s, " ", d, "\n");
-  }
-  const std::string path = dir_.Write("moved.el", text);
+  const std::string path = dir_.Write("moved.el", EdgeListWithoutLoops(7, 5000, 40000));
   for (bool undirected : {true, false}) {
-    const GraphSource source{.path = path, .undirected = undirected};
-    auto whole = LoadGraph(source, WeightUse::kIgnore);
-    ASSERT_TRUE(whole.ok()) << whole.status();
     for (uint32_t n : {3u, 4u}) {
-      auto workers = LoadOnWorkers<NoValue>(source, WeightUse::kIgnore, n, true, 1 << 20);
-      for (uint32_t r = 0; r < n; ++r) {
-        const std::string where = "undirected=" + std::to_string(undirected) +
-                                  " n=" + std::to_string(n) + " worker " + std::to_string(r);
-        ASSERT_TRUE(workers[r].status.ok()) << where << ": " << workers[r].status;
-        auto want = Graph<NoValue>::Build(*whole, *partition::Range::Whole(n), r, true);
-        ASSERT_TRUE(want.ok()) << want.status();
-        ExpectSameGraph(*workers[r].graph, *want, where);
-        EXPECT_EQ(workers[r].stats.oriented, undirected) << where;
-        EXPECT_GT(workers[r].stats.bytes_moved, 0u) << where;
-      }
+      ExpectPartsOnMovedPages({.path = path, .undirected = undirected}, n, 0);
     }
   }
 }
 
 // The same with several blocks of received edges per sender (a block holds 2^18 ends), so that
 // the runs are filled from block after block, past pages moved earlier and already written:
-// 1,200,000 edges among 200,000 vertices on 2 workers, 5-byte oriented pairs.
+// 1,200,000 edges among 200,000 vertices on 2 workers, 5-byte oriented pairs; more than the
+// first sender's two blocks are moved.
 TEST_F(PartitionedLoadTest, PairsOnPagesMovedFromSeveralBlocksEqualWholeBuild) {
-  std::mt19937_64 rng(11);
-  std::string text;
-  for (int e = 0; e < 1200000; ++e) {
-    const uint64_t s = rng() % 200000, d = (s + 1 + rng() % 199999) % 200000;
-    absl::StrAppend(&text, s, " ", d, "\n");
-  }
-  const GraphSource source{.path = dir_.Write("blocks.el", text), .undirected = true};
-  auto whole = LoadGraph(source, WeightUse::kIgnore);
-  ASSERT_TRUE(whole.ok()) << whole.status();
-  auto workers = LoadOnWorkers<NoValue>(source, WeightUse::kIgnore, 2, true, 1 << 20);
-  for (uint32_t r = 0; r < 2; ++r) {
-    const std::string where = "worker " + std::to_string(r);
-    ASSERT_TRUE(workers[r].status.ok()) << where << ": " << workers[r].status;
-    auto want = Graph<NoValue>::Build(*whole, *partition::Range::Whole(2), r, true);
-    ASSERT_TRUE(want.ok()) << want.status();
-    ExpectSameGraph(*workers[r].graph, *want, where);
-    EXPECT_TRUE(workers[r].stats.oriented) << where;
-    // More than the two blocks of the first sender: pages came from later blocks too.
-    EXPECT_GT(workers[r].stats.bytes_moved, uint64_t{2} << 20) << where;
-  }
+  const std::string path = dir_.Write("blocks.el", EdgeListWithoutLoops(11, 200000, 1200000));
+  ExpectPartsOnMovedPages({.path = path, .undirected = true}, 2, uint64_t{2} << 20);
 }
 
 TEST_F(PartitionedLoadTest, WeightsEqualWholeBuild) {

@@ -63,20 +63,14 @@ class PartEdges {
   PartEdges(size_t edges, uint64_t vertices) : PartEdges(edges, vertices, vertices) {}
   // Sources below `sources`, targets below `targets`.
   PartEdges(size_t edges, uint64_t sources, uint64_t targets)
-      : size_(edges),
-        src_bits_(BitsFor(sources)),
-        dst_bits_(BitsFor(targets)),
-        stride_((src_bits_ + dst_bits_ + 7) / 8),
-        // Not value-initialised: the pages are touched as the pairs are written. 8 bytes of
-        // slack let every pair be read as a 64-bit load.
-        bytes_(new uint8_t[edges * stride_ + 8], Free{0}) {
-    std::memset(bytes_.get() + edges * stride_, 0, 8);  // the slack is read, never used
-  }
+      : PartEdges(edges, sources, targets, false) {}
   // The same, its bytes mapped from the kernel at a page boundary instead of taken from malloc,
   // so that whole pages of them can be replaced by pages moved from elsewhere (mremap) before
   // the pairs there are written: the partitioned load moves the pages of the received edges it
   // has laid out, instead of faulting fresh ones in (docs/design.md §4).
-  static PartEdges Mapped(size_t edges, uint64_t sources, uint64_t targets);
+  static PartEdges Mapped(size_t edges, uint64_t sources, uint64_t targets) {
+    return PartEdges(edges, sources, targets, true);
+  }
   // Mapped() only: the first byte (page-aligned) and the bytes per pair; pair e is at
   // mapped_data() + e * stride(), and the 8 bytes of slack after the last pair are written.
   uint8_t* mapped_data() { return bytes_.get_deleter().mapped != 0 ? bytes_.get() : nullptr; }
@@ -150,6 +144,18 @@ class PartEdges {
     size_t mapped;  // (0 when value-initialised, as a unique_ptr does)
     void operator()(uint8_t* p) const;
   };
+  PartEdges(size_t edges, uint64_t sources, uint64_t targets, bool mapped)
+      : size_(edges),
+        src_bits_(BitsFor(sources)),
+        dst_bits_(BitsFor(targets)),
+        stride_((src_bits_ + dst_bits_ + 7) / 8),
+        // 8 bytes of slack let every pair be read as a 64-bit load.
+        bytes_(Allocate(edges * stride_ + 8, mapped)) {
+    std::memset(bytes_.get() + edges * stride_, 0, 8);  // the slack is read, never used
+  }
+  // `bytes` not value-initialised (the pages are touched as the pairs are written): from new[],
+  // or mapped from the kernel at a page boundary.
+  static std::unique_ptr<uint8_t[], Free> Allocate(size_t bytes, bool mapped);
   size_t size_ = 0;
   uint32_t src_bits_ = 1, dst_bits_ = 1;
   size_t stride_ = 1;
