@@ -24,7 +24,6 @@
 #include "lockstep/bsp/graph.h"
 #include "lockstep/bsp/neighbourhood.h"
 #include "lockstep/bsp/program.h"
-#include "lockstep/bsp/radix_sort.h"
 #include "lockstep/bsp/relay_positions.h"
 #include "lockstep/bsp/trace.h"
 #include "lockstep/bsp/vertex_id.h"
@@ -504,8 +503,8 @@ class Engine final : public StepEngine {
                                               " lists for ", parts, " partitions"));
     }
     std::vector<std::vector<uint32_t>> mirror(parts);
+    // Each partition's remote vertices are in global-index order in the remote table.
     const std::vector<uint32_t>& begin = topo.remote_partition_begin();
-    std::vector<uint64_t> keyed, scratch;  // (global index, remote index)
     for (uint32_t p = 0; p < parts && failed.ok(); ++p) {
       if (p == self) continue;
       const std::string& bytes = (*incoming)[p];
@@ -517,36 +516,30 @@ class Engine final : public StepEngine {
         break;
       }
       std::memcpy(head, bytes.data(), sizeof(head));
-      keyed.clear();
-      uint32_t max_global = 0;
       ListDigest digest;
+      bool increasing = true;
+      uint32_t last_global = 0;
       for (uint32_t r = begin[p]; r < begin[p + 1]; ++r) {
         if (!remote_source_[r]) continue;
         const uint32_t g = topo.SlotGlobalIndex(n + r);
-        max_global = std::max(max_global, g);
-        keyed.push_back(uint64_t{g} << 32 | r);
+        increasing = increasing && (mirror[p].empty() || g > last_global);
+        last_global = g;
+        mirror[p].push_back(r);
         digest.Add(g, topo.remote_id(r));
       }
-      SortByHighWord(keyed, max_global, scratch);
-      bool increasing = true;
-      mirror[p].resize(keyed.size());
-      for (size_t i = 0; i < keyed.size(); ++i) {
-        increasing = increasing && (i == 0 || keyed[i] >> 32 > keyed[i - 1] >> 32);
-        mirror[p][i] = static_cast<uint32_t>(keyed[i]);
-      }
-      if (head[0] != keyed.size()) {
+      if (head[0] != mirror[p].size()) {
         failed = absl::FailedPreconditionError(
             absl::StrCat("cannot set up the relay: partition ", p, " would send the values of ",
-                         head[0], " vertices, but partition ", self, " has ", keyed.size(),
+                         head[0], " vertices, but partition ", self, " has ", mirror[p].size(),
                          " remote in-neighbours in partition ", p));
       } else if (!increasing) {
         failed = absl::InternalError(
-            absl::StrCat("cannot set up the relay: two remote vertices of ", "partition ", self,
-                         " in partition ", p, " share a global index"));
+            absl::StrCat("cannot set up the relay: the remote vertices of partition ", self,
+                         " in partition ", p, " are not in increasing global-index order"));
       } else if (head[1] != digest.value) {
         failed = absl::FailedPreconditionError(
             absl::StrCat("cannot set up the relay: partition ", p, " would send the values of ",
-                         head[0], " vertices that are not the ", keyed.size(),
+                         head[0], " vertices that are not the ", mirror[p].size(),
                          " remote in-neighbours partition ", self, " has in partition ", p));
       }
     }
@@ -1693,18 +1686,42 @@ class Engine final : public StepEngine {
                            connected_ ? " has no such peer" : " has not set up positions with it"));
         }
         const std::vector<uint32_t>& mirror = mirror_[from];
-        auto st =
-            ForEachPosition(batch.coding, batch.positions, static_cast<uint32_t>(mirror.size()),
-                            from, [&](uint32_t position) -> absl::Status {
-                              Message m;
-                              if (!Codec<Message>::Decode(bytes, m)) {
-                                return absl::DataLossError(absl::StrCat(
-                                    "cannot decode a ", kWhat, " relayed from partition ", from));
-                              }
-                              accept(mirror[position], std::move(m));
-                              return absl::OkStatus();
-                            });
-        if (!st.ok()) return st;
+        if (IsBroadcast<P>() && !IsAnyOrder<P>() && batch.coding == PositionCoding::kAll &&
+            !mirror.empty() && mirror.back() - mirror.front() + 1 == mirror.size()) {
+          // Every value of the list, and the list is a run of the remote table (each partition's
+          // remotes are in the order their owner lists them): decoded in place, in order.
+          if (!batch.positions.empty()) {
+            return absl::DataLossError(
+                absl::StrCat("partition ", from,
+                             " relayed a batch with malformed positions: bytes after 'all'"));
+          }
+          const uint64_t base = uint64_t{topo.num_local()} + mirror.front();
+          Message* out = published_.data() + base;
+          for (size_t i = 0; i < mirror.size(); ++i) {
+            if (!Codec<Message>::Decode(bytes, out[i])) {
+              return absl::DataLossError(
+                  absl::StrCat("cannot decode a ", kWhat, " relayed from partition ", from));
+            }
+          }
+          uint8_t* flags = has_published_.data() + base;
+          uint64_t had = 0;
+          for (size_t i = 0; i < mirror.size(); ++i) had += flags[i] != 0;
+          remote_published_count_ += mirror.size() - had;
+          std::memset(flags, 1, mirror.size());
+        } else {
+          auto st =
+              ForEachPosition(batch.coding, batch.positions, static_cast<uint32_t>(mirror.size()),
+                              from, [&](uint32_t position) -> absl::Status {
+                                Message m;
+                                if (!Codec<Message>::Decode(bytes, m)) {
+                                  return absl::DataLossError(absl::StrCat(
+                                      "cannot decode a ", kWhat, " relayed from partition ", from));
+                                }
+                                accept(mirror[position], std::move(m));
+                                return absl::OkStatus();
+                              });
+          if (!st.ok()) return st;
+        }
       }
       for (const VertexId& id : batch.ids) {
         Message m;
@@ -1761,7 +1778,18 @@ class Engine final : public StepEngine {
         if (boundary.empty()) continue;
         RelayBatch batch = NewBatch(superstep, q);
         uint64_t count = 0;
-        if (connected_) {
+        const bool all =
+            connected_ && std::all_of(boundary.begin(), boundary.end(),
+                                      [&](uint32_t v) { return has_published_[v] == 1; });
+        if (all) {
+          // Every value (PageRank): no positions to write, and the receiver decodes in place.
+          if constexpr (std::is_trivially_copyable_v<Message>) {
+            batch.payload.reserve(boundary.size() * sizeof(Message));
+          }
+          for (uint32_t v : boundary) Codec<Message>::Encode(published_[v], batch.payload);
+          count = boundary.size();
+          batch.coding = PositionCoding::kAll;
+        } else if (connected_) {
           PositionWriter positions(batch.positions);
           for (uint32_t i = 0; i < boundary.size(); ++i) {
             if (has_published_[boundary[i]] != 1) continue;

@@ -25,7 +25,7 @@ enum class PositionCoding : uint8_t {
 // per position of `positions` (in position order), then one per entry of `ids`.
 //
 // A position is an index into a list agreed at set-up: for messages, the sender's remote vertices
-// owned by the receiver (its remote table's slice for that partition, in UUID order); for a
+// owned by the receiver (its remote table's slice for that partition, in global-index order); for a
 // broadcast program's published values (`published`), the sender's vertices with an out-neighbour
 // in the receiving partition (in index order). `ids` are UUIDs for what has no agreed position: a
 // message sent with Context::SendTo, or anything from an engine that was not connected.
