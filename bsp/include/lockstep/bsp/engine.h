@@ -462,9 +462,9 @@ class Engine final : public StepEngine {
   // sides list them in global-index order (the load's numbering of the whole graph, which both
   // hold for these vertices), so no vertex needs naming: each sender sends each peer its list's
   // length and a digest of its vertices' global indexes and UUIDs, and the receiver checks them
-  // against its own list, sorted by a radix sort. (The lists went as UUIDs, 16 bytes a vertex,
-  // each looked up in the remote table: about 4% of the workers' CPU in a 1-iteration
-  // PageRank job at scale 20.)
+  // against its own list, which its remote table holds in that order. (The lists went as UUIDs,
+  // 16 bytes a vertex, each looked up in the remote table: about 4% of the workers' CPU in a
+  // 1-iteration PageRank job at scale 20.)
   absl::Status ConnectBroadcast(Exchange& exchange) {
     const Topology& topo = topology();
     const uint32_t parts = static_cast<uint32_t>(topo.split().size());
