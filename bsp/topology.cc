@@ -335,9 +335,9 @@ absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, 
     });
   }
   // In (owner, global index) order: each partition's remotes in the order in which their owner
-  // numbers its own vertices and lists the values it relays by position (Engine::ConnectPeers),
-  // so that relayed values land in increasing slots. In (owner, UUID) order they were scattered
-  // over the remote table: a third of a worker's relay decode went to cache misses.
+  // numbers its own vertices and lists the values it relays by position
+  // (Engine::ConnectBroadcast), so that relayed values land in increasing slots. In (owner, UUID)
+  // order they were scattered over the table, and decoding them took three times as long.
   std::vector<uint64_t> keyed;  // (global index, input vertex), sorted by global index
   uint32_t max_global = 0;
   bool sorted = true;
@@ -500,7 +500,6 @@ absl::StatusOr<Topology> Topology::Build(Edges& edges, const GraphInput* input, 
   // input may go, after its edge arrays.
   edges.Release();
   if (auto st = t.IndexLocals(); !st.ok()) return st;
-  t.IndexRemotes();
   // The build's temporaries go back before the engine's state and the supersteps' buffers come.
   ReturnFreedMemory();
   return t;
@@ -541,11 +540,19 @@ std::vector<uint32_t> Topology::SortedByUuid(const std::vector<VertexId>& ids) {
   return order;
 }
 
-void Topology::IndexRemotes() {
-  remote_by_id_ = SortedByUuid(remote_ids_);
-  IndexBuckets(
-      remote_by_id_.size(), [&](size_t i) { return LeadingBits(remote_ids_[remote_by_id_[i]]); },
-      remote_bucket_, remote_bucket_shift_);
+const Topology::RemoteIndex& Topology::LazyRemoteIndex::Get(const Topology& t) const {
+  std::call_once(*once_, [&] {
+    // Isolated: a thread waiting for the sort's tasks takes no other task that could look up a
+    // remote vertex and wait on this very call.
+    tbb::this_task_arena::isolate([&] {
+      index_.by_id = SortedByUuid(t.remote_ids_);
+      IndexBuckets(
+          index_.by_id.size(),
+          [&](size_t i) { return LeadingBits(t.remote_ids_[index_.by_id[i]]); }, index_.bucket,
+          index_.shift);
+    });
+  });
+  return index_;
 }
 
 absl::Status Topology::IndexLocals() {

@@ -1041,6 +1041,58 @@ TEST(MalformedBatchTest, BitmapBitBeyondTheList) {
   EXPECT_THAT(st.message(), HasSubstr("partition 0 relayed a batch with malformed positions"));
 }
 
+// On a symmetric graph every remote vertex of partition 0 is an in-neighbour in partition 1, so a
+// batch of every value is decoded in place into a run of partition 1's remote table: a malformed
+// one fails as it does on the general path.
+TEST(MalformedBatchTest, EveryValueOfARunDecodedInPlaceOrFailsNamingTheSender) {
+  GraphInput input = RandomGraph(60, 200, 7);
+  MakeSymmetric(input);
+  auto value = [](RelayBatch& b, uint64_t x) { Codec<uint64_t>::Encode(x, b.payload); };
+  const std::vector<BadBatch> cases = {
+      {"bytes after all",
+       [&](RelayBatch& b, uint32_t size) {
+         b.positions = "x";
+         for (uint32_t i = 0; i < size; ++i) value(b, 1);
+       },
+       absl::StatusCode::kDataLoss, "after 'all'"},
+      {"fewer values than the list",
+       [&](RelayBatch& b, uint32_t size) {
+         for (uint32_t i = 0; i + 1 < size; ++i) value(b, 1);
+       },
+       absl::StatusCode::kDataLoss, "cannot decode a value relayed from partition 0"},
+      {"trailing bytes",
+       [&](RelayBatch& b, uint32_t size) {
+         for (uint32_t i = 0; i < size; ++i) value(b, 1);
+         b.payload += "x";
+       },
+       absl::StatusCode::kDataLoss, "trailing bytes in a batch relayed from partition 0"},
+  };
+  for (const BadBatch& c : cases) {
+    SCOPED_TRACE(c.name);
+    Cluster<PublishProgram> cluster(PublishProgram{.position = Positions(input)}, input, 2, true);
+    const Topology& topo = cluster.engine(1).topology();
+    const auto& begin = topo.remote_partition_begin();
+    const uint32_t size = begin[1] - begin[0];
+    ASSERT_GT(size, 1u);
+    // Every remote vertex of partition 0 is a source here: the list is the table's run.
+    std::set<uint32_t> sources;
+    for (uint32_t v = 0; v < topo.num_local(); ++v) {
+      for (uint32_t slot : topo.in_slots(v)) {
+        if (!topo.IsLocal(slot)) sources.insert(slot - topo.num_local());
+      }
+    }
+    ASSERT_EQ(sources.size(), size);
+    RelayBatch batch{.superstep = 0, .published = true, .from_partition = 0, .to_partition = 1};
+    batch.coding = PositionCoding::kAll;
+    c.make(batch, size);
+    ASSERT_TRUE(cluster.engine(1).AcceptRelayed(std::move(batch)).ok());
+    std::atomic<bool> cancel{false};
+    const absl::Status st = cluster.engine(1).RunSuperstep(1, cancel).status();
+    EXPECT_EQ(st.code(), c.code) << st;
+    EXPECT_THAT(st.message(), AllOf(HasSubstr("partition 0"), HasSubstr(c.words)));
+  }
+}
+
 TEST(MalformedBatchTest, PositionsFromAPartitionWithoutSetUp) {
   const GraphInput input = RandomGraph(60, 200, 7);
   for (uint32_t from : {0u, 1u, 7u}) {

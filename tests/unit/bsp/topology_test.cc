@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <random>
@@ -292,6 +293,72 @@ TEST(TopologyTest, FindRemoteFindsEveryRemoteAndNothingElse) {
           ASSERT_EQ(t->FindRemote(t->id(v)), kNoVertex);
         }
         EXPECT_EQ(t->FindRemote(VertexIdFromExternal("not a vertex of the graph")), kNoVertex);
+      }
+    }
+  }
+}
+
+// A part built from vertices held in another order than the global index's (as a partitioned load
+// may hold them) has the whole input's build's remote table: in (partition, global index) order,
+// each remote found by its UUID, and the same slots along every edge.
+TEST(TopologyTest, APartOfShuffledVerticesHasTheWholeBuildsRemoteTable) {
+  for (const GraphInput& whole : {MixedGraph(), SymmetricMixedGraph()}) {
+    const auto n = static_cast<uint32_t>(whole.num_vertices());
+    const uint64_t parts = 3;
+    const partition::Range split = bsptest::Split(parts);
+    std::mt19937_64 rng(3);
+    for (uint64_t part = 0; part < parts; ++part) {
+      SCOPED_TRACE(absl::StrCat(whole.symmetric ? "symmetric" : "directed", ", part ", part));
+      auto want = Topology::Build(whole, split, part, true, nullptr, nullptr);
+      ASSERT_TRUE(want.ok()) << want.status();
+      std::vector<uint32_t> order(n);  // order[i]: the global index of the i-th vertex held
+      for (uint32_t g = 0; g < n; ++g) order[g] = g;
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<uint32_t> place(n);
+      for (uint32_t i = 0; i < n; ++i) place[order[i]] = i;
+      PartVertices vertices;
+      vertices.num_global = n;
+      for (uint32_t g : order) {
+        vertices.uuids.push_back(VertexIdFromExternal(whole.external_ids[g]));
+        vertices.global.push_back(g);
+      }
+      for (uint32_t g = 0; g < n; ++g) {
+        if (*split.PartitionFor(VertexIdFromExternal(whole.external_ids[g])) != part) continue;
+        vertices.local_order.push_back(place[g]);
+        vertices.owned_names.push_back(whole.external_ids[g]);
+      }
+      GraphInput input;
+      input.weights = whole.weights;
+      input.directed = whole.directed;
+      input.symmetric = whole.symmetric;
+      input.num_reverse = whole.num_reverse;
+      for (size_t e = 0; e < whole.src.size(); ++e) {
+        input.src.push_back(place[whole.src[e]]);
+        input.dst.push_back(place[whole.dst[e]]);
+      }
+      auto got =
+          Topology::BuildPart(input, std::move(vertices), split, part, true, nullptr, nullptr);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(got->num_local(), want->num_local());
+      ASSERT_EQ(got->num_remote(), want->num_remote());
+      EXPECT_GT(got->num_remote(), 0u);
+      EXPECT_EQ(got->remote_partition_begin(), want->remote_partition_begin());
+      for (uint32_t r = 0; r < got->num_remote(); ++r) {
+        const uint32_t slot = got->num_local() + r;
+        ASSERT_EQ(got->remote_id(r), want->remote_id(r)) << r;
+        ASSERT_EQ(got->SlotGlobalIndex(slot), want->SlotGlobalIndex(slot)) << r;
+        ASSERT_EQ(got->FindRemote(got->remote_id(r)), r);
+        if (r > 0 && got->remote_partition(r - 1) == got->remote_partition(r)) {
+          ASSERT_LT(got->SlotGlobalIndex(slot - 1), got->SlotGlobalIndex(slot)) << r;
+        }
+      }
+      for (uint32_t v = 0; v < got->num_local(); ++v) {
+        const auto a = got->out_slots(v), b = want->out_slots(v);
+        ASSERT_EQ(std::vector<uint32_t>(a.begin(), a.end()),
+                  std::vector<uint32_t>(b.begin(), b.end()));
+        const auto ai = got->in_slots(v), bi = want->in_slots(v);
+        ASSERT_EQ(std::vector<uint32_t>(ai.begin(), ai.end()),
+                  std::vector<uint32_t>(bi.begin(), bi.end()));
       }
     }
   }

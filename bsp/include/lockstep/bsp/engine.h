@@ -519,6 +519,8 @@ class Engine final : public StepEngine {
       ListDigest digest;
       bool increasing = true;
       uint32_t last_global = 0;
+      mirror[p].reserve(static_cast<size_t>(
+          std::count(remote_source_.begin() + begin[p], remote_source_.begin() + begin[p + 1], 1)));
       for (uint32_t r = begin[p]; r < begin[p + 1]; ++r) {
         if (!remote_source_[r]) continue;
         const uint32_t g = topo.SlotGlobalIndex(n + r);
@@ -534,8 +536,8 @@ class Engine final : public StepEngine {
                          " remote in-neighbours in partition ", p));
       } else if (!increasing) {
         failed = absl::InternalError(
-            absl::StrCat("cannot set up the relay: the remote vertices of partition ", self,
-                         " in partition ", p, " are not in increasing global-index order"));
+            absl::StrCat("cannot set up the relay: two remote vertices of partition ", self,
+                         " in partition ", p, " share a global index"));
       } else if (head[1] != digest.value) {
         failed = absl::FailedPreconditionError(
             absl::StrCat("cannot set up the relay: partition ", p, " would send the values of ",

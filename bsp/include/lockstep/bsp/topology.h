@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -269,17 +270,17 @@ class Topology {
                                      [&](uint32_t v, const VertexId& x) { return ids_[v] < x; });
     return it != last && ids_[*it] == id ? *it : kNoVertex;
   }
-  // The remote index of a UUID in the remote table, or kNoVertex (relayed published values). The
-  // remote vertices in UUID order, with a bucket index on the UUIDs' leading bits, narrow the
-  // search to a few entries (it is used for UUID-coded batches and for restored published
-  // values). A hash index of every remote vertex took a tenth of a worker's peak memory; this one
-  // takes 4.5 bytes per remote vertex.
+  // The remote index of a UUID in the remote table, or kNoVertex. Used only for UUID-coded
+  // batches and for restored published values, never along an edge: the remote vertices in UUID
+  // order, with a bucket index on the UUIDs' leading bits, are sorted on the first call (4.5 bytes
+  // a remote vertex; a worker of a PageRank job never holds them). Thread-safe.
   uint32_t FindRemote(const VertexId& id) const {
-    auto first = remote_by_id_.begin(), last = remote_by_id_.end();
-    if (!remote_bucket_.empty()) {
-      const uint64_t b = LeadingBits(id) >> remote_bucket_shift_;
-      first = remote_by_id_.begin() + remote_bucket_[b];
-      last = remote_by_id_.begin() + remote_bucket_[b + 1];
+    const RemoteIndex& index = remote_index_.Get(*this);
+    auto first = index.by_id.begin(), last = index.by_id.end();
+    if (!index.bucket.empty()) {
+      const uint64_t b = LeadingBits(id) >> index.shift;
+      first = index.by_id.begin() + index.bucket[b];
+      last = index.by_id.begin() + index.bucket[b + 1];
     }
     const auto it = std::lower_bound(
         first, last, id, [&](uint32_t r, const VertexId& x) { return remote_ids_[r] < x; });
@@ -317,12 +318,31 @@ class Topology {
   std::vector<uint32_t> remote_global_;
   std::vector<uint32_t> remote_partition_;
   std::vector<uint32_t> remote_partition_begin_;
-  // The remote vertices in UUID order; remote_bucket_[b]: the first of them whose UUID's leading
-  // 64 bits >> remote_bucket_shift_ are at least b (empty for a few remotes: FindRemote searches
-  // them all).
-  std::vector<uint32_t> remote_by_id_;
-  std::vector<uint32_t> remote_bucket_;
-  uint32_t remote_bucket_shift_ = 64;
+  // The remote vertices in UUID order; bucket[b]: the first of them whose UUID's leading 64 bits
+  // >> shift are at least b (empty for a few remotes: FindRemote searches them all).
+  struct RemoteIndex {
+    std::vector<uint32_t> by_id;
+    std::vector<uint32_t> bucket;
+    uint32_t shift = 64;
+  };
+  // Built once, on first use; a copy of a Topology builds its own.
+  class LazyRemoteIndex {
+   public:
+    LazyRemoteIndex() = default;
+    LazyRemoteIndex(const LazyRemoteIndex&) {}
+    LazyRemoteIndex& operator=(const LazyRemoteIndex&) {
+      *this = LazyRemoteIndex();
+      return *this;
+    }
+    LazyRemoteIndex(LazyRemoteIndex&&) noexcept = default;
+    LazyRemoteIndex& operator=(LazyRemoteIndex&&) noexcept = default;
+    const RemoteIndex& Get(const Topology& t) const;
+
+   private:
+    std::unique_ptr<std::once_flag> once_ = std::make_unique<std::once_flag>();
+    mutable RemoteIndex index_;
+  };
+  LazyRemoteIndex remote_index_;
   static uint64_t LeadingBits(const VertexId& id) {
     uint64_t v = 0;
     for (int i = 0; i < 8; ++i) v = v << 8 | id.data[i];
@@ -330,7 +350,6 @@ class Topology {
   }
   // The indexes of `ids` in UUID order (equal UUIDs in index order).
   static std::vector<uint32_t> SortedByUuid(const std::vector<VertexId>& ids);
-  void IndexRemotes();
   // Sorts the local vertices by UUID and indexes them; an error names two external IDs with the
   // same UUID.
   absl::Status IndexLocals();
