@@ -919,6 +919,18 @@ struct BadBatch {
   std::string words;
 };
 
+// Makes `batch` bad as `c` says (for a list of `size`), hands it to partition 1 of `cluster` and
+// expects its next superstep to fail as `c` says.
+template <class P>
+void ExpectFails(Cluster<P>& cluster, RelayBatch batch, uint32_t size, const BadBatch& c) {
+  c.make(batch, size);
+  ASSERT_TRUE(cluster.engine(1).AcceptRelayed(std::move(batch)).ok());
+  std::atomic<bool> cancel{false};
+  const absl::Status st = cluster.engine(1).RunSuperstep(1, cancel).status();
+  EXPECT_EQ(st.code(), c.code) << st;
+  EXPECT_THAT(st.message(), AllOf(HasSubstr("partition 0"), HasSubstr(c.words)));
+}
+
 TEST(MalformedBatchTest, EveryMalformedBatchFailsNamingTheSender) {
   auto message = [](RelayBatch& b, uint64_t x) { Codec<uint64_t>::Encode(x, b.payload); };
   const std::vector<BadBatch> cases = {
@@ -1000,12 +1012,7 @@ TEST(MalformedBatchTest, EveryMalformedBatchFailsNamingTheSender) {
     const uint32_t size = begin[2] - begin[1];
     ASSERT_GT(size, 1u);
     RelayBatch batch{.superstep = 0, .from_partition = 0, .to_partition = 1};
-    c.make(batch, size);
-    ASSERT_TRUE(cluster.engine(1).AcceptRelayed(std::move(batch)).ok());
-    std::atomic<bool> cancel{false};
-    const absl::Status st = cluster.engine(1).RunSuperstep(1, cancel).status();
-    EXPECT_EQ(st.code(), c.code) << st;
-    EXPECT_THAT(st.message(), AllOf(HasSubstr("partition 0"), HasSubstr(c.words)));
+    ExpectFails(cluster, std::move(batch), size, c);
   }
 }
 
@@ -1084,12 +1091,7 @@ TEST(MalformedBatchTest, EveryValueOfARunDecodedInPlaceOrFailsNamingTheSender) {
     ASSERT_EQ(sources.size(), size);
     RelayBatch batch{.superstep = 0, .published = true, .from_partition = 0, .to_partition = 1};
     batch.coding = PositionCoding::kAll;
-    c.make(batch, size);
-    ASSERT_TRUE(cluster.engine(1).AcceptRelayed(std::move(batch)).ok());
-    std::atomic<bool> cancel{false};
-    const absl::Status st = cluster.engine(1).RunSuperstep(1, cancel).status();
-    EXPECT_EQ(st.code(), c.code) << st;
-    EXPECT_THAT(st.message(), AllOf(HasSubstr("partition 0"), HasSubstr(c.words)));
+    ExpectFails(cluster, std::move(batch), size, c);
   }
 }
 
