@@ -541,6 +541,10 @@ std::vector<uint32_t> Topology::SortedByUuid(const std::vector<VertexId>& ids) {
 }
 
 const Topology::RemoteIndex& Topology::LazyRemoteIndex::Get(const Topology& t) const {
+  if (once_ == nullptr) {  // moved from: its table is empty too
+    static const RemoteIndex kEmpty;
+    return kEmpty;
+  }
   std::call_once(*once_, [&] {
     // Isolated: a thread waiting for the sort's tasks takes no other task that could look up a
     // remote vertex and wait on this very call.

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -362,6 +363,25 @@ TEST(TopologyTest, APartOfShuffledVerticesHasTheWholeBuildsRemoteTable) {
       }
     }
   }
+}
+
+// The remotes' UUID index is sorted on the first lookup: threads that look up at once all find
+// every remote vertex.
+TEST(TopologyTest, FindRemoteFromSeveralThreadsAtOnce) {
+  const GraphInput input = MixedGraph();
+  auto t = Topology::Build(input, bsptest::Split(3), 1, false, nullptr, nullptr);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_GT(t->num_remote(), 64u);  // enough for a bucket index
+  std::vector<uint32_t> wrong(4, 0);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < wrong.size(); ++i) {
+    threads.emplace_back([&, i] {
+      for (uint32_t r = 0; r < t->num_remote(); ++r)
+        wrong[i] += t->FindRemote(t->remote_id(r)) != r;
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_THAT(wrong, ::testing::Each(0u));
 }
 
 TEST(TopologyTest, TwoIdsWithOneUuidAreAnError) {

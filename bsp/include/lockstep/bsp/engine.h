@@ -519,8 +519,8 @@ class Engine final : public StepEngine {
       ListDigest digest;
       bool increasing = true;
       uint32_t last_global = 0;
-      mirror[p].reserve(static_cast<size_t>(
-          std::count(remote_source_.begin() + begin[p], remote_source_.begin() + begin[p + 1], 1)));
+      mirror[p].reserve(static_cast<size_t>(std::count(
+          remote_source_.begin() + begin[p], remote_source_.begin() + begin[p + 1], uint8_t{1})));
       for (uint32_t r = begin[p]; r < begin[p + 1]; ++r) {
         if (!remote_source_[r]) continue;
         const uint32_t g = topo.SlotGlobalIndex(n + r);

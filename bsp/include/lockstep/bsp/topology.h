@@ -273,7 +273,8 @@ class Topology {
   // The remote index of a UUID in the remote table, or kNoVertex. Used only for UUID-coded
   // batches and for restored published values, never along an edge: the remote vertices in UUID
   // order, with a bucket index on the UUIDs' leading bits, are sorted on the first call (4.5 bytes
-  // a remote vertex; a worker of a PageRank job never holds them). Thread-safe.
+  // a remote vertex; a PageRank worker holds them only once it has restored a checkpoint).
+  // Thread-safe.
   uint32_t FindRemote(const VertexId& id) const {
     const RemoteIndex& index = remote_index_.Get(*this);
     auto first = index.by_id.begin(), last = index.by_id.end();
@@ -325,7 +326,8 @@ class Topology {
     std::vector<uint32_t> bucket;
     uint32_t shift = 64;
   };
-  // Built once, on first use; a copy of a Topology builds its own.
+  // Built once, on first use. A copy starts empty and builds its own (the original's may be under
+  // way on another thread); a moved-from one finds nothing.
   class LazyRemoteIndex {
    public:
     LazyRemoteIndex() = default;
