@@ -1689,14 +1689,11 @@ class Engine final : public StepEngine {
         }
         const std::vector<uint32_t>& mirror = mirror_[from];
         if (IsBroadcast<P>() && !IsAnyOrder<P>() && batch.coding == PositionCoding::kAll &&
-            !mirror.empty() && mirror.back() - mirror.front() + 1 == mirror.size()) {
+            batch.positions.empty() && !mirror.empty() &&
+            mirror.back() - mirror.front() + 1 == mirror.size()) {
           // Every value of the list, and the list is a run of the remote table (each partition's
-          // remotes are in the order their owner lists them): decoded in place, in order.
-          if (!batch.positions.empty()) {
-            return absl::DataLossError(
-                absl::StrCat("partition ", from,
-                             " relayed a batch with malformed positions: bytes after 'all'"));
-          }
+          // remotes are in the order their owner lists them): decoded in place, in order. (Bytes
+          // after 'all' take the general path, which names them.)
           const uint64_t base = uint64_t{topo.num_local()} + mirror.front();
           Message* out = published_.data() + base;
           for (size_t i = 0; i < mirror.size(); ++i) {
