@@ -102,7 +102,7 @@ def main():
         for name, source, weights in (("plain", graph, False), ("weighted", weighted, True)):
             base = os.path.join(args.data, f"grape-kronecker-{args.scale}-{name}")
             if not (os.path.exists(base + ".e") and os.path.exists(base + ".v")):
-                scale.convert(source, base + ".e", base + ".v", weights=weights)
+                scale.in_child(scale.convert, source, base + ".e", base + ".v", weights=weights)
             grape_files[name] = (base + ".v", base + ".e")
     mpirun = ["mpirun", "-n", "1", "--bind-to", "none"] + (
         ["--allow-run-as-root"] if os.geteuid() == 0 else [])
