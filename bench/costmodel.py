@@ -10,8 +10,8 @@ docs/design.md §5.8 gives the model. For worker w of W (one thread each), in mi
     barrier    = L(W)
     path       = max_w (compute_w + exchange_w) + barrier  the critical worker's superstep
     CPU        = sum_w (c_e * E_w + bytes_w / B_cpu + o_w(W)) + o_m(W)
-    queue      = max(0, CPU / cores - (compute + exchange)) the critical worker's waits for a core
-    T_step     = path + queue                              cores: what other processes left
+    queue      = max(0, CPU / cores - (compute + exchange)) cores: what other processes left
+    T_step     = path + queue                              queue: the critical worker's waits
 
 bytes_out,w = 8 bytes per message (a PageRank value, coding ALL) for each of w's vertices and
 each other partition holding one of its neighbours, plus 36 bytes per batch (W - 1 batches);
@@ -437,6 +437,9 @@ def main():
     os.makedirs(args.data, exist_ok=True)
     binary = os.path.join(args.build, "lockstep")
     workers = [int(w) for w in args.workers.split(",")]
+    # The almost-empty job runs at 1 and 2 workers too: x0 takes the 2-worker answer, L(W) the
+    # 1-worker barrier, and the prediction L(1), o_w(1) and the slopes over all of them.
+    calibrated = sorted(set(workers) | {1, 2})
     K, KT = args.iterations, args.tiny_iterations
     graph = scale.generate(binary, "kronecker", args.scale, 16,
                            os.path.join(args.data, f"kronecker-{args.scale}.el"))
@@ -480,11 +483,11 @@ def main():
         # blocked in the barrier, answer at once; in the almost-empty job with 4 workers on 2
         # cores every worker sends at once and the answers wait for the peers' threads to get a
         # core (its answer wait was 1.2-1.8 ms where the 4-worker run's critical worker waited
-        # 0.15-0.4 ms, and the 2-worker job's 0.35-0.5).
+        # 0.15-0.4 ms, and the 2-worker almost-empty job's 0.35-0.5; drains before the job
+        # thread's own waits for a core are taken out).
         # o_w(W), o_m(W): its CPU time per superstep, a worker's (all threads) and the master's.
         tiny_runs = {}
         cal["o_w"], cal["o_m"] = {}, {}
-        calibrated = sorted(set(workers) | {1, 2})
         for W in calibrated:
             t = run(tiny, W, KT, f"cm-tiny{W}-{rnd}")
             tiny_runs[W] = t
@@ -535,10 +538,10 @@ def main():
             f"{local['step_ms']:.2f} ms wall), B_peer {cal['B_peer'] / 1e9:.2f} GB/s, B_cpu "
             f"{cal['B_cpu'] / 1e9:.2f} GB/s, wake-ups after a long superstep "
             f"{cal['wake']:.2f} ms, L(W) " +
-            ", ".join(f"{W}: {cal['L'][W]:.2f}" for W in workers) + " ms, x0(W) " +
-            ", ".join(f"{W}: {cal['x0'][W]:.2f}" for W in workers if W > 1) + " ms, o_w(W) " +
-            ", ".join(f"{W}: {cal['o_w'][W]:.2f}" for W in workers) + " ms, o_m(W) " +
-            ", ".join(f"{W}: {cal['o_m'][W]:.2f}" for W in workers) + " ms; others' "
+            ", ".join(f"{W}: {cal['L'][W]:.2f}" for W in calibrated) + " ms, x0(W) " +
+            ", ".join(f"{W}: {cal['x0'][W]:.2f}" for W in calibrated if W > 1) + " ms, o_w(W) " +
+            ", ".join(f"{W}: {cal['o_w'][W]:.2f}" for W in calibrated) + " ms, o_m(W) " +
+            ", ".join(f"{W}: {cal['o_m'][W]:.2f}" for W in calibrated) + " ms; others' "
             f"cores: local {cal['others']['local']:.2f}, peer {p['others']:.2f}, runs " +
             ", ".join(f"{W}: {runs[W]['others']:.2f}" for W in workers) + "; the master's "
             "threads waited for a core " + ", ".join(f"{W}: {runs[W]['master_queue']:.2f}"
@@ -594,12 +597,12 @@ def main():
     # --- the prediction for the big graph
     cal = {k: statistics.median(c[k] for c, _ in rounds) for k in ("c_e", "B_peer", "B_cpu")}
     for k in ("L", "o_w", "o_m", "x0"):
-        cal[k] = {W: statistics.median(c[k][W] for c, _ in rounds) for W in workers}
+        cal[k] = {W: statistics.median(c[k][W] for c, _ in rounds) for W in calibrated}
 
     def slope(per_w, offset):
         """Least-squares slope of per_w[W] over W - offset."""
-        xs = [W - offset for W in workers]
-        ys = [per_w[W] for W in workers]
+        xs = [W - offset for W in calibrated]
+        ys = [per_w[W] for W in calibrated]
         mx, my = statistics.mean(xs), statistics.mean(ys)
         den = sum((x - mx) ** 2 for x in xs)
         return max(0.0, sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den) if den else 0.0
@@ -609,8 +612,8 @@ def main():
     # oversubscription's context switches: upper bounds.
     per_peer = slope(cal["o_w"], 1) / 1e3
     per_worker = slope(cal["o_m"], 0) / 1e3
-    o_w1 = cal["o_w"].get(1, min(cal["o_w"].values())) / 1e3
-    L1 = cal["L"].get(1, min(cal["L"].values())) / 1e3
+    o_w1 = cal["o_w"][1] / 1e3
+    L1 = cal["L"][1] / 1e3
     S, P = args.predict_scale, args.predict_workers
     big = kronecker(S, 16, P)
     check = kronecker(args.scale, 16, 64)

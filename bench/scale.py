@@ -41,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import time
+import traceback
 
 STEP_RE = re.compile(r"superstep (\d+) \|.*\| ([0-9.]+) ms")
 FIRST_STEP = b"superstep 0 |"
@@ -302,10 +303,13 @@ def in_child(fn, *args, **kwargs):
         code = 0
         try:
             fn(*args, **kwargs)
-        except BaseException as e:  # noqa: BLE001 - reported, and the child's exit code says it
-            print(f"{fn.__name__}: {e}", file=sys.stderr)
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException:  # noqa: BLE001 - reported, and the child's exit code says it
+            traceback.print_exc()
             code = 1
         sys.stdout.flush()
+        sys.stderr.flush()
         os._exit(code)
     _, status = os.waitpid(pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
