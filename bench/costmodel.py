@@ -18,7 +18,8 @@ each other partition holding one of its neighbours, plus 36 bytes per batch (W -
 bytes_in,w likewise. Each round first calibrates the constants on runs that are not the ones
 predicted:
   - c_e (s per in-edge): `lockstep run pagerank --threads 1` on the same graph, its CPU time per
-    superstep (a K-iteration job less a 1-iteration job) over its directed edges;
+    superstep (a K-iteration job less a 1-iteration job) over its directed edges, the mean of
+    one measure before the round's other runs and one after them;
   - L(W), x0(W), o_w(W), o_m(W): an almost-empty job (Kronecker scale 8) with W workers: the
     critical worker's barrier waits and exchange (its W - 1 sends, and the wait for the last
     answer as the 2-worker job has it), and the CPU time per superstep of a worker and of the
@@ -462,20 +463,30 @@ def main():
     rounds = []
     for rnd in range(args.rounds):
         cal = {"x0": {}, "L": {}, "others": {}}
-        # c_e: local mode, one thread, the same graph; CPU time, which waits for a core do not
-        # inflate: a K-iteration job less a 1-iteration job, over K - 1 (loading and output out).
-        window = Window([])
-        window.sample()
-        local = ls.local(1, K, f"cm-local-{rnd}")
-        local1 = ls.local(1, 1, f"cm-local1-{rnd}")
-        window.sample()
-        cal["others"]["local"] = max(0.0, window.others() - (local["cpu"] + local1["cpu"]) / (
-            window.samples[-1][0] - window.samples[0][0]))
-        per_step = (local["compute_cpu"] - local1["compute_cpu"]) / (K - 1)
-        if not per_step > 0:  # superstep 0's line was missed: the median superstep's wall time
-            per_step = local["step_ms"] / 1e3
-        cal["c_e"] = per_step / g["directed_edges"]
-        cal["local_ms"] = local["step_ms"]
+
+        def local_step(tag):
+            """c_e's measure: local mode, one thread, the same graph; CPU time, which waits for a
+            core do not inflate: a K-iteration job less a 1-iteration job, over K - 1 (loading
+            and output out). Also the median superstep's wall time, and what the other
+            processes used meanwhile (cores)."""
+            window = Window([])
+            window.sample()
+            local = ls.local(1, K, f"cm-local-{tag}")
+            local1 = ls.local(1, 1, f"cm-local1-{tag}")
+            window.sample()
+            others = max(0.0, window.others() - (local["cpu"] + local1["cpu"]) / (
+                window.samples[-1][0] - window.samples[0][0]))
+            per_step = (local["compute_cpu"] - local1["compute_cpu"]) / (K - 1)
+            if not per_step > 0:  # superstep 0's line was missed: the median superstep's wall
+                per_step = local["step_ms"] / 1e3
+            return per_step, local["step_ms"], others
+
+        # c_e is taken before and after the round's other runs, and averaged: on a shared
+        # machine local mode's CPU per edge moved 2x between consecutive runs, and a single
+        # calibration at a fast or slow moment moved every term that follows from it.
+        before = local_step(f"{rnd}a")
+        cal["others"]["local"] = before[2]
+        cal["local_ms"] = before[1]
         # L(W), x0(W): the almost-empty job (at 1 and 2 workers too, whatever --workers says):
         # its barriers, and its exchange (W - 1 batches of a few values each): the job thread's
         # sends at W workers, then the wait for the last answer as the 2-worker job has it. In a
@@ -533,9 +544,13 @@ def main():
         runs = {}
         for W in workers:
             runs[W] = run(graph, W, K, f"cm-run{W}-{rnd}")
+        after = local_step(f"{rnd}b")
+        cal["c_e"] = (before[0] + after[0]) / 2 / g["directed_edges"]
         rounds.append((cal, runs))
-        log(f"  round {rnd + 1}: c_e {cal['c_e'] * 1e9:.3f} ns/edge (local 1t "
-            f"{local['step_ms']:.2f} ms wall), B_peer {cal['B_peer'] / 1e9:.2f} GB/s, B_cpu "
+        log(f"  round {rnd + 1}: c_e {cal['c_e'] * 1e9:.3f} ns/edge (before "
+            f"{before[0] / g['directed_edges'] * 1e9:.3f}, after "
+            f"{after[0] / g['directed_edges'] * 1e9:.3f}; local 1t {before[1]:.2f} and "
+            f"{after[1]:.2f} ms wall), B_peer {cal['B_peer'] / 1e9:.2f} GB/s, B_cpu "
             f"{cal['B_cpu'] / 1e9:.2f} GB/s, wake-ups after a long superstep "
             f"{cal['wake']:.2f} ms, L(W) " +
             ", ".join(f"{W}: {cal['L'][W]:.2f}" for W in calibrated) + " ms, x0(W) " +
