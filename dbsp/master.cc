@@ -829,13 +829,19 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
       write_s += workers[i]->writes().seconds() - writes_before[i].first;
       writes += workers[i]->writes().count() - writes_before[i].second;
     }
+    // In direct mode the batches and bytes are the peers' traffic as the workers report it: none
+    // of it crossed the master.
+    const std::string relayed =
+        spec.relay_direct
+            ? fmt::format("peer to peer ({} batches, {} bytes, none through the master)",
+                          job.relayed_batches(), job.relayed_bytes())
+            : fmt::format("relay forward {:.3f} s ({} batches, {} bytes)",
+                          job.forwarding().seconds(), job.relayed_batches(), job.relayed_bytes());
     spdlog::info(
         "{}time split: compute {:.3f} s = workers' start {:.3f} s + barrier waits {:.3f} s ({}) + "
-        "the master's own supersteps; alongside: relay forward {:.3f} s ({} batches, {} bytes), "
-        "stream writes {:.3f} s ({}, all workers)",
+        "the master's own supersteps; alongside: {}, stream writes {:.3f} s ({}, all workers)",
         log_prefix, compute_s, job.start_wait().seconds(), job.barrier_waits().seconds(),
-        job.barrier_waits().count(), job.forwarding().seconds(), job.relayed_batches(),
-        job.relayed_bytes(), write_s, writes);
+        job.barrier_waits().count(), relayed, write_s, writes);
   }
   result.supersteps = (*executor)->supersteps();
 
