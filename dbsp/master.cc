@@ -14,6 +14,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "job/job_record.h"
 #include "job/master_job.h"
@@ -833,10 +834,11 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
     // of it crossed the master.
     const std::string relayed =
         spec.relay_direct
-            ? fmt::format("peer to peer ({} batches, {} bytes, none through the master)",
-                          job.relayed_batches(), job.relayed_bytes())
-            : fmt::format("relay forward {:.3f} s ({} batches, {} bytes)",
-                          job.forwarding().seconds(), job.relayed_batches(), job.relayed_bytes());
+            ? absl::StrFormat("peer to peer (%d batches, %d bytes, none through the master)",
+                              job.relayed_batches(), job.relayed_bytes())
+            : absl::StrFormat("relay forward %.3f s (%d batches, %d bytes)",
+                              job.forwarding().seconds(), job.relayed_batches(),
+                              job.relayed_bytes());
     spdlog::info(
         "{}time split: compute {:.3f} s = workers' start {:.3f} s + barrier waits {:.3f} s ({}) + "
         "the master's own supersteps; alongside: {}, stream writes {:.3f} s ({}, all workers)",
