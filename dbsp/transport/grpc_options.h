@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "lockstep/dbsp/security.h"
+#include "transport/accept_guard.h"
 
 namespace lockstep::dbsp::transport {
 
@@ -56,6 +57,7 @@ inline void ConfigureServer(grpc::ServerBuilder& builder,
   builder.SetMaxSendMessageSize(MessageLimit(security));
   builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
                              static_cast<int>(security.limits().handshake_timeout.count()));
+  ConfigureAcceptGuard(security.limits().handshake_timeout);
 }
 
 }  // namespace lockstep::dbsp::transport

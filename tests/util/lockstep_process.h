@@ -73,14 +73,17 @@ struct Process {
 
 class LockstepProcesses {
  public:
-  LockstepProcesses(const TempDir& dir, std::string binary)
-      : dir_(dir), binary_(std::move(binary)) {}
+  // `launcher`: a command that runs lockstep, with its arguments before lockstep's own
+  // (`{"/usr/bin/prlimit", "--nofile=1024:1024"}`); none by default.
+  LockstepProcesses(const TempDir& dir, std::string binary, std::vector<std::string> launcher = {})
+      : dir_(dir), binary_(std::move(binary)), launcher_(std::move(launcher)) {}
 
   // Starts `lockstep args...` (with `env` added to the environment), standard error to
   // `err_name` in the directory.
   pid_t Start(const std::vector<std::string>& args, const std::string& err_name,
               const std::vector<std::string>& env = {}) const {
-    std::vector<std::string> argv_storage = {binary_};
+    std::vector<std::string> argv_storage = launcher_;
+    argv_storage.push_back(binary_);
     argv_storage.insert(argv_storage.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& a : argv_storage) argv.push_back(a.data());
@@ -97,7 +100,9 @@ class LockstepProcesses {
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid = 0;
-    EXPECT_EQ(::posix_spawn(&pid, binary_.c_str(), &actions, nullptr, argv.data(), envp.data()), 0);
+    EXPECT_EQ(
+        ::posix_spawn(&pid, argv_storage[0].c_str(), &actions, nullptr, argv.data(), envp.data()),
+        0);
     posix_spawn_file_actions_destroy(&actions);
     return pid;
   }
@@ -156,6 +161,7 @@ class LockstepProcesses {
  private:
   const TempDir& dir_;
   const std::string binary_;
+  const std::vector<std::string> launcher_;
 };
 
 }  // namespace lockstep::test
