@@ -37,22 +37,42 @@ std::string PeerAddressFor(std::string_view advertised, std::string_view stream_
 
 // --- PeerServer
 
+// One call: the caller's token is checked before its batch is read, so a caller without it
+// sends no more than HTTP/2's flow-control window before the call ends.
+class PeerServer::Receiver final : public grpc::ServerReadReactor<v1::PeerBatch> {
+ public:
+  Receiver(PeerServer& server, grpc::CallbackServerContext& context)
+      : server_(server), peer_(context.peer()) {
+    if (!Admitted(*server_.security_, context)) {
+      server_.Refuse(peer_);
+      Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no valid join token"));
+      return;
+    }
+    StartRead(&batch_);
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a call without a batch"));
+      return;
+    }
+    // The batch is ours until Finish: the handler moves its bytes out rather than copying them.
+    Finish(server_.Dispatch(batch_, peer_));
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  PeerServer& server_;
+  const std::string peer_;
+  v1::PeerBatch batch_;
+};
+
 class PeerServer::Service final : public v1::PeerExchange::CallbackService {
  public:
   explicit Service(PeerServer& server) : server_(server) {}
 
-  grpc::ServerUnaryReactor* Deliver(grpc::CallbackServerContext* context,
-                                    const v1::PeerBatch* request, v1::PeerAck*) override {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    if (!Admitted(*server_.security_, *context)) {
-      server_.Refuse(context->peer());
-      reactor->Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no valid join token"));
-      return reactor;
-    }
-    // The request is ours until Finish: the handler moves its bytes out rather than copying them.
-    grpc::Status status = server_.Dispatch(*const_cast<v1::PeerBatch*>(request), context->peer());
-    reactor->Finish(status);
-    return reactor;
+  grpc::ServerReadReactor<v1::PeerBatch>* Deliver(grpc::CallbackServerContext* context,
+                                                  v1::PeerAck*) override {
+    return new Receiver(server_, *context);
   }
 
  private:
@@ -223,6 +243,25 @@ absl::Status PeerLinks::Send(uint32_t to, v1::PeerBatch batch) {
   return absl::OkStatus();
 }
 
+// One try of a call: the batch written as the stream's only message.
+class PeerLinks::Attempt final : public grpc::ClientWriteReactor<v1::PeerBatch> {
+ public:
+  Attempt(PeerLinks& links, Call* call) : links_(links), call_(call) {}
+  void Begin(v1::PeerExchange::Stub& stub) {
+    stub.async()->Deliver(call_->context.get(), &call_->response, this);
+    StartWriteLast(&call_->request, grpc::WriteOptions());
+    StartCall();
+  }
+  void OnDone(const grpc::Status& status) override {
+    links_.OnDone(call_, status);
+    delete this;
+  }
+
+ private:
+  PeerLinks& links_;
+  Call* const call_;
+};
+
 void PeerLinks::Start(Call* call) {
   call->context = std::make_shared<grpc::ClientContext>();
   security_.Sign(*call->context);
@@ -244,8 +283,7 @@ void PeerLinks::Start(Call* call) {
     }
     calls_.push_back(call);
   }
-  stubs_[call->to]->async()->Deliver(call->context.get(), &call->request, &call->response,
-                                     [this, call](grpc::Status status) { OnDone(call, status); });
+  (new Attempt(*this, call))->Begin(*stubs_[call->to]);
 }
 
 void PeerLinks::SetFailureListener(std::function<void(const absl::Status&)> listener) {

@@ -1,8 +1,8 @@
 #pragma once
 
 // The data plane between the workers of a job (docs/design.md §5.7): every worker serves the
-// PeerExchange service, and sends its batches to the other workers as unary calls answered once the
-// receiver holds them. The master is not on this path.
+// PeerExchange service, and sends its batches to the other workers as calls of one batch, answered
+// once the receiver holds them. The master is not on this path.
 
 #include <grpcpp/grpcpp.h>
 
@@ -63,6 +63,7 @@ class PeerServer {
 
  private:
   class Service;
+  class Receiver;
   PeerServer();
   // Hands a batch to the registered job, or refuses it.
   grpc::Status Dispatch(v1::PeerBatch& batch, const std::string& peer);
@@ -146,6 +147,7 @@ class PeerLinks {
 
  private:
   struct Call;
+  class Attempt;
   void Start(Call* call);
   void OnDone(Call* call, const grpc::Status& status);
   // Under mu_: ends or retries the call; true if it is the links' first failure.
