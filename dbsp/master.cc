@@ -284,7 +284,9 @@ absl::StatusOr<JobStatus> QueryStatus(const std::string& address, std::chrono::m
   security.Sign(ctx);
   ctx.set_deadline(std::chrono::system_clock::now() + timeout);
   v1::StatusReply reply;
-  const grpc::Status st = stub->Status(&ctx, v1::StatusRequest(), &reply);
+  auto call = stub->Status(&ctx, &reply);
+  call->WritesDone();
+  const grpc::Status st = call->Finish();
   if (!st.ok()) {
     return absl::UnavailableError(absl::StrCat("status of the master at ",
                                                bsp::SanitizeForLog(address, 200), ": ",

@@ -398,6 +398,14 @@ class RefusedStream final : public grpc::ServerBidiReactor<v1::WorkerPayload, v1
   void OnDone() override { delete this; }
 };
 
+// A client stream answered at once, without reading a message of it.
+template <typename Request>
+class Answered final : public grpc::ServerReadReactor<Request> {
+ public:
+  explicit Answered(const grpc::Status& status) { this->Finish(status); }
+  void OnDone() override { delete this; }
+};
+
 // The workers connected at once, in all and by address (ConnectionLimits), shared with the tickets
 // their sessions hold: a session's end releases its place, whenever it comes.
 class MasterServer::Admissions : public std::enable_shared_from_this<Admissions> {
@@ -451,17 +459,15 @@ class MasterServer::Service final : public v1::JobQueue::CallbackService {
         status_(status),
         admissions_(std::make_shared<Admissions>()) {}
 
-  grpc::ServerUnaryReactor* Status(grpc::CallbackServerContext* context, const v1::StatusRequest*,
-                                   v1::StatusReply* reply) override {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  grpc::ServerReadReactor<v1::StatusRequest>* Status(grpc::CallbackServerContext* context,
+                                                      v1::StatusReply* reply) override {
     if (!Admitted(security_, *context)) {
       LogRefused(context->peer(), "no valid join token (status)");
-      reactor->Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no valid join token"));
-      return reactor;
+      return new Answered<v1::StatusRequest>(
+          grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no valid join token"));
     }
     *reply = status_.Reply(connected());
-    reactor->Finish(grpc::Status::OK);
-    return reactor;
+    return new Answered<v1::StatusRequest>(grpc::Status::OK);
   }
   uint32_t connected() const { return admissions_->total(); }
 

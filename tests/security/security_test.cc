@@ -348,7 +348,9 @@ class RogueClient {
       grpc::ClientContext context;
       security_->Sign(context);
       v1::StatusReply reply;
-      const grpc::Status st = stub_->Status(&context, v1::StatusRequest(), &reply);
+      auto call = stub_->Status(&context, &reply);
+      call->WritesDone();
+      const grpc::Status st = call->Finish();
       if (st.ok() && reply.workers_connected() == 0) return true;
       ::usleep(10000);
     }
