@@ -200,9 +200,24 @@ absl::Status CheckOutput(const std::string& dir) {
 
 namespace {
 
+// Removes the lease file `lease` if it is dead. Moved aside and checked first: a lease a master
+// wrote there meanwhile (a resumed job's) is put back.
+bool RemoveDeadLease(const fs::path& lease) {
+  const std::string judged = ReadSmallFile(lease.string());
+  if (!Lease::IsDead(lease.string())) return false;
+  const std::string aside = absl::StrCat(lease.string(), ".swept-", ::getpid());
+  if (::rename(lease.c_str(), aside.c_str()) != 0) return false;
+  const bool removed = ReadSmallFile(aside) == judged;
+  if (!removed) (void)::link(aside.c_str(), lease.c_str());
+  std::error_code ec;
+  fs::remove(aside, ec);
+  return removed;
+}
+
 // Removes what dead masters left beside DIR: staging directories `.<name>.<job>.staging`, and job
 // directories `.<name>.<job>` that DIR does not point to (a master killed between the rename
-// and the swap), each only when the lease `.<name>.<job>.lease` beside it is dead.
+// and the swap), each only when the lease `.<name>.<job>.lease` beside it is dead; then the dead
+// leases left without either (a master killed between its publication and its lease's release).
 void SweepDeadStaging(const fs::path& link) {
   const std::string prefix = "." + link.filename().string() + ".";
   std::error_code ec;
@@ -221,8 +236,14 @@ void SweepDeadStaging(const fs::path& link) {
     if (!Lease::IsDead(lease.string()) || (!fs::exists(lease) && age < Lease::kDeadAfter)) continue;
     std::error_code rm;
     fs::remove_all(entry.path(), rm);
-    fs::remove(lease, rm);
+    RemoveDeadLease(lease);
     if (!rm) spdlog::info("removed {}, left by a master that is gone", entry.path().string());
+  }
+  for (const auto& entry : fs::directory_iterator(link.parent_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(prefix) && name.ends_with(".lease") && RemoveDeadLease(entry.path())) {
+      spdlog::info("removed {}, left by a master that is gone", entry.path().string());
+    }
   }
 }
 

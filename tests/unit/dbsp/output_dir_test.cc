@@ -319,6 +319,45 @@ TEST_F(OutputDirTest, TheNextMasterRemovesDeadStagingDirectoriesNeverLiveOnes) {
   EXPECT_TRUE(fs::exists(live->lease));
 }
 
+// A master killed between publishing and releasing its lease leaves `.<name>.<job>.lease` with no
+// staging directory beside it; the next master removes it as it removes dead staging directories,
+// and never a live master's lease.
+TEST_F(OutputDirTest, TheNextMasterRemovesDeadLeasesLeftWithoutAStagingDirectory) {
+  // A "master" in a child process publishes job1, then dies before it releases the lease (no
+  // other thread at the fork, as above).
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::unique_ptr<Lease> lease;
+    auto out = PrepareOutput(dir_, "job1", lease);
+    if (!out.ok()) ::_exit(1);
+    std::ofstream(fs::path(out->staging) / "part-00000") << "a 1\n";
+    if (!PublishOutput(*out, "{}\n").ok()) ::_exit(1);
+    ::kill(::getpid(), SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const fs::path orphan = root_ / ".result.job1.lease";
+  ASSERT_TRUE(fs::exists(orphan));
+  // One of another host not renewed for 31 s (dead by its age), and one renewed now (live).
+  const fs::path old = root_ / ".result.job7.lease";
+  Write(old, "some-other-host - -\n1\n");
+  fs::last_write_time(old, fs::file_time_type::clock::now() - std::chrono::seconds(31));
+  const fs::path live = root_ / ".result.job8.lease";
+  Write(live, "some-other-host - -\n1\n");
+
+  ASSERT_TRUE(Prepare(dir_, "job2").ok());
+  EXPECT_FALSE(fs::exists(orphan)) << "the dead master's lease is still there";
+  EXPECT_FALSE(fs::exists(old)) << "a lease dead by its age is still there";
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_EQ(fs::read_symlink(dir_).filename(), ".result.job1");  // the published result stays
+  EXPECT_EQ(Read(fs::path(dir_) / "part-00000"), "a 1\n");
+  ASSERT_TRUE(Prepare(dir_, "job3").ok());
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(root_ / ".result.job2.lease"));  // job2's, held by this process
+}
+
 TEST_F(OutputDirTest, ALeaseOfAnotherHostDiesOnlyByItsAge) {
   const fs::path lease = root_ / "x.lease";
   Write(lease, "some-other-host - -\n1\n");
