@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "connection.h"
 #include "libpq.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/bsp/vertex_id.h"
@@ -27,81 +28,6 @@
 
 namespace lockstep::db {
 namespace {
-
-struct ConnDeleter {
-  void operator()(PGconn* c) const { Pq().PQfinish(c); }
-};
-struct ResultDeleter {
-  void operator()(PGresult* r) const { Pq().PQclear(r); }
-};
-using Conn = std::unique_ptr<PGconn, ConnDeleter>;
-using Result = std::unique_ptr<PGresult, ResultDeleter>;
-
-// A server or libpq message on one line, bounded.
-std::string Clean(const char* message) {
-  std::string m;
-  for (const char* p = message == nullptr ? "" : message; *p != '\0'; ++p) {
-    const bool blank = *p == '\n' || *p == '\t' || *p == ' ';
-    if (!blank) {
-      m.push_back(*p);
-    } else if (!m.empty() && m.back() != ' ') {
-      m.push_back(' ');
-    }
-  }
-  while (!m.empty() && m.back() == ' ') m.pop_back();
-  return bsp::SanitizeForLog(m, 400);
-}
-
-// The URI as messages show it (it holds no password: CheckUri).
-std::string Shown(const std::string& uri) { return bsp::SanitizeForLog(uri, 200); }
-
-absl::StatusOr<Conn> Connect(const std::string& uri) {
-  if (auto st = CheckUri(uri, "the database URI"); !st.ok()) return st;  // loads libpq
-  Conn c(Pq().PQconnectdb(uri.c_str()));
-  if (c == nullptr) return absl::ResourceExhaustedError("libpq could not allocate a connection");
-  if (Pq().PQstatus(c.get()) != CONNECTION_OK) {
-    return absl::UnavailableError(absl::StrCat(
-        "PostgreSQL at ", Shown(uri), ": cannot connect: ", Clean(Pq().PQerrorMessage(c.get()))));
-  }
-  // The server's notices and warnings go to the log, one line each, not to stderr as they are.
-  Pq().PQsetNoticeReceiver(
-      c.get(),
-      [](void*, const PGresult* r) {
-        const char* severity = Pq().PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
-        const std::string message = Clean(Pq().PQresultErrorMessage(r));
-        if (severity != nullptr && std::strcmp(severity, "WARNING") == 0) {
-          spdlog::warn("PostgreSQL: {}", message);
-        } else {
-          spdlog::debug("PostgreSQL: {}", message);
-        }
-      },
-      nullptr);
-  return c;
-}
-
-// Runs `sql`, which must end in `want`; `what` says what it was for in an error.
-absl::StatusOr<Result> Exec(PGconn* c, const std::string& sql, const std::string& what,
-                            ExecStatusType want = PGRES_COMMAND_OK,
-                            const std::vector<std::string>& params = {}) {
-  std::vector<const char*> values;
-  for (const std::string& p : params) values.push_back(p.c_str());
-  Result r(params.empty() ? Pq().PQexec(c, sql.c_str())
-                          : Pq().PQexecParams(c, sql.c_str(), static_cast<int>(values.size()),
-                                              nullptr, values.data(), nullptr, nullptr, 0));
-  if (r == nullptr || Pq().PQresultStatus(r.get()) != want) {
-    return absl::UnavailableError(
-        absl::StrCat("PostgreSQL: ", what, ": ",
-                     Clean(r ? Pq().PQresultErrorMessage(r.get()) : Pq().PQerrorMessage(c))));
-  }
-  return r;
-}
-
-std::string Identifier(PGconn* c, const std::string& name) {
-  char* quoted = Pq().PQescapeIdentifier(c, name.data(), name.size());
-  std::string out = quoted == nullptr ? std::string("\"\"") : std::string(quoted);
-  Pq().PQfreemem(quoted);
-  return out;
-}
 
 // A table's columns and their SQL types (pg_type's typname), or NotFound naming the table and the
 // option that names it.
