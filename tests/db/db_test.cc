@@ -27,6 +27,7 @@
 
 #include "db/libpq.h"
 #include "lockstep/db/postgres.h"
+#include "suite_server.h"
 #include "util/lockstep_process.h"
 #include "util/postgres_server.h"
 #include "util/temp_dir.h"
@@ -43,19 +44,12 @@ using test::PartLines;
 using test::Process;
 using test::SortedLines;
 
-// One server for the whole suite (initdb takes a second); each test uses tables of its own names
-// or drops what it made.
+// The binary's one server (suite_server.h).
 test::PostgresServer* server = nullptr;
 
 class DbTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    if (server == nullptr) server = new test::PostgresServer();
-  }
-  static void TearDownTestSuite() {
-    delete server;
-    server = nullptr;
-  }
+  static void SetUpTestSuite() { server = &test::SuiteServer(); }
 
   // Runs `lockstep args...` (with `env` added to the environment), waiting at most 120 s.
   Process Run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
