@@ -36,6 +36,7 @@
 #include "lockstep/bsp/text.h"
 #include "lockstep/cli/duration.h"
 #include "lockstep/db/postgres.h"
+#include "lockstep/db/stage.h"
 #include "lockstep/dbsp/grpc_log.h"
 #include "lockstep/dbsp/health.h"
 #include "lockstep/dbsp/master.h"
@@ -401,12 +402,15 @@ absl::StatusOr<db::SinkOptions> SinkFor(const catalogue::AppInfo& app, const Job
 }
 
 // A distributed job's PostgreSQL --out (docs/design.md §10): a staging table per attempt that the
-// workers copy their parts into, published by the master in one transaction.
+// workers copy their parts into, published by the master in one transaction; its lease lives
+// from `prepare` to `publish` or `discard`.
 dbsp::JobSpec::Sink DatabaseSink(const catalogue::AppInfo& app, const JobFlags& flags) {
   dbsp::JobSpec::Sink sink;
+  auto stages = std::make_shared<db::Stages>();
   // The table's types need the source's ID type: read when the job starts, not at start-up.
   sink.prepare =
-      [&app, flags](const std::string& name) -> absl::StatusOr<std::map<std::string, std::string>> {
+      [&app, flags,
+       stages](const std::string& name) -> absl::StatusOr<std::map<std::string, std::string>> {
     auto options = SinkFor(app, flags);
     if (!options.ok()) return options.status();
     std::string stage = "lockstep_stage_" + name;
@@ -415,11 +419,12 @@ dbsp::JobSpec::Sink DatabaseSink(const catalogue::AppInfo& app, const JobFlags& 
     // IDs are UUIDs (36 characters), to which a later attempt's name adds "-N".
     const std::string job_prefix = stage.substr(0, std::min<size_t>(stage.size(), 15 + 36));
     if (auto st = db::DropStages(options->uri, job_prefix); !st.ok()) return st;
-    if (auto st = db::CreateStage(*options, stage); !st.ok()) return st;
+    if (auto st = stages->Create(*options, stage); !st.ok()) return st;
     return std::map<std::string, std::string>{{db::kStageOption, stage}};
   };
-  sink.publish = [&app, flags](const std::map<std::string, std::string>& staged, uint64_t vertices,
-                               const std::string& record) -> absl::Status {
+  sink.publish = [&app, flags, stages](const std::map<std::string, std::string>& staged,
+                                       uint64_t vertices,
+                                       const std::string& record) -> absl::Status {
     auto options = SinkFor(app, flags);
     if (!options.ok()) return options.status();
     const nlohmann::json j = nlohmann::json::parse(record);
@@ -433,16 +438,16 @@ dbsp::JobSpec::Sink DatabaseSink(const catalogue::AppInfo& app, const JobFlags& 
     r.compute_seconds = j.at("timings_seconds").at("compute").get<double>();
     r.load_seconds = j.at("timings_seconds").at("attempt").get<double>() - r.compute_seconds;
     bool already = false;
-    auto st = db::PublishStage(*options, staged.at(db::kStageOption), vertices, r, &already);
+    auto st = stages->Publish(*options, staged.at(db::kStageOption), vertices, r, &already);
     if (st.ok() && already) {
-      db::DropStage(flags.out, staged.at(db::kStageOption));
+      stages->Drop(flags.out, staged.at(db::kStageOption));
       spdlog::warn("job {} was published before: table {} left as it was", r.job_id,
                    options->table);
     }
     return st;
   };
-  sink.discard = [out = flags.out](const std::map<std::string, std::string>& staged) {
-    if (auto it = staged.find(db::kStageOption); it != staged.end()) db::DropStage(out, it->second);
+  sink.discard = [out = flags.out, stages](const std::map<std::string, std::string>& staged) {
+    if (auto it = staged.find(db::kStageOption); it != staged.end()) stages->Drop(out, it->second);
   };
   return sink;
 }

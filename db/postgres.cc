@@ -24,6 +24,7 @@
 #include "lockstep/bsp/vertex_id.h"
 #include "lockstep/partition/range.h"
 #include "nlohmann/json.hpp"
+#include "sink.h"
 #include "spdlog/spdlog.h"
 
 namespace lockstep::db {
@@ -640,6 +641,8 @@ absl::Status CopyResults(PGconn* c, const std::string& table_sql, const std::str
   return ended;
 }
 
+}  // namespace
+
 // A staging table for `options`' results: a logged table, since published it becomes the result
 // table itself.
 absl::Status MakeStage(PGconn* c, const SinkOptions& options, const std::string& stage) {
@@ -649,6 +652,8 @@ absl::Status MakeStage(PGconn* c, const SinkOptions& options, const std::string&
               absl::StrCat("creating staging table ", stage))
       .status();
 }
+
+namespace {
 
 // Whether the result table `table` (which exists) is exactly what a publication would make of the
 // staging table: then the staging table takes its place (§10). The table must be a plain table in
@@ -744,12 +749,11 @@ absl::Status SwapIn(PGconn* c, const std::string& stage, const std::string& name
       .status();
 }
 
-// Publishes the staging table `stage`, which must hold `vertices` rows, as the result table, and
-// records the job, in the transaction `c` is in (docs/design.md §10). When the result table is
-// missing, or is exactly what the staging table would make of it (Swappable), the staging table is
-// renamed into its place; otherwise the table's rows are replaced in place. Either way a reader
-// sees the previous results or the new ones whole. The staging table is gone once the transaction
-// commits.
+}  // namespace
+
+// When the result table is missing, or is exactly what the staging table would make of it
+// (Swappable), the staging table is renamed into its place; otherwise the table's rows are
+// replaced in place. Either way a reader sees the previous results or the new ones whole.
 absl::Status Publish(PGconn* c, const SinkOptions& options, const std::string& stage,
                      uint64_t vertices, const JobRecord& record, bool* already) {
   if (auto r = Exec(c, kPublishLock, "starting to publish", PGRES_TUPLES_OK); !r.ok()) {
@@ -826,8 +830,6 @@ absl::Status Publish(PGconn* c, const SinkOptions& options, const std::string& s
   }
   return Exec(c, "COMMIT", "publishing").status();
 }
-
-}  // namespace
 
 bool IsPostgresUri(std::string_view text) {
   return text.starts_with("postgresql://") || text.starts_with("postgres://");
@@ -1036,12 +1038,6 @@ absl::Status PublishResults(const SinkOptions& options, const std::string& resul
   return Publish(c, options, stage, record.vertices, record, already);
 }
 
-absl::Status CreateStage(const SinkOptions& options, const std::string& stage) {
-  auto conn = Connect(options.uri);
-  if (!conn.ok()) return conn.status();
-  return MakeStage(conn->get(), options, stage);
-}
-
 absl::Status CopyIntoStage(const std::string& uri, const std::string& stage,
                            const std::string& results) {
   auto conn = Connect(uri);
@@ -1051,51 +1047,6 @@ absl::Status CopyIntoStage(const std::string& uri, const std::string& stage,
   if (auto r = Exec(c, "BEGIN", "staging the results"); !r.ok()) return r.status();
   if (auto st = CopyResults(c, Identifier(c, stage), results); !st.ok()) return st;
   return Exec(c, "COMMIT", "staging the results").status();
-}
-
-absl::Status PublishStage(const SinkOptions& options, const std::string& stage, uint64_t vertices,
-                          const JobRecord& record, bool* already) {
-  if (already != nullptr) *already = false;
-  auto conn = Connect(options.uri);
-  if (!conn.ok()) return conn.status();
-  // On failure the connection closes with the transaction open, which rolls it back.
-  if (auto r = Exec(conn->get(), "BEGIN", "starting to publish"); !r.ok()) return r.status();
-  return Publish(conn->get(), options, stage, vertices, record, already);
-}
-
-void DropStage(const std::string& uri, const std::string& stage) {
-  auto conn = Connect(uri);
-  absl::Status st = conn.status();
-  if (conn.ok()) {
-    PGconn* c = conn->get();
-    st = Exec(c, absl::StrCat("DROP TABLE IF EXISTS ", Identifier(c, stage)),
-              "dropping a staging table")
-             .status();
-  }
-  if (!st.ok()) {
-    spdlog::warn("staging table {} is left behind: {}", bsp::SanitizeForLog(stage, 100),
-                 std::string(st.message()));
-  }
-}
-
-absl::Status DropStages(const std::string& uri, const std::string& prefix) {
-  auto conn = Connect(uri);
-  if (!conn.ok()) return conn.status();
-  PGconn* c = conn->get();
-  auto found = Exec(c,
-                    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND "
-                    "left(tablename, length($1)) = $1",
-                    "looking for staging tables", PGRES_TUPLES_OK, {prefix});
-  if (!found.ok()) return found.status();
-  for (int i = 0; i < Pq().PQntuples(found->get()); ++i) {
-    const std::string name = Pq().PQgetvalue(found->get(), i, 0);
-    if (auto r = Exec(c, absl::StrCat("DROP TABLE IF EXISTS ", Identifier(c, name)),
-                      "dropping a staging table");
-        !r.ok()) {
-      return r.status();
-    }
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace lockstep::db

@@ -107,30 +107,26 @@ struct SinkOptions {
 
 // Publishes the results in `results` (one "id value" line per vertex, as a job's output file
 // holds; `record.vertices` of them) as `options.table` and records the job in `lockstep_jobs`:
-// the results are copied into a staging table of their own, then published as PublishStage does.
+// the results are copied into a staging table of their own, then published as Stages::Publish
+// does.
 // A reader sees the previous results or these, never a mixture, and a failure leaves the previous
 // ones and no staging table. A job ID already in `lockstep_jobs` is not published again; sets
 // `*already` when that is why nothing was written.
 absl::Status PublishResults(const SinkOptions& options, const std::string& results,
                             const JobRecord& record, bool* already = nullptr);
 
-// A job's results (docs/design.md §10): the master creates a staging table for each attempt (a
-// plain table with the result table's columns and no index, named after the job), every worker
-// copies its part into it in a transaction of its own, and the master publishes it in one
-// transaction that checks it holds `vertices` rows, takes the job's row in `lockstep_jobs`, and
-// either renames the staging table into the result table's place (when the result table is
-// missing, or plain: nothing but its primary key and privileges attached, which are carried over)
-// or replaces the result table's rows with the staged ones and drops the staging table. DropStage
-// removes a failed attempt's staging table (if it exists).
-absl::Status CreateStage(const SinkOptions& options, const std::string& stage);
 // The output option that names a job's staging table.
 inline constexpr char kStageOption[] = "db.stage";
+
+// A job's results (docs/design.md §10): the master creates a staging table for each attempt (a
+// plain table with the result table's columns and no index, named after the job, and leased:
+// lockstep/db/stage.h), every worker copies its part into it in a transaction of its own, and the
+// master publishes it in one transaction that checks it holds `vertices` rows, takes the job's row
+// in `lockstep_jobs`, and either renames the staging table into the result table's place (when the
+// result table is missing, or plain: nothing but its primary key and privileges attached, which
+// are carried over) or replaces the result table's rows with the staged ones and drops the staging
+// table. CopyIntoStage is a worker's copy.
 absl::Status CopyIntoStage(const std::string& uri, const std::string& stage,
                            const std::string& results);
-absl::Status PublishStage(const SinkOptions& options, const std::string& stage, uint64_t vertices,
-                          const JobRecord& record, bool* already = nullptr);
-void DropStage(const std::string& uri, const std::string& stage);
-// Drops every staging table whose name starts with `prefix` (a job's, left by a master that died).
-absl::Status DropStages(const std::string& uri, const std::string& prefix);
 
 }  // namespace lockstep::db
