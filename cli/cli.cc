@@ -35,6 +35,7 @@
 #include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/cli/duration.h"
+#include "lockstep/cli/top.h"
 #include "lockstep/db/postgres.h"
 #include "lockstep/db/stage.h"
 #include "lockstep/dbsp/grpc_log.h"
@@ -305,35 +306,6 @@ std::variant<bsp::JobDetails, JobError> MakeJob(const catalogue::AppInfo& app,
   return *std::move(job);
 }
 
-// Prints the `top` vertices with the largest values of a result file, ties by ID order.
-absl::Status PrintTop(const std::string& path, size_t top) {
-  auto text = bsp::ReadFile(path);
-  if (!text.ok()) return text.status();
-  std::vector<std::pair<double, std::string>> rows;
-  std::string_view rest = *text;
-  while (!rest.empty()) {
-    const size_t nl = rest.find('\n');
-    std::string_view line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    const size_t sp = line.rfind(' ');
-    if (sp == std::string_view::npos) continue;
-    rows.emplace_back(std::strtod(std::string(line.substr(sp + 1)).c_str(), nullptr),
-                      std::string(line.substr(0, sp)));
-  }
-  const size_t k = std::min(top, rows.size());
-  std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(k), rows.end(),
-                    [](const auto& a, const auto& b) {
-                      if (a.first != b.first) return a.first > b.first;
-                      return bsp::ExternalIdLess(a.second, b.second);
-                    });
-  for (size_t i = 0; i < k; ++i) {
-    std::string line = rows[i].second + " ";
-    bsp::AppendDouble(rows[i].first, line);
-    std::cout << line << "\n";
-  }
-  return absl::OkStatus();
-}
-
 double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -540,7 +512,7 @@ int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
       app.name, (*executor)->engine().num_local_vertices(), (*executor)->supersteps(), load_s,
       compute_s, SecondsSince(start), wrote);
   if (top > 0) {
-    if (auto st = PrintTop(job->output, top); !st.ok()) return Fail(st);
+    if (auto st = PrintTop(job->output, top, app.unreachable, std::cout); !st.ok()) return Fail(st);
   }
   return 0;
 }
@@ -1134,7 +1106,9 @@ int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
     sub->add_option("--out-table", run_flags.out_table,
                     "PostgreSQL --out: the result table (default: the app's name), created with "
                     "columns id and value when missing");
-    sub->add_option("--top", top, "print the N vertices with the largest values on stdout")
+    sub->add_option("--top", top,
+                    "print the N vertices with the largest values on stdout (with a source: the "
+                    "largest of the vertices it reaches, never an unreachable one)")
         ->check(kCount);
     per_app.push_back(std::make_unique<AppOptions>());
     AppOptions* options = per_app.back().get();

@@ -20,6 +20,7 @@ catalogue::AppInfo Info() {
   info.summary = "breadth-first search: hop depth from the source along out-edges";
   info.validation = catalogue::ValidationRule::kExact;
   info.values = catalogue::ValueKind::kInteger;
+  bsp::AppendInt(kUnreachable, info.unreachable);
   info.params = {{"source", "", "the source vertex (external ID)"}};
   info.from_graphalytics = [](const std::map<std::string, std::string>& props,
                               bsp::Params& params) {

@@ -92,6 +92,7 @@ catalogue::AppInfo Info() {
   info.summary = "single-source shortest paths (non-negative weights; 1 when unweighted)";
   info.validation = catalogue::ValidationRule::kEpsilon;
   info.values = catalogue::ValueKind::kReal;
+  bsp::AppendDouble(kUnreachable, info.unreachable);
   info.params = {
       {"source", "", "the source vertex (external ID)"},
       {"path-to", "", "also print the shortest path to this vertex on stdout (run only)", false,

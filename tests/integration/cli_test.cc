@@ -629,6 +629,20 @@ TEST_F(CliTest, TopPrintsThatManyLinesAndTheOutputHasOneLinePerVertex) {
   EXPECT_EQ(Files(), (std::set<std::string>{"g.el", "out.txt"}));
 }
 
+// The largest values of an app with a source are those of the vertices it reaches: an unreachable
+// vertex's value (Infinity, INT64_MAX) is never among them.
+TEST_F(CliTest, TopListsTheLargestReachableValues) {
+  const std::string graph = Write("g.el", "s a 1\na t 2.5\nx y 1\nz s 1\n");
+  const Process sssp =
+      Run({"run", "sssp", "--graph", graph, "--source", "s", "--out", Path("d.txt"), "--top", "3"});
+  ASSERT_EQ(sssp.exit_code, 0) << sssp.err;
+  EXPECT_EQ(sssp.out, "t 3.5\na 1\ns 0\n");
+  const Process bfs =
+      Run({"run", "bfs", "--graph", graph, "--source", "s", "--out", Path("b.txt"), "--top", "5"});
+  ASSERT_EQ(bfs.exit_code, 0) << bfs.err;
+  EXPECT_EQ(bfs.out, "t 2\na 1\ns 0\n");
+}
+
 TEST_F(CliTest, SsspPrintsThePathAndInfinity) {
   const std::string graph = Write("g.el", "s a 1\na t 2.5\ns t 4\nx y 1\n");
   const Process p = Run({"run", "sssp", "--graph", graph, "--source", "s", "--path-to", "t",

@@ -56,6 +56,9 @@ struct AppInfo {
   // How results are validated; an app that says nothing is compared exactly, the strictest rule.
   ValidationRule validation = ValidationRule::kExact;
   ValueKind values = ValueKind::kReal;
+  // The value written for a vertex the app's source does not reach ("Infinity"), if the app has
+  // one: `run --top` lists the largest values of the vertices reached.
+  std::string unreachable;
   // Maps a Graphalytics properties file (prefix removed) onto params; explicit values override
   // it later.
   std::function<void(const std::map<std::string, std::string>& properties, bsp::Params& params)>
