@@ -25,6 +25,22 @@ absl::StatusOr<ValidationRule> ParseRule(std::string_view name) {
       absl::StrCat("unknown rule '", std::string(name), "' (exact, equivalence or epsilon)"));
 }
 
+std::map<std::string, std::string> ParamsFromGraphalytics(
+    const AppInfo& app, const std::map<std::string, std::string>& properties, bsp::Params& params) {
+  std::map<std::string, std::string> origin;
+  for (const GraphalyticsParam& g : app.graphalytics) {
+    auto it = properties.find(g.property);
+    if (it == properties.end()) continue;
+    params[g.param] = it->second;
+    origin[g.param] = g.property;
+    for (const auto& [name, value] : g.also) {
+      params[name] = value;
+      origin[name] = g.property;
+    }
+  }
+  return origin;
+}
+
 const AppInfo* AppRegistry::Find(std::string_view name) const {
   for (const AppInfo& a : apps_) {
     if (a.name == name) return &a;

@@ -35,6 +35,7 @@
 #include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/cli/duration.h"
+#include "lockstep/cli/job_params.h"
 #include "lockstep/cli/top.h"
 #include "lockstep/db/postgres.h"
 #include "lockstep/db/stage.h"
@@ -92,21 +93,9 @@ const CLI::Validator kCount(
     },
     "COUNT");
 
-// Apps name a bad parameter at the start of their errors ("damping: must be in [0, 1]"); on the
-// command line a parameter is a flag, so the message names the flag.
+// An app's error about a parameter the command line gave names its flag (job_params.h).
 absl::Status AsFlagError(const catalogue::AppInfo& app, const absl::Status& status) {
-  const std::string message(status.message());
-  // The engine says which limit a job hit; the command line says which flag raises it.
-  if (absl::IsDeadlineExceeded(status) && message.ends_with("(max_supersteps)")) {
-    return absl::Status(status.code(), absl::StrCat(message.substr(0, message.size() - 16),
-                                                    "(raise --max-supersteps if it needs more)"));
-  }
-  for (const catalogue::AppParam& p : app.params) {
-    if (message.starts_with(p.name + ":")) {
-      return absl::Status(status.code(), absl::StrCat("--", message));
-    }
-  }
-  return status;
+  return NameParam(app, {}, status).status;
 }
 
 // `validate`'s rule: --rule by name, or the rule of the --app the catalogue gives.
@@ -263,9 +252,10 @@ absl::Status CheckJobFlags(const catalogue::AppInfo& app, const JobFlags& flags,
   return app.make_runner(nullptr)->CheckParams(job);
 }
 
-// The job an app runs: defaults, then Graphalytics properties, then flags.
-absl::StatusOr<bsp::JobDetails> MakeJobDetails(const catalogue::AppInfo& app,
-                                               const JobFlags& flags) {
+// The job an app runs: defaults, then Graphalytics properties, then flags; `from_file` says which
+// parameters a file of the graph gave.
+absl::StatusOr<bsp::JobDetails> MakeJobDetails(const catalogue::AppInfo& app, const JobFlags& flags,
+                                               std::map<std::string, std::string>& from_file) {
   bsp::JobDetails job;
   job.job_id = "local";
   job.app = app.name;
@@ -277,31 +267,24 @@ absl::StatusOr<bsp::JobDetails> MakeJobDetails(const catalogue::AppInfo& app,
   job.output = flags.out;
   job.max_supersteps = flags.max_supersteps;
   job.trace_vertices = flags.trace_vertices;
-  for (const catalogue::AppParam& p : app.params) job.params[p.name] = p.default_value;
-  if (bsp::IsPartitionedGraph(flags.graph)) {
-    // A partitioned graph keeps the properties of the Graphalytics graph it was written from.
-    auto facts = bsp::ReadPartGraphFacts(flags.graph);
-    if (!facts.ok()) return facts.status();
-    if (facts->format == "graphalytics" && app.from_graphalytics) {
-      app.from_graphalytics(facts->properties, job.params);
-    }
-  } else if (bsp::IsGraphalytics(job.graph)) {
-    auto props = bsp::ReadGraphalyticsProperties(flags.graph);
-    if (!props.ok()) return props.status();
-    if (app.from_graphalytics) app.from_graphalytics(*props, job.params);
-  }
-  for (const auto& [name, value] : flags.params) job.params[name] = value;
+  auto params = MakeJobParams(app, job.graph, flags.params);
+  if (!params.ok()) return params.status();
+  job.params = std::move(params->values);
+  from_file = std::move(params->from_file);
   return job;
 }
 
 // MakeJobDetails, then CheckJobFlags. A .properties file that cannot be read or says something
-// wrong is bad input (1); everything else here is the command line (2).
+// wrong (a parameter's value included) is bad input (1); everything else here is the command
+// line (2).
 std::variant<bsp::JobDetails, JobError> MakeJob(const catalogue::AppInfo& app,
-                                                const JobFlags& flags) {
-  auto job = MakeJobDetails(app, flags);
+                                                const JobFlags& flags,
+                                                std::map<std::string, std::string>& from_file) {
+  auto job = MakeJobDetails(app, flags, from_file);
   if (!job.ok()) return JobError{job.status(), kExitFailed};
   if (auto st = CheckJobFlags(app, flags, *job); !st.ok()) {
-    return JobError{AsFlagError(app, st), kExitUsage};
+    const NamedError e = NameParam(app, from_file, st);
+    return JobError{e.status, e.in_file ? kExitFailed : kExitUsage};
   }
   return *std::move(job);
 }
@@ -451,7 +434,8 @@ int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
           "--top reads the result back from --out, which is not a regular file: ", flags.out)));
     }
   }
-  auto made = MakeJob(app, flags);
+  std::map<std::string, std::string> from_file;
+  auto made = MakeJob(app, flags, from_file);
   if (const JobError* e = std::get_if<JobError>(&made)) return Fail(e->status, e->exit_code);
   bsp::JobDetails* job = &std::get<bsp::JobDetails>(made);
   // A PostgreSQL --out: the results go to a file of their own, then into the table in one
@@ -476,7 +460,7 @@ int RunLocal(const catalogue::AppInfo& app, const JobFlags& flags, size_t top) {
   };
   std::unique_ptr<bsp::JobRunner> runner = app.make_runner(&std::cout);
   auto executor = runner->StartJob(*job, bsp::LocalExecutorFactory(options));
-  if (!executor.ok()) return Fail(AsFlagError(app, executor.status()));
+  if (!executor.ok()) return Fail(NameParam(app, from_file, executor.status()).status);
   const double load_s = SecondsSince(start);
   const auto compute_start = std::chrono::steady_clock::now();
   if (auto st = (*executor)->RunToCompletion(); !st.ok()) {
@@ -682,7 +666,8 @@ std::variant<int, dbsp::JobSpec> MasterSpec(const catalogue::AppRegistry& apps,
   }
   std::error_code ec;
   if (!database) flags.graph = std::filesystem::absolute(flags.graph, ec).string();  // shared
-  auto made = MakeJob(*app, flags);
+  std::map<std::string, std::string> from_file;
+  auto made = MakeJob(*app, flags, from_file);
   if (const JobError* e = std::get_if<JobError>(&made)) return Fail(e->status, e->exit_code);
   bsp::JobDetails* job = &std::get<bsp::JobDetails>(made);
   if (!m.save_parts.empty()) {

@@ -22,12 +22,7 @@ catalogue::AppInfo Info() {
   info.values = catalogue::ValueKind::kInteger;
   bsp::AppendInt(kUnreachable, info.unreachable);
   info.params = {{"source", "", "the source vertex (external ID)"}};
-  info.from_graphalytics = [](const std::map<std::string, std::string>& props,
-                              bsp::Params& params) {
-    if (auto it = props.find("bfs.source-vertex"); it != props.end()) {
-      params["source"] = it->second;
-    }
-  };
+  info.graphalytics = {{"bfs.source-vertex", "source", {}}};
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
     return std::make_unique<bsp::ProgramRunner<App>>(report);
   };

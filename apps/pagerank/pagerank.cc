@@ -33,15 +33,10 @@ catalogue::AppInfo Info() {
       {"tolerance", "1e-9", "stop when the L1 change of an iteration is below this (0 = never)"},
       {"max-iterations", "100", "stop after this many iterations"},
   };
-  info.from_graphalytics = [](const std::map<std::string, std::string>& props,
-                              bsp::Params& params) {
-    if (auto it = props.find("pr.damping-factor"); it != props.end()) {
-      params["damping"] = it->second;
-    }
-    if (auto it = props.find("pr.num-iterations"); it != props.end()) {
-      params["max-iterations"] = it->second;
-      params["tolerance"] = "0";  // Graphalytics runs exactly that many iterations
-    }
+  info.graphalytics = {
+      {"pr.damping-factor", "damping", {}},
+      // Graphalytics runs exactly that many iterations.
+      {"pr.num-iterations", "max-iterations", {{"tolerance", "0"}}},
   };
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
     return std::make_unique<bsp::ProgramRunner<App>>(report);

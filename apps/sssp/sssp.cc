@@ -98,12 +98,7 @@ catalogue::AppInfo Info() {
       {"path-to", "", "also print the shortest path to this vertex on stdout (run only)", false,
        true},
   };
-  info.from_graphalytics = [](const std::map<std::string, std::string>& props,
-                              bsp::Params& params) {
-    if (auto it = props.find("sssp.source-vertex"); it != props.end()) {
-      params["source"] = it->second;
-    }
-  };
+  info.graphalytics = {{"sssp.source-vertex", "source", {}}};
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
     return std::make_unique<bsp::ProgramRunner<App>>(report);
   };

@@ -255,17 +255,11 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// A property's value and the line that gave it (the last, if the key is repeated).
-struct Property {
-  std::string value;
-  uint64_t line = 0;
-};
-
 // Reads a Java-style properties file: "key = value" or "key : value", '#' and '!' comments.
-absl::StatusOr<std::map<std::string, Property>> ReadPropertyLines(const std::string& path) {
+absl::StatusOr<std::map<std::string, PropertyLine>> ReadPropertyLines(const std::string& path) {
   auto data = ReadFile(path);
   if (!data.ok()) return data.status();
-  std::map<std::string, Property> props;
+  std::map<std::string, PropertyLine> props;
   std::string_view text = *data;
   uint64_t line_no = 0;
   auto trim = [](std::string_view s) {
@@ -284,53 +278,10 @@ absl::StatusOr<std::map<std::string, Property>> ReadPropertyLines(const std::str
       return absl::InvalidArgumentError(
           absl::StrCat(path, ":", line_no, ": expected 'key = value'"));
     }
-    props[std::string(trim(line.substr(0, eq)))] = {std::string(trim(line.substr(eq + 1))),
-                                                    line_no};
+    std::string key(trim(line.substr(0, eq)));
+    props[key] = {std::string(trim(line.substr(eq + 1))), line_no, key};
   }
   return props;
-}
-
-// The properties of one Graphalytics graph, "graph.<name>." removed from their keys, checked for
-// what every graph must say: its vertex file and whether it is directed.
-absl::StatusOr<std::map<std::string, Property>> ReadGraphalyticsPropertyLines(
-    const std::string& path) {
-  auto props = ReadPropertyLines(path);
-  if (!props.ok()) return props.status();
-  // Every key is "graph.<name>.<key>"; the graph's name is whatever stands before ".vertex-file".
-  std::string prefix;
-  for (const auto& [key, property] : *props) {
-    if (!key.starts_with("graph.") || !EndsWith(key, ".vertex-file")) continue;
-    const std::string name = key.substr(0, key.size() - std::string_view("vertex-file").size());
-    if (!prefix.empty()) {
-      // Which graph would run would depend on the names' order: say so instead.
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", property.line, ": ", SanitizeForLog(key, 200),
-                       " names a second graph (", SanitizeForLog(prefix, 200),
-                       "vertex-file is the first); a .properties file describes "
-                       "one graph"));
-    }
-    prefix = name;
-  }
-  if (prefix.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": no graph.<name>.vertex-file property"));
-  }
-  std::map<std::string, Property> stripped;
-  for (auto& [key, property] : *props) {
-    if (key.starts_with(prefix)) stripped[key.substr(prefix.size())] = std::move(property);
-  }
-  // Graphalytics spells it "true" or "false"; anything else (a typo, "False", nothing) used to run
-  // the graph as directed, which gives wrong results without a word.
-  auto directed = stripped.find("directed");
-  if (directed == stripped.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": no ", prefix, "directed property (expected true or false)"));
-  }
-  if (directed->second.value != "true" && directed->second.value != "false") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ":", directed->second.line, ": ", prefix, "directed is '",
-        SanitizeForLog(directed->second.value, kQuotedTokenBytes), "', expected true or false"));
-  }
-  return stripped;
 }
 
 // The graph of an edge list, parsed.
@@ -518,6 +469,47 @@ absl::StatusOr<std::map<std::string, std::string>> ReadProperties(const std::str
   std::map<std::string, std::string> props;
   for (auto& [key, property] : *lines) props[key] = std::move(property.value);
   return props;
+}
+
+absl::StatusOr<std::map<std::string, PropertyLine>> ReadGraphalyticsPropertyLines(
+    const std::string& path) {
+  auto props = ReadPropertyLines(path);
+  if (!props.ok()) return props.status();
+  // Every key is "graph.<name>.<key>"; the graph's name is whatever stands before ".vertex-file".
+  std::string prefix;
+  for (const auto& [key, property] : *props) {
+    if (!key.starts_with("graph.") || !EndsWith(key, ".vertex-file")) continue;
+    const std::string name = key.substr(0, key.size() - std::string_view("vertex-file").size());
+    if (!prefix.empty()) {
+      // Which graph would run would depend on the names' order: say so instead.
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", property.line, ": ", SanitizeForLog(key, 200),
+                       " names a second graph (", SanitizeForLog(prefix, 200),
+                       "vertex-file is the first); a .properties file describes "
+                       "one graph"));
+    }
+    prefix = name;
+  }
+  if (prefix.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": no graph.<name>.vertex-file property"));
+  }
+  std::map<std::string, PropertyLine> stripped;
+  for (auto& [key, property] : *props) {
+    if (key.starts_with(prefix)) stripped[key.substr(prefix.size())] = std::move(property);
+  }
+  // Graphalytics spells it "true" or "false"; anything else (a typo, "False", nothing) used to run
+  // the graph as directed, which gives wrong results without a word.
+  auto directed = stripped.find("directed");
+  if (directed == stripped.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": no ", prefix, "directed property (expected true or false)"));
+  }
+  if (directed->second.value != "true" && directed->second.value != "false") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ":", directed->second.line, ": ", prefix, "directed is '",
+        SanitizeForLog(directed->second.value, kQuotedTokenBytes), "', expected true or false"));
+  }
+  return stripped;
 }
 
 absl::StatusOr<std::map<std::string, std::string>> ReadGraphalyticsProperties(

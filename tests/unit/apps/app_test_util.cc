@@ -45,7 +45,7 @@ RunResult RunApp(const catalogue::AppInfo& app, const bsp::GraphSource& graph,
       result.status = props.status();
       return result;
     }
-    if (app.from_graphalytics) app.from_graphalytics(*props, job.params);
+    catalogue::ParamsFromGraphalytics(app, *props, job.params);
   }
   for (const auto& [name, value] : overrides) job.params[name] = value;
 

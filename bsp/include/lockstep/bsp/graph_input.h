@@ -133,6 +133,15 @@ uint64_t EstimateLoadBytes(const GraphSource& source);
 // error names the file (and line).
 absl::StatusOr<std::map<std::string, std::string>> ReadGraphalyticsProperties(
     const std::string& path);
+// A property as its file gives it, so that an error about its value can name the line and key.
+struct PropertyLine {
+  std::string value;
+  uint64_t line = 0;  // the line that gave it (the last, if the key is repeated)
+  std::string key;    // as the file spells it (a Graphalytics key with its "graph.<name>.")
+};
+// As ReadGraphalyticsProperties, with each property's line and key.
+absl::StatusOr<std::map<std::string, PropertyLine>> ReadGraphalyticsPropertyLines(
+    const std::string& path);
 // True if the source names a Graphalytics .properties file (explicitly or by its suffix).
 bool IsGraphalytics(const GraphSource& source);
 

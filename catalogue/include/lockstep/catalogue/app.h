@@ -48,6 +48,14 @@ struct AppParam {
   bool local_only = false;
 };
 
+// A parameter that a Graphalytics graph's `.properties` file gives (LDBC names one per algorithm).
+struct GraphalyticsParam {
+  std::string property;  // its key, "graph.<name>." removed ("pr.damping-factor")
+  std::string param;     // the app parameter it sets ("damping")
+  // Parameters it fixes besides (PageRank runs exactly pr.num-iterations: tolerance 0).
+  std::map<std::string, std::string> also;
+};
+
 struct AppInfo {
   std::string name;
   std::vector<std::string> aliases;
@@ -59,13 +67,17 @@ struct AppInfo {
   // The value written for a vertex the app's source does not reach ("Infinity"), if the app has
   // one: `run --top` lists the largest values of the vertices reached.
   std::string unreachable;
-  // Maps a Graphalytics properties file (prefix removed) onto params; explicit values override
-  // it later.
-  std::function<void(const std::map<std::string, std::string>& properties, bsp::Params& params)>
-      from_graphalytics;
+  // The parameters a Graphalytics graph's properties give; explicit values override them later.
+  std::vector<GraphalyticsParam> graphalytics;
   // `report`, if not null, receives an app's extra human-readable output (e.g. a path).
   std::function<std::unique_ptr<bsp::JobRunner>(std::ostream* report)> make_runner;
 };
+
+// Sets `params` from a Graphalytics graph's properties ("graph.<name>." removed from their keys)
+// as `app` reads them, and returns, for each parameter set, the property that set it: an error
+// about that parameter is an error in the file, not on a command line.
+std::map<std::string, std::string> ParamsFromGraphalytics(
+    const AppInfo& app, const std::map<std::string, std::string>& properties, bsp::Params& params);
 
 class AppRegistry {
  public:
