@@ -1,6 +1,7 @@
 // Input that only the data can show to be wrong, through real `lockstep` processes: a bad
-// parameter value in a Graphalytics `.properties` file. It fails with exit 1 and an error naming
-// what is wrong, and writes nothing.
+// parameter value in a Graphalytics `.properties` file, a source an (empty) graph lacks. Each
+// fails with exit 1 and an error naming what is wrong, writes nothing, and on a cluster leaves the
+// previous result published.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -97,6 +98,84 @@ TEST(GraphalyticsProperties, ABadValueIsBadInputNamingTheFileAndKey) {
   EXPECT_EQ(parts.exit_code, 1) << parts.log;
   EXPECT_THAT(parts.log, HasSubstr("parts/lockstep-parts.manifest: Graphalytics property "
                                    "pr.damping-factor: must be in [0, 1]"));
+}
+
+// --- A source the graph lacks, the graph being empty. ---
+
+TEST(EmptyGraph, ASourceItLacksFailsTheRun) {
+  TempDir dir("lockstep-empty-run");
+  WriteFile(dir / "e.el", "\n\n");
+  for (const char* app : {"bfs", "sssp"}) {
+    const Ran r =
+        RunLockstep(dir.path(), {"run", app, "--graph", "e.el", "--source", "9", "--out", "o.txt"});
+    EXPECT_EQ(r.exit_code, 1) << app << "\n" << r.log;
+    EXPECT_THAT(r.log, HasSubstr("--source: vertex '9' is not in the graph")) << app;
+    EXPECT_FALSE(fs::exists(dir / "o.txt")) << app;
+  }
+  // The source from the .properties file: the error names the file, line and key.
+  WriteGraphalytics(dir.path(), "", "",
+                    "graph.g.bfs.source-vertex = 9\ngraph.g.sssp.source-vertex = 9\n");
+  for (const auto& [app, line] : {std::pair{"bfs", "4"}, std::pair{"sssp", "5"}}) {
+    const Ran r =
+        RunLockstep(dir.path(), {"run", app, "--graph", "g.properties", "--out", "o.txt"});
+    EXPECT_EQ(r.exit_code, 1) << app << "\n" << r.log;
+    EXPECT_THAT(r.log, HasSubstr(std::string("g.properties:") + line + ": graph.g." + app +
+                                 ".source-vertex: vertex '9' is not in the graph"));
+    EXPECT_FALSE(fs::exists(dir / "o.txt")) << app;
+  }
+  // The partitioned form of an empty graph is empty too.
+  const Ran part = RunLockstep(dir.path(), {"partition", "--graph", "e.el", "--out", "parts"});
+  ASSERT_EQ(part.exit_code, 0) << part.log;
+  const Ran r = RunLockstep(dir.path(),
+                            {"run", "bfs", "--graph", "parts", "--source", "9", "--out", "o.txt"});
+  EXPECT_EQ(r.exit_code, 1) << r.log;
+  EXPECT_THAT(r.log, HasSubstr("--source: vertex '9' is not in the graph"));
+}
+
+// One job of `args` on a master and two workers in dir/name, publishing to dir/res/out; returns
+// the master's exit code.
+int RunOnCluster(const TempDir& dir, const std::string& name, std::vector<std::string> args) {
+  fs::create_directories(dir / name);
+  Cluster cluster(LOCKSTEP_BINARY, dir / name);
+  args.insert(args.end(), {"--out", (dir / "res" / "out").string(), "--min-workers", "2",
+                           "--max-workers", "2"});
+  Process& master = cluster.StartMaster(args);
+  if (cluster.port() == 0) return -1;
+  for (int i = 0; i < 2; ++i) cluster.StartWorker({"--max-jobs", "1"});
+  if (!cluster.WaitAll(60s)) return -1;
+  if (master.exit_code() != 0) {
+    EXPECT_THAT(master.Log(), HasSubstr("is not in the graph")) << master.Log();
+  }
+  return master.exit_code().value_or(-1);
+}
+
+TEST(EmptyGraph, ASourceItLacksPublishesNothingOnACluster) {
+  TempDir dir("lockstep-empty-cluster");
+  fs::create_directories(dir / "res");
+  WriteFile(dir / "g.el", "1 2\n2 3\n");
+  WriteFile(dir / "e.el", "\n\n");
+  const std::string graph =
+      WriteGraphalytics(dir.path(), "", "", "graph.g.sssp.source-vertex = 9\n");
+  ASSERT_EQ(RunOnCluster(dir, "good",
+                         {"--app", "bfs", "--graph", (dir / "g.el").string(), "--source", "1"}),
+            0);
+  const auto before = ReadPublished(dir / "res" / "out", 2);
+  ASSERT_TRUE(before.has_value());
+  EXPECT_EQ(before->lines, (std::vector<std::string>{"1 0", "2 1", "3 2"}));
+  EXPECT_EQ(RunOnCluster(dir, "empty",
+                         {"--app", "bfs", "--graph", (dir / "e.el").string(), "--source", "9"}),
+            1);
+  EXPECT_EQ(RunOnCluster(dir, "graphalytics", {"--app", "sssp", "--graph", graph}), 1);
+  // The previous result stays, and nothing else is left beside it.
+  const auto after = ReadPublished(dir / "res" / "out", 2);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->job_id, before->job_id);
+  EXPECT_EQ(after->lines, before->lines);
+  std::set<std::string> beside;
+  for (const auto& e : fs::directory_iterator(dir / "res")) {
+    beside.insert(e.path().filename().string());
+  }
+  EXPECT_EQ(beside.size(), 2u) << "left beside the result: " << ::testing::PrintToString(beside);
 }
 
 }  // namespace

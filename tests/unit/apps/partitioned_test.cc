@@ -224,5 +224,59 @@ TEST(StartJobTest, ConnectsThePeersThroughTheJobsExchange) {
   EXPECT_FALSE(local.engine()->connected());
 }
 
+// The status of StartJob for `App` on every worker of a job of `workers` (0: local mode).
+template <class App>
+std::vector<absl::Status> StartOn(const std::string& path, const bsp::Params& params,
+                                  uint32_t workers) {
+  bsp::JobDetails job;
+  job.graph = {path, "edgelist", false};
+  job.params = params;
+  if (workers == 0) {
+    bsp::ProgramRunner<App> local;
+    return {local.StartJob(job, bsp::LocalExecutorFactory()).status()};
+  }
+  auto group = std::make_shared<test::ThreadExchangeGroup>(workers);
+  std::vector<bsp::ProgramRunner<App>> runners(workers);
+  std::vector<absl::Status> status(workers);
+  std::vector<std::thread> threads;
+  for (uint32_t w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w, job]() mutable {
+      test::ThreadExchange exchange(group, w);
+      job.worker_index = w;
+      job.worker_count = workers;
+      job.exchange = &exchange;
+      status[w] = runners[w].StartJob(job, bsp::LocalExecutorFactory()).status();
+    });
+  }
+  for (auto& t : threads) t.join();
+  return status;
+}
+
+// An empty graph is a graph that lacks every vertex: a source (or a pre-coloured vertex) it does
+// not have fails the job in local mode and on every worker, as in a graph of other vertices. Only
+// a process that knows no graph (the master) checks nothing about vertices.
+TEST(StartJobTest, AnEmptyGraphLacksTheVerticesTheParametersName) {
+  test::TempDir dir("lockstep-empty-graph");
+  const std::string empty = dir.Write("e.el", "\n\n");
+  const std::string pre = dir.Write("pre.txt", "3 1\n");
+  for (uint32_t workers : {0u, 1u, 2u}) {
+    for (const absl::Status& st : StartOn<bfs::App>(empty, {{"source", "9"}}, workers)) {
+      EXPECT_EQ(st.message(), "source: vertex '9' is not in the graph") << workers << " " << st;
+    }
+    for (const absl::Status& st : StartOn<sssp::App>(empty, {{"source", "9"}}, workers)) {
+      EXPECT_EQ(st.message(), "source: vertex '9' is not in the graph") << workers << " " << st;
+    }
+    for (const absl::Status& st :
+         StartOn<coloring::App>(empty, {{"seed", "1"}, {"precolored", pre}}, workers)) {
+      EXPECT_EQ(st.message(), pre + ":1: vertex '3' is not in the graph") << workers << " " << st;
+    }
+  }
+  bsp::JobDetails master;
+  master.coordinator = true;
+  master.params = {{"source", "9"}};
+  bsp::ProgramRunner<bfs::App> coordinator;
+  EXPECT_TRUE(coordinator.StartJob(master, bsp::LocalExecutorFactory()).ok());
+}
+
 }  // namespace
 }  // namespace lockstep::apps

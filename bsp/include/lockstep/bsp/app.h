@@ -41,8 +41,11 @@ absl::Status ParamError(std::string_view name, std::string_view problem);
 // What an app may know of the graph when it makes its program: enough to check its parameters,
 // without the graph itself, which no process of a distributed job holds whole.
 struct GraphFacts {
-  // The vertices of the whole input; 0 where no graph is loaded (the distributed master, a check
-  // of the parameters alone), which checks nothing about vertices.
+  // Whether this process knows the graph. Not on the distributed master nor for a check of the
+  // parameters alone, which then checks nothing about vertices; an empty graph is known, and
+  // lacks every vertex.
+  bool known = false;
+  // The vertices of the whole input (0 where the graph is not known).
   uint64_t num_vertices = 0;
   // Graphalytics only: the graph's properties (GraphInput::properties).
   std::map<std::string, std::string> properties;
@@ -52,7 +55,7 @@ struct GraphFacts {
   // True if the graph is known and has no vertex `external`. A name the app did not declare in
   // NamedVertices counts as missing, so that a forgotten declaration fails loudly.
   bool Lacks(std::string_view external) const {
-    if (num_vertices == 0) return false;
+    if (!known) return false;
     auto it = named.find(external);
     return it == named.end() || !it->second;
   }
@@ -80,6 +83,7 @@ std::vector<std::string> NamedVerticesOf(const Params& params) {
 template <class App>
 GraphFacts FactsOf(const Params& params, const GraphInput& input) {
   GraphFacts facts;
+  facts.known = true;
   facts.num_vertices = input.num_vertices();
   facts.properties = input.properties;
   for (const std::string& name : NamedVerticesOf<App>(params)) {
@@ -135,7 +139,10 @@ class ProgramRunner final : public JobRunner {
       if (!input.ok()) return input.status();
       auto split = partition::Range::Whole(details.coordinator ? 1 : details.worker_count);
       if (!split.ok()) return split.status();
-      auto program = App::Make(details.params, FactsOf<App>(details.params, *input));
+      // The master's engine (a coordinator's) knows no graph.
+      auto program =
+          App::Make(details.params,
+                    details.coordinator ? GraphFacts{} : FactsOf<App>(details.params, *input));
       if (!program.ok()) return program.status();
       building = "the graph and the engine's state";
       const uint64_t parts = details.coordinator ? 1 : std::max<uint32_t>(1, details.worker_count);
@@ -252,6 +259,7 @@ class ProgramRunner final : public JobRunner {
     auto split = partition::Range::Whole(exchange.size());
     if (!split.ok()) return split.status();
     GraphFacts facts;
+    facts.known = true;
     facts.num_vertices = part->vertices.num_global;
     facts.properties = part->input.properties;
     names_ = std::move(part->names);
