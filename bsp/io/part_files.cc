@@ -981,6 +981,41 @@ absl::Status ReadNames(const Manifest& m, uint32_t k, uint64_t from, uint64_t to
   return absl::OkStatus();
 }
 
+// Checks names file k as a worker's reading of it would (its size, header and name table, the
+// checksum of every block), and that it names its vertices as the data files do (`names`, by
+// global index): the whole-graph reader takes the names from the data files, and a damaged names
+// file must fail it as it fails the workers.
+absl::Status CheckNamesFile(const Manifest& m, uint32_t k, const std::vector<std::string>& names) {
+  CheckedFile file(m, m.names[k]);
+  if (auto st = file.Open(); !st.ok()) return st;
+  auto h = file.Header(kKindNames, k);
+  if (!h.ok()) return h.status();
+  Buffer buf;
+  const char* at = nullptr;
+  if (auto st = file.Read(0, m.names[k].size, buf, at, true); !st.ok()) return st;
+  const uint64_t n = h->num_vertices, first = m.names[k].first_global;
+  const auto* o = reinterpret_cast<const uint64_t*>(at + sizeof(FileHeader));
+  const char* bytes = at + sizeof(FileHeader) + 8 * (n + 1);
+  if (o[0] != 0 || o[n] != h->name_bytes) {
+    return absl::DataLossError(absl::StrCat(file.path(), ": bad name table"));
+  }
+  std::atomic<uint64_t> bad{UINT64_MAX};
+  tbb::parallel_for(uint64_t{0}, n, [&](uint64_t i) {
+    if (o[i + 1] < o[i] || o[i + 1] > h->name_bytes ||
+        std::string_view(bytes + o[i], o[i + 1] - o[i]) != names[first + i]) {
+      uint64_t seen = bad.load();
+      while (i < seen && !bad.compare_exchange_weak(seen, i)) {
+      }
+    }
+  });
+  if (bad.load() != UINT64_MAX) {
+    return absl::DataLossError(absl::StrCat(file.path(), ": the name of vertex ",
+                                            first + bad.load(),
+                                            " is not the one the data files give"));
+  }
+  return absl::OkStatus();
+}
+
 // ---------------------------------------------------------------------------------------------
 // The distributed writer.
 
@@ -1416,6 +1451,9 @@ absl::StatusOr<GraphInput> LoadPartFiles(const GraphSource& source, WeightUse we
   if (nv != n || ne != edges) {
     return absl::DataLossError(absl::StrCat(m->path, ": the data files hold ", nv, " vertices and ",
                                             ne, " edges, the manifest says ", n, " and ", edges));
+  }
+  for (uint32_t k = 0; k < m->names.size(); ++k) {
+    if (auto st = CheckNamesFile(*m, k, g.external_ids); !st.ok()) return st;
   }
   FinishInput(*m, weights, g);
   return g;

@@ -1,7 +1,7 @@
-// Input that only the data can show to be wrong, through real `lockstep` processes: a bad
-// parameter value in a Graphalytics `.properties` file, a source an (empty) graph lacks. Each
-// fails with exit 1 and an error naming what is wrong, writes nothing, and on a cluster leaves the
-// previous result published.
+// Input that only the data can show to be wrong, through real `lockstep` processes: a source an
+// (empty) graph lacks, a bad parameter value in a Graphalytics `.properties` file, a damaged names
+// file of a partitioned graph. Each fails with exit 1 and an error naming what is wrong, writes
+// nothing, and on a cluster leaves the previous result published.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -176,6 +176,44 @@ TEST(EmptyGraph, ASourceItLacksPublishesNothingOnACluster) {
     beside.insert(e.path().filename().string());
   }
   EXPECT_EQ(beside.size(), 2u) << "left beside the result: " << ::testing::PrintToString(beside);
+}
+
+// --- The partitioned form: what `run` checks. ---
+
+TEST(PartitionedGraph, RunRefusesADamagedNamesFile) {
+  TempDir dir("lockstep-names-file");
+  std::string text;
+  for (int i = 0; i < 300; ++i) {
+    text += "v" + std::to_string(i) + " " + std::to_string((i * 7 + 3) % 300) + "\n";
+  }
+  WriteFile(dir / "g.el", text);
+  ASSERT_EQ(
+      RunLockstep(dir.path(), {"partition", "--graph", "g.el", "--out", "parts", "--parts", "3"})
+          .exit_code,
+      0);
+  const fs::path names = dir / "parts" / "names-00000-of-00001.lsp";
+  const std::string original = ReadFile(names);
+  ASSERT_GT(original.size(), 200u);
+  std::vector<std::pair<std::string, std::string>> damaged;  // what, the file's bytes
+  for (size_t at : {size_t{0}, size_t{40}, size_t{100}, original.size() / 2, original.size() - 1}) {
+    std::string flipped = original;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x01);
+    damaged.emplace_back("byte " + std::to_string(at) + " flipped", flipped);
+  }
+  damaged.emplace_back("truncated by one byte", original.substr(0, original.size() - 1));
+  damaged.emplace_back("truncated to its header", original.substr(0, 80));
+  damaged.emplace_back("a byte appended", original + "x");
+  damaged.emplace_back("a name appended", original + "v300");
+  for (const auto& [what, bytes] : damaged) {
+    WriteFile(names, bytes);
+    const Ran r = RunLockstep(dir.path(), {"run", "wcc", "--graph", "parts", "--out", "o.txt"});
+    EXPECT_EQ(r.exit_code, 1) << what << "\n" << r.log;
+    EXPECT_THAT(r.log, HasSubstr("names-00000-of-00001.lsp: ")) << what;
+    EXPECT_FALSE(fs::exists(dir / "o.txt")) << what;
+  }
+  WriteFile(names, original);
+  const Ran r = RunLockstep(dir.path(), {"run", "wcc", "--graph", "parts", "--out", "o.txt"});
+  EXPECT_EQ(r.exit_code, 0) << r.log;
 }
 
 }  // namespace
