@@ -265,6 +265,13 @@ bool IsDirectory(const std::string& path) {
   return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
+bool IsPartsFileName(std::string_view name) {
+  return name == kPartsManifest ||
+         (name.size() == kPartsManifest.size() + 4 && name.starts_with(kPartsManifest) &&
+          name.ends_with(".tmp")) ||
+         ((name.starts_with("part-") || name.starts_with("names-")) && name.ends_with(".lsp"));
+}
+
 absl::StatusOr<std::vector<InputFile>> ListEdgeFiles(const std::string& path) {
   if (!IsDirectory(path)) return std::vector<InputFile>{{path, 0}};
   DIR* dir = ::opendir(path.c_str());
@@ -272,12 +279,13 @@ absl::StatusOr<std::vector<InputFile>> ListEdgeFiles(const std::string& path) {
     return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
   }
   std::vector<std::string> names;
-  bool manifest = false;
+  bool manifest = false, parts = false;
   errno = 0;
   while (const dirent* entry = ::readdir(dir)) {
     const std::string_view name = entry->d_name;
     if (name.empty() || name[0] == '.') continue;
     if (name == kPartsManifest) manifest = true;
+    if (IsPartsFileName(name)) parts = true;
     names.emplace_back(name);
   }
   const int read_errno = errno;
@@ -291,6 +299,13 @@ absl::StatusOr<std::vector<InputFile>> ListEdgeFiles(const std::string& path) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": holds ", std::string(kPartsManifest),
                      ", a graph in partitioned binary form, not edge lists"));
+  }
+  if (parts) {
+    // What an interrupted writer leaves: its manifest, written last, is missing.
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": holds the files of a graph in partitioned binary form but no ",
+        std::string(kPartsManifest),
+        ": the partitioned graph is incomplete (its writing was interrupted); write it again"));
   }
   std::sort(names.begin(), names.end());  // std::string compares bytes as unsigned char
   const std::string dir_prefix = path.ends_with('/') ? path : path + "/";

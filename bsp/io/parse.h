@@ -92,12 +92,16 @@ struct InputFile {
 // A directory holding this file is a graph in lockstep's partitioned binary form, not a directory
 // of edge-list text: its reader, not the edge-list loaders, must take it.
 inline constexpr std::string_view kPartsManifest = "lockstep-parts.manifest";
+// The names a partitioned graph's writers give its files: the manifest, its temporary file, the
+// data and names files.
+bool IsPartsFileName(std::string_view name);
 
 bool IsDirectory(const std::string& path);
 
 // The files of an edge-list input at `path`: `path` itself if it is not a directory (its size is
 // left 0: opening it says what is wrong), else the regular files directly in it, in byte-wise name
-// order, names that start with '.' skipped. A directory without any is an error naming it.
+// order, names that start with '.' skipped. A directory without any is an error naming it, and so
+// is one holding a partitioned graph's files (complete or not).
 absl::StatusOr<std::vector<InputFile>> ListEdgeFiles(const std::string& path);
 
 // One file's lines in the line numbering of a concatenation of files.

@@ -863,12 +863,6 @@ std::string EncodeNamesFile(const std::vector<std::string>& names, uint64_t grap
   return out;
 }
 
-// The names this writer gives files: a directory holding nothing else may be written over.
-bool IsPartFileName(std::string_view name) {
-  return name == kPartManifestName || name == std::string(kPartManifestName) + ".tmp" ||
-         ((name.starts_with("part-") || name.starts_with("names-")) && name.ends_with(".lsp"));
-}
-
 std::string DataFileName(uint32_t part, uint32_t parts) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "part-%05u-of-%05u.lsp", part, parts);
@@ -892,7 +886,8 @@ absl::Status PrepareDir(const std::string& dir, std::vector<std::string>& old_fi
     }
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
-      if (!IsPartFileName(name)) {
+      // A directory holding nothing but the writers' files may be written over.
+      if (!io::IsPartsFileName(name)) {
         return absl::FailedPreconditionError(
             absl::StrCat(dir, " exists and is not a partitioned graph (it holds ", name,
                          "; give a new or empty directory)"));

@@ -1,7 +1,7 @@
 // Input that only the data can show to be wrong, through real `lockstep` processes: a source an
 // (empty) graph lacks, a bad parameter value in a Graphalytics `.properties` file, a damaged names
-// file of a partitioned graph. Each fails with exit 1 and an error naming what is wrong, writes
-// nothing, and on a cluster leaves the previous result published.
+// file or a missing manifest of a partitioned graph. Each fails with exit 1 and an error naming
+// what is wrong, writes nothing, and on a cluster leaves the previous result published.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -214,6 +214,19 @@ TEST(PartitionedGraph, RunRefusesADamagedNamesFile) {
   WriteFile(names, original);
   const Ran r = RunLockstep(dir.path(), {"run", "wcc", "--graph", "parts", "--out", "o.txt"});
   EXPECT_EQ(r.exit_code, 0) << r.log;
+}
+
+TEST(PartitionedGraph, OneWithoutItsManifestIsIncomplete) {
+  TempDir dir("lockstep-half-written");
+  WriteFile(dir / "g.el", "1 2\n2 3\n");
+  ASSERT_EQ(RunLockstep(dir.path(), {"partition", "--graph", "g.el", "--out", "parts"}).exit_code,
+            0);
+  fs::remove(dir / "parts" / "lockstep-parts.manifest");
+  const Ran r = RunLockstep(dir.path(), {"run", "pagerank", "--graph", "parts", "--out", "o.txt"});
+  EXPECT_EQ(r.exit_code, 1) << r.log;
+  EXPECT_THAT(r.log, HasSubstr("parts: holds the files of a graph in partitioned binary form but "
+                               "no lockstep-parts.manifest: the partitioned graph is incomplete"));
+  EXPECT_FALSE(fs::exists(dir / "o.txt"));
 }
 
 }  // namespace

@@ -397,6 +397,18 @@ TEST_F(PartFilesDamageTest, WithoutManifestItIsNotAPartitionedGraph) {
   auto facts = ReadPartGraphFacts(Out());
   EXPECT_EQ(facts.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(facts.status().message()), HasSubstr("not a partitioned graph"));
+  // Nor is it edge-list text: its readers say what it is, not where its bytes fail to parse.
+  ExpectRefused(Out() +
+                ": holds the files of a graph in partitioned binary form but no "
+                "lockstep-parts.manifest: the partitioned graph is incomplete");
+  // Also with only what a writer makes first (the data files) or last (the manifest's temporary).
+  for (const char* name : {"names-00000-of-00001.lsp", "part-00000-of-00003.lsp",
+                           "part-00001-of-00003.lsp", "part-00002-of-00003.lsp"}) {
+    std::filesystem::remove(Out() + "/" + name);
+    dir_.Write("parts/lockstep-parts.manifest.tmp", "half a manifest");
+    ExpectRefused("the partitioned graph is incomplete");
+    std::filesystem::remove(Out() + "/lockstep-parts.manifest.tmp");
+  }
 }
 
 TEST_F(PartFilesDamageTest, RewriteReplacesAndRefusesForeignDirectories) {
