@@ -167,7 +167,7 @@ absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::str
     return st;
   }
   CheckpointFile file;
-  file.name_ = std::move(name);
+  file.name_ = name;  // a copy: the errors below name the file too
   file.bytes_ = std::move(bytes);
   file.index_ = std::move(index);
   Reader in(std::string_view(file.bytes_).substr(0, file.bytes_.size() - 4));
