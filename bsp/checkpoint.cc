@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -515,6 +516,30 @@ absl::StatusOr<std::vector<CheckpointFile>> ReadCheckpoint(const std::string& st
   }
   if (auto st = CheckCheckpointSet(files); !st.ok()) return st;
   return files;
+}
+
+absl::Status VerifyCheckpoint(const std::string& step_dir, const CheckpointHeader& expect) {
+  auto source = CheckpointSource::Open(step_dir, &expect);
+  if (!source.ok()) return source.status();
+  for (uint32_t p = 0; p < source->parts(); ++p) {
+    // Each part against its manifest line, whose header and aggregators every part must share:
+    // the set is then whole.
+    if (auto file = source->Load(p); !file.ok()) return file.status();
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+constexpr char kRefusedUrl[] = "lockstep/checkpoint-refused";
+}  // namespace
+
+absl::Status MarkCheckpointRefused(absl::Status status) {
+  if (!status.ok()) status.SetPayload(kRefusedUrl, absl::Cord("1"));
+  return status;
+}
+
+bool IsCheckpointRefused(const absl::Status& status) {
+  return status.GetPayload(kRefusedUrl).has_value();
 }
 
 std::string CheckpointFileName(const std::string& dir, uint32_t part) {

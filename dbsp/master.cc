@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "job/checkpoint_choice.h"
 #include "job/job_record.h"
 #include "job/master_job.h"
 #include "job/output_dir.h"
@@ -77,20 +78,6 @@ void CloseStreams(std::vector<std::shared_ptr<transport::WorkerSession>>& worker
   for (auto& w : workers) w->Detach();
 }
 
-// The newest complete checkpoint of a job, among its attempts' directories
-// (CHECKPOINT_DIR/<job id>/attempt-N): its directory and superstep; none: an empty directory.
-std::pair<std::string, uint64_t> NewestCheckpoint(const std::string& job_dir) {
-  std::pair<std::string, uint64_t> newest{"", 0};
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(job_dir, ec)) {
-    const std::vector<uint64_t> complete = bsp::ListCheckpoints(entry.path().string());
-    if (!complete.empty() && complete.front() > newest.second) {
-      newest = {bsp::CheckpointStepDir(entry.path().string(), complete.front()), complete.front()};
-    }
-  }
-  return newest;
-}
-
 // One attempt of a job: what it is given, and what it says of itself when it ends.
 struct Attempt {
   const JobSpec& spec;
@@ -110,7 +97,8 @@ struct Attempt {
   // Out:
   uint32_t workers = 0;
   bool published = false;
-  bool retrying = false;  // it failed, and the next attempt may go on
+  bool retrying = false;            // it failed, and the next attempt may go on
+  bool checkpoint_refused = false;  // it failed restoring its checkpoint: the next passes it over
   Clock::time_point failed_at;
   std::optional<Clock::time_point> first_step_at;
 };
@@ -464,7 +452,8 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   result.job_id = job_id;
   std::vector<std::string> reasons;
   Clock::time_point failed_at = started;
-  std::pair<std::string, uint64_t> resume;  // the checkpoint the next attempt starts from
+  job::ResumePoint resume;  // the checkpoint the next attempt starts from
+  job::CheckpointChoice choice(checkpoint_root, details.app, job_id, log_prefix);
   // A graph read from a snapshot that lived with another master: its checkpoints are of a graph
   // this master cannot read again, so the job starts over on a snapshot of its own (§10).
   bool new_snapshot = false;
@@ -484,14 +473,17 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
         job_id);
   }
   if (resuming) {
-    resume = NewestCheckpoint(checkpoint_root);
+    // Written by another master, perhaps long ago: each candidate is read whole before it is
+    // taken (§7.7), the newest intact one wins.
+    resume = choice.Choose(/*verify=*/true);
     attempts.push_back({{"attempt", first_attempt + 1},
                         {"after", kMasterRestarted},
                         {"workers_before", workers_before},
-                        {"restored_superstep", resume.second}});
+                        {"restored_superstep", resume.superstep}});
     spdlog::info("resuming job {} from {}", job_id,
-                 resume.second == 0 ? std::string("the start")
-                                    : absl::StrCat("checkpoint at superstep ", resume.second));
+                 resume.superstep == 0
+                     ? std::string("the start")
+                     : absl::StrCat("checkpoint at superstep ", resume.superstep));
   }
   // --max-restarts counts the restarts after a lost worker, not a master's restarts.
   uint32_t restarts_used = 0;
@@ -525,7 +517,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
       details.checkpoint_dir = checkpoints.dir;
       auto st = record->Update([&](job::JobRecord& r) {
         r.attempt = attempt;
-        r.checkpoint = resume.second;
+        r.checkpoint = resume.superstep;
         r.restarts = attempts;
       });
       if (!st.ok()) return end_job(st);
@@ -537,7 +529,8 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
       pool.min_workers = 1;
       pool.max_workers = spec.pool.max_workers > 0 ? spec.pool.max_workers : workers_before;
       pool.last_call = spec.recovery_timeout;
-      std::tie(details.restore_from, details.resume_superstep) = resume;
+      details.restore_from = resume.dir;
+      details.resume_superstep = resume.superstep;
     }
     const bool last_attempt = restarts_used >= spec.max_restarts;
     Attempt run{spec,       cancel,       details, output,    staged,  checkpoints,
@@ -563,29 +556,36 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
     }
     NoteRestart(run);
     reasons.push_back(absl::StrCat("attempt ", attempt + 1, ": ", st.message()));
-    if (!run.retrying || last_attempt || cancel.load()) {
+    // A checkpoint the workers could not restore is passed over, not counted as a restart: each
+    // one is refused once, so this ends (at the start, from which nothing is restored).
+    const bool refused = run.checkpoint_refused && !details.restore_from.empty();
+    if (refused) choice.Refuse(details.restore_from, st);
+    if (!(refused || (run.retrying && !last_attempt)) || cancel.load()) {
       return end_job(reasons.size() == 1 ? st
                                          : absl::Status(st.code(), absl::StrJoin(reasons, "; ")));
     }
     failed_at = run.failed_at;
     workers_before = run.workers;
-    ++restarts_used;
+    if (!refused) ++restarts_used;
     // A fresh staging directory: a worker of the failed attempt still writing its part cannot
     // put it among the next attempt's.
     discard();
     if (auto prepared = prepare(attempt + 1); !prepared.ok()) return end_job(prepared);
     // The next attempt resumes from here (the failed attempt's manifest writer has ended).
-    if (!checkpoint_root.empty()) resume = NewestCheckpoint(checkpoint_root);
-    const uint64_t from = resume.second;
+    if (!checkpoint_root.empty()) resume = choice.Choose(/*verify=*/false);
+    const uint64_t from = resume.superstep;
     attempts.push_back({{"attempt", attempt + 2},
                         {"after", std::string(st.message())},
                         {"workers_before", run.workers},
                         {"restored_superstep", from}});
-    spdlog::warn("{}attempt {} failed: {}; recovering {} (attempt {}; restart {} of at most {})",
-                 log_prefix, attempt + 1, std::string(st.message()),
+    spdlog::warn("{}attempt {} failed: {}; recovering {} (attempt {}; {})", log_prefix, attempt + 1,
+                 std::string(st.message()),
                  from == 0 ? std::string("from the start")
                            : absl::StrCat("from the checkpoint at superstep ", from),
-                 attempt + 2, restarts_used, spec.max_restarts);
+                 attempt + 2,
+                 refused
+                     ? std::string("its checkpoint passed over, not a restart")
+                     : absl::StrCat("restart ", restarts_used, " of at most ", spec.max_restarts));
   }
 }
 
@@ -690,6 +690,7 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
     job.Abort(reason);
     const absl::Status final = job.status();
     run.retrying = may_retry && job.lost_worker();
+    run.checkpoint_refused = job.checkpoint_refused();
     run.failed_at = Clock::now();
     // Workers that did not enter a barrier in time are not writing anything: no grace for them.
     for (uint32_t w : job.late()) workers[w]->ForceClose();
@@ -780,7 +781,10 @@ absl::Status RunAttempt(transport::MasterServer& server, Attempt& run, const Poo
   if (!details.restore_from.empty()) {
     // The master holds no vertices: its aggregators come from the manifest.
     auto manifest = bsp::ReadCheckpointManifest(details.restore_from);
-    if (!manifest.ok()) return fail(manifest.status());
+    if (!manifest.ok()) {
+      job.AbortCheckpointRefused(manifest.status());
+      return fail(manifest.status());
+    }
     for (const auto& [name, value] : manifest->aggregators) {
       bsp::AggregatorBase* agg = (*executor)->engine().aggregators().Find(name);
       absl::Status st = agg == nullptr

@@ -100,14 +100,16 @@ void MasterJob::FlushAll() {
   for (transport::WorkerStream* s : streams_) s->Flush();
 }
 
-void MasterJob::AbortLocked(absl::Status reason, bool lost) {
+void MasterJob::AbortLocked(absl::Status reason, bool lost, bool refused) {
   if (!status_.ok()) return;
   status_ = reason.ok() ? absl::AbortedError("job was aborted") : std::move(reason);
   lost_worker_ = lost;
+  checkpoint_refused_ = refused;
   protocol_.Abort();
   v1::MasterPayload abort;
   abort.mutable_abort()->set_reason(std::string(status_.message()));
-  abort.mutable_abort()->set_retrying(retry_allowed_ && lost_worker_);
+  // A checkpoint refused is passed over, whatever restarts are left (docs/design.md §7.6).
+  abort.mutable_abort()->set_retrying((retry_allowed_ && lost_worker_) || checkpoint_refused_);
   for (transport::WorkerStream* s : streams_) s->Enqueue(abort, /*urgent=*/true);
   changed_.notify_all();
 }
@@ -115,6 +117,11 @@ void MasterJob::AbortLocked(absl::Status reason, bool lost) {
 bool MasterJob::lost_worker() const {
   std::lock_guard<std::mutex> lock(mu_);
   return lost_worker_;
+}
+
+bool MasterJob::checkpoint_refused() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return checkpoint_refused_;
 }
 
 void MasterJob::Abort(absl::Status reason) {
@@ -129,6 +136,14 @@ void MasterJob::AbortLost(absl::Status reason) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     AbortLocked(std::move(reason), /*lost=*/true);
+  }
+  FlushAll();
+}
+
+void MasterJob::AbortCheckpointRefused(absl::Status reason) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    AbortLocked(std::move(reason), /*lost=*/false, /*refused=*/true);
   }
   FlushAll();
 }
@@ -211,9 +226,13 @@ void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
             names_[worker],
             " is leaving: ", bsp::SanitizeForLog(payload.failure().reason(), kReasonBytes))));
       }
-      return Violation(
-          worker,
-          absl::StrCat("failed: ", bsp::SanitizeForLog(payload.failure().reason(), kReasonBytes)));
+      const std::string failed =
+          absl::StrCat("failed: ", bsp::SanitizeForLog(payload.failure().reason(), kReasonBytes));
+      if (payload.failure().checkpoint_refused()) {
+        return AbortCheckpointRefused(
+            absl::DataLossError(absl::StrCat(names_[worker], ": ", failed)));
+      }
+      return Violation(worker, failed);
     }
     default:
       return Violation(worker, "sent an empty or unknown payload");

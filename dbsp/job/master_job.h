@@ -62,6 +62,9 @@ class MasterJob final : public transport::WorkerStreamHandler {
   void SetRetryAllowed(bool allowed) { retry_allowed_ = allowed; }
   // Whether the job's first failure was a lost worker.
   bool lost_worker() const;
+  // Whether it was a worker that could not restore the attempt's checkpoint (its Failure says so):
+  // the next attempt goes on from an older one, and the workers were told the job goes on.
+  bool checkpoint_refused() const;
   // Stragglers (docs/design.md §7.5): a worker that has not entered a barrier (after the first)
   // `timeout` after the other workers all have (zero: three times the median of the others' times
   // from the barrier's opening, at least 1 s) straggles. It is reported (TakeStragglers, the log);
@@ -110,6 +113,8 @@ class MasterJob final : public transport::WorkerStreamHandler {
   absl::Status ReleaseAll(const protocol::Step& release);
   // Aborts the job (the first reason wins), tells every worker why, and wakes every wait.
   void Abort(absl::Status reason);
+  // Aborts it because the attempt's checkpoint cannot be restored (checkpoint_refused()).
+  void AbortCheckpointRefused(absl::Status reason);
   absl::Status status() const;
   // The workers that had not entered a barrier when the peer timeout ended the job.
   std::vector<uint32_t> late() const;
@@ -132,8 +137,9 @@ class MasterJob final : public transport::WorkerStreamHandler {
   void AbortLost(absl::Status reason);
   // Aborts naming worker `worker` (under no lock).
   void Violation(uint32_t worker, const std::string& what);
-  // `lost`: the reason is a worker lost, which another attempt may get past.
-  void AbortLocked(absl::Status reason, bool lost = false);
+  // `lost`: the reason is a worker lost, which another attempt may get past; `refused`: a worker
+  // could not restore the attempt's checkpoint.
+  void AbortLocked(absl::Status reason, bool lost = false, bool refused = false);
   void FlushAll();
   // The job thread's: writes the manifest of the checkpoint taken once `entries` say every file
   // of it is durable, and prunes the older ones.
@@ -169,7 +175,8 @@ class MasterJob final : public transport::WorkerStreamHandler {
   std::vector<bool> waiting_;
   bool relay_direct_ = true;
   bool retry_allowed_ = false;
-  bool lost_worker_ = false;  // under mu_
+  bool lost_worker_ = false;         // under mu_
+  bool checkpoint_refused_ = false;  // under mu_
   uint64_t relayed_batches_ = 0;
   uint64_t relayed_bytes_ = 0;
   bool waited_ = false;  // the job thread's: whether a barrier was waited for yet

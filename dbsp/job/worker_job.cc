@@ -419,6 +419,7 @@ void WorkerJob::Finish(const absl::Status& local_error) {
   std::optional<std::string> report;
   uint32_t unreachable = 0;
   bool leaving = false;
+  bool refused = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!local_error.ok()) {
@@ -433,6 +434,10 @@ void WorkerJob::Finish(const absl::Status& local_error) {
       if (links_ != nullptr && links_->unreachable() && status_ == links_->status()) {
         unreachable = *links_->unreachable() + 1;
       }
+      // The checkpoint it was to restore from could not be used, unless a peer was lost (an
+      // exchange of the restore that failed is not the checkpoint's fault).
+      refused = bsp::IsCheckpointRefused(status_) &&
+                !(links_ != nullptr && links_->unreachable().has_value());
     }
   }
   if (report) {
@@ -440,6 +445,7 @@ void WorkerJob::Finish(const absl::Status& local_error) {
     failure.mutable_failure()->set_reason(*report);
     failure.mutable_failure()->set_unreachable_peer(unreachable);
     failure.mutable_failure()->set_leaving(leaving);
+    failure.mutable_failure()->set_checkpoint_refused(refused);
     (void)link_.Send(std::move(failure));
   }
 }
@@ -631,9 +637,11 @@ absl::Status RunWorkerJob(bsp::JobRunner& runner, const bsp::JobDetails& details
   };
   auto executor = runner.StartJob(details, WorkerExecutorFactory(job, options));
   if (!executor.ok()) {
-    return absl::Status(
+    const absl::Status st(
         executor.status().code(),
         absl::StrCat("unable to start the job: ", std::string(executor.status().message())));
+    // A checkpoint refused stays marked as such: the master then passes it over.
+    return bsp::IsCheckpointRefused(executor.status()) ? bsp::MarkCheckpointRefused(st) : st;
   }
   job.SetExecutor(executor->get());
   auto abort = [&](absl::Status st) {

@@ -283,5 +283,94 @@ TEST(CheckpointTest, PruningKeepsTheNewestCompleteCheckpoints) {
   EXPECT_TRUE(std::filesystem::exists(CheckpointStepDir(job, 50)));
 }
 
+// A checkpoint of two parts on disk as a job writes it: the indexes in `job`, the states and the
+// manifest in its superstep's directory.
+std::string WriteOnDisk(const std::string& job, uint64_t superstep) {
+  const std::string step = CheckpointStepDir(job, superstep);
+  std::filesystem::create_directories(step);
+  CheckpointManifest m;
+  m.header = {"pagerank", "job-7", superstep, 0, 2};
+  m.aggregators = {{"a.sum", "\x01\x02"}, {"b.min", ""}};
+  for (uint32_t p = 0; p < 2; ++p) {
+    const CheckpointHeader h{"pagerank", "job-7", superstep, p, 2};
+    const std::string state = Write(h);
+    EXPECT_TRUE(WriteCheckpointFile(CheckpointIndexName(job, p), Index(h)).ok());
+    EXPECT_TRUE(WriteCheckpointFile(CheckpointFileName(step, p), state).ok());
+    m.files.push_back({3, state.size(), CheckpointCrc(state)});
+  }
+  EXPECT_TRUE(WriteCheckpointManifest(step, m).ok());
+  return step;
+}
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// What a master checks before it resumes from a checkpoint: every file read whole. Each way a
+// newest checkpoint was found damaged after a master was killed (a flipped byte in a state or an
+// index, two states swapped, a state truncated) is refused naming the file, before any use.
+TEST(CheckpointTest, VerifyingReadsEveryFileAndRefusesADamagedOne) {
+  test::TempDir dir("lockstep-checkpoint-verify");
+  const std::string job = dir.path().string();
+  const CheckpointHeader expect{"pagerank", "job-7", 20, 0, 0};
+  const std::string step = WriteOnDisk(job, 20);
+  ASSERT_TRUE(VerifyCheckpoint(step, expect).ok()) << VerifyCheckpoint(step, expect);
+  CheckpointHeader other = expect;
+  other.superstep = 30;
+  EXPECT_THAT(std::string(VerifyCheckpoint(step, other).message()), HasSubstr("at superstep 20"));
+
+  const std::string part0 = CheckpointFileName(step, 0), part1 = CheckpointFileName(step, 1);
+  const std::string index1 = CheckpointIndexName(job, 1);
+  auto damaged = [&](const std::string& path, const std::string& bytes) {
+    const std::string good = ReadBytes(path);
+    WriteBytes(path, bytes);
+    const absl::Status st = VerifyCheckpoint(step, expect);
+    WriteBytes(path, good);
+    EXPECT_TRUE(VerifyCheckpoint(step, expect).ok());
+    return st;
+  };
+  std::string flipped = ReadBytes(part1);
+  flipped[flipped.size() / 2] ^= 0x10;
+  absl::Status st = damaged(part1, flipped);
+  EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss) << st;
+  EXPECT_THAT(std::string(st.message()),
+              HasSubstr("checkpoint file " + part1 + " is corrupt or truncated"));
+
+  flipped = ReadBytes(index1);
+  flipped[20] ^= 0x01;
+  st = damaged(index1, flipped);
+  EXPECT_THAT(std::string(st.message()),
+              HasSubstr("checkpoint index " + index1 + " is corrupt or truncated"));
+
+  const std::string whole = ReadBytes(part1);
+  st = damaged(part1, whole.substr(0, whole.size() / 2));
+  EXPECT_THAT(std::string(st.message()), HasSubstr(part1 + " is corrupt or truncated"));
+
+  // Swapped: each file is whole, but not the one its name and index say.
+  const std::string zero = ReadBytes(part0);
+  WriteBytes(part0, whole);
+  WriteBytes(part1, zero);
+  st = VerifyCheckpoint(step, expect);
+  EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss) << st;
+  EXPECT_THAT(std::string(st.message()),
+              HasSubstr("checkpoint file " + part0 + " was not written with index " +
+                        CheckpointIndexName(job, 0)));
+
+  std::filesystem::remove(part0);
+  EXPECT_THAT(std::string(VerifyCheckpoint(step, expect).message()), HasSubstr(part0));
+}
+
+TEST(CheckpointTest, ARefusedCheckpointIsMarkedSo) {
+  EXPECT_FALSE(IsCheckpointRefused(absl::DataLossError("x")));
+  const absl::Status marked = MarkCheckpointRefused(absl::DataLossError("x"));
+  EXPECT_TRUE(IsCheckpointRefused(marked));
+  EXPECT_EQ(marked.message(), "x");
+  EXPECT_TRUE(MarkCheckpointRefused(absl::OkStatus()).ok());
+}
+
 }  // namespace
 }  // namespace lockstep::bsp

@@ -288,7 +288,8 @@ class ProgramRunner final : public JobRunner {
     }
     // An attempt after a failure resumes from a complete checkpoint (docs/design.md §7.6),
     // which every worker reads a file at a time to take its vertices' state (and its remote
-    // in-neighbours' published values); all fail alike if one cannot.
+    // in-neighbours' published values); all fail alike if one cannot, and say that it was the
+    // checkpoint they refused (the job may go on from an older one).
     if (!details.restore_from.empty()) {
       building = "the job's state from checkpoint " + details.restore_from;
       const CheckpointHeader expect{details.app, details.job_id, details.resume_superstep, 0, 0};
@@ -297,7 +298,7 @@ class ProgramRunner final : public JobRunner {
           checkpoint.ok() ? engine_->RestoreCheckpoint(*checkpoint) : checkpoint.status();
       if (st = AgreeOnStatus(exchange, st); !st.ok()) {
         engine_.reset();
-        return st;
+        return MarkCheckpointRefused(st);
       }
     }
     // The lists exchanged go back before the supersteps' buffers come.

@@ -203,6 +203,14 @@ absl::Status PruneCheckpoints(const std::string& job_dir, uint32_t keep);
 // `expect` as for Parse.
 absl::StatusOr<std::vector<CheckpointFile>> ReadCheckpoint(const std::string& step_dir,
                                                            const CheckpointHeader* expect);
+// Reads the complete checkpoint in `step_dir` a file at a time and keeps nothing: every check a
+// restore makes of its files (the manifest, each file whole with its index, against its manifest
+// line and `expect`), made before a job is resumed from it.
+absl::Status VerifyCheckpoint(const std::string& step_dir, const CheckpointHeader& expect);
+// A restore that cannot use its checkpoint (a file refused, missing, or not of this graph) marks
+// its error so: the job may then go on from an older checkpoint or the start instead of failing.
+absl::Status MarkCheckpointRefused(absl::Status status);
+bool IsCheckpointRefused(const absl::Status& status);
 // A whole checkpoint whose parts' files are read one at a time (a restore holds one file and its
 // index at once, not the whole checkpoint): from disk, its manifest read and checked first, each
 // file checked whole, against its manifest line and as a part of the set when it is loaded; or
