@@ -6,13 +6,21 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "lockstep/bsp/job.h"
 #include "lockstep/bsp/output.h"
 
 namespace lockstep::dbsp::job {
 namespace fs = std::filesystem;
 
 namespace {
-constexpr char kFormat[] = "lockstep-job 1";
+// Format 2 carries a CRC-32C; a format-1 record (which has none) is refused, not trusted.
+constexpr char kFormat[] = "lockstep-job 2";
+constexpr char kUncheckedFormat[] = "lockstep-job 1";
+constexpr char kCrcKey[] = "crc32c";
+
+// The CRC-32C of a record: of its compact JSON without the CRC member, whose keys are in order,
+// so that it does not depend on how the file was laid out, only on what it says.
+uint32_t RecordCrc(const nlohmann::json& without_crc) { return bsp::Crc32c(without_crc.dump()); }
 }  // namespace
 
 std::string JobRecordPath(const std::string& job_dir) { return job_dir + "/JOB"; }
@@ -25,11 +33,32 @@ absl::StatusOr<JobRecord> ReadJobRecord(const std::string& job_dir) {
   std::ostringstream text;
   text << in.rdbuf();
   nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  // A record that cannot be trusted is refused, and the job's directory left as it is: what the
+  // job computes and where it publishes come from it (docs/design.md §7.7).
   auto bad = [&](const std::string& what) {
-    return absl::DataLossError(absl::StrCat("job record ", path, " ", what));
+    return absl::DataLossError(absl::StrCat(
+        "job record ", path, " ", what, "; the job is not resumed and its directory ", job_dir,
+        " is left as it is: restore the record, or remove the directory to drop the job"));
   };
-  if (j.is_discarded() || !j.is_object()) return bad("is not JSON");
-  if (j.value("format", "") != kFormat) return bad(absl::StrCat("is not a '", kFormat, "' record"));
+  if (j.is_discarded() || !j.is_object()) return bad("is damaged: it is not JSON");
+  const std::string format =
+      j.contains("format") && j["format"].is_string() ? j["format"].get<std::string>() : "";
+  if (format == kUncheckedFormat) {
+    return bad(absl::StrCat("is of format '", kUncheckedFormat,
+                            "', written by an older lockstep without a CRC-32C, so it cannot be "
+                            "checked (finish the job with the lockstep that wrote it)"));
+  }
+  if (format != kFormat) return bad(absl::StrCat("is not a '", kFormat, "' record"));
+  if (!j.contains(kCrcKey) || !j[kCrcKey].is_number_unsigned()) {
+    return bad("is damaged: it has no CRC-32C");
+  }
+  const uint64_t crc = j[kCrcKey].get<uint64_t>();
+  j.erase(kCrcKey);
+  if (crc != RecordCrc(j)) {
+    return bad(
+        "is damaged: its CRC-32C does not match what it says (it changed after it was written: "
+        "a flipped bit, or an edit)");
+  }
   JobRecord r;
   try {
     r.job_id = j.at("job_id").get<std::string>();
@@ -53,15 +82,16 @@ absl::StatusOr<JobRecord> ReadJobRecord(const std::string& job_dir) {
 }
 
 absl::Status JobRecordFile::WriteLocked() {
-  const nlohmann::json j = {{"format", kFormat},
-                            {"job_id", record_.job_id},
-                            {"created_at_unix_ms", record_.created_at_unix_ms},
-                            {"job", record_.job},
-                            {"run", record_.run},
-                            {"attempt", record_.attempt},
-                            {"workers", record_.workers},
-                            {"checkpoint", record_.checkpoint},
-                            {"restarts", record_.restarts}};
+  nlohmann::json j = {{"format", kFormat},
+                      {"job_id", record_.job_id},
+                      {"created_at_unix_ms", record_.created_at_unix_ms},
+                      {"job", record_.job},
+                      {"run", record_.run},
+                      {"attempt", record_.attempt},
+                      {"workers", record_.workers},
+                      {"checkpoint", record_.checkpoint},
+                      {"restarts", record_.restarts}};
+  j[kCrcKey] = RecordCrc(j);
   return bsp::WriteFileAtomically(JobRecordPath(dir_), j.dump(2) + "\n");
 }
 

@@ -15,6 +15,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cluster.h"
@@ -445,6 +446,85 @@ TEST_F(RecoveryTest, ACorruptNewestCheckpointIsPassedOverByTheNextMaster) {
                         part.string() + " is corrupt or truncated"));
   const nlohmann::json success = ExpectPublishedAfter(next, 2, 2);
   EXPECT_EQ(success["restarts"][0]["restored_superstep"], older) << success.dump();
+  cluster_.Stop();
+}
+
+// A master killed mid-job, and then its job record damaged: a flipped bit in its output path, or
+// an edit of the damping. The next master refuses it (exit 1, naming the file), whether started
+// with the directory alone or with a command line that matches the edit: it publishes nothing,
+// anywhere, and leaves the directory as it is, so that once the record is put back the job
+// finishes as it was.
+TEST_F(RecoveryTest, ADamagedJobRecordIsRefusedAndKept) {
+  Process& first = StartMaster(
+      2, {"--checkpoint-every", "10", "--max-restarts", "1", "--recovery-timeout", "30s"});
+  const int port = cluster_.port();
+  ASSERT_NE(port, 0);
+  cluster_.StartWorker();
+  cluster_.StartWorker();
+  ASSERT_TRUE(first.WaitForLog("checkpoint before superstep 20 is complete", 60s)) << first.Log();
+  const std::string job = JobId(first);
+  ASSERT_FALSE(job.empty()) << first.Log();
+  first.Kill();
+
+  const std::string dir = (dir_ / "checkpoints").string();
+  const fs::path record = dir_ / "checkpoints" / job / "JOB";
+  const std::string good = ReadFile(record);
+  std::string flipped = good;
+  const size_t at = flipped.find(out_.string());
+  ASSERT_NE(at, std::string::npos) << good;
+  flipped[at + out_.string().size() - 1] ^= 0x01;  // ".../res/out" reads ".../res/ouu"
+  std::string edited = good;
+  const std::string damping = "\"damping\": \"0.85\"";
+  ASSERT_NE(edited.find(damping), std::string::npos) << good;
+  edited.replace(edited.find(damping), damping.size(), "\"damping\": \"0.5\"");
+  // The dead master's staging directory and lease stay where they are until a master publishes.
+  auto listing = [this] {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir_ / "res")) {
+      names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  const std::vector<std::string> before = listing();
+  const std::vector<std::string> given = {"--app",
+                                          "pagerank",
+                                          "--graph",
+                                          graph_.string(),
+                                          "--undirected",
+                                          "--tolerance",
+                                          "0",
+                                          "--max-iterations",
+                                          "400",
+                                          "--damping",
+                                          "0.5",
+                                          "--out",
+                                          out_.string(),
+                                          "--checkpoint-dir",
+                                          dir,
+                                          "--checkpoint-every",
+                                          "10"};
+  for (const auto& [bytes, args] :
+       {std::pair{flipped, std::vector<std::string>{"--checkpoint-dir", dir}},
+        std::pair{edited, std::vector<std::string>{"--checkpoint-dir", dir}},
+        std::pair{edited, given}}) {
+    std::ofstream(record, std::ios::binary | std::ios::trunc) << bytes;
+    Process& refused = cluster_.StartMaster(args, /*wait_for_port=*/false);
+    const auto code = refused.Wait(30s);
+    ASSERT_TRUE(code.has_value()) << refused.Log();
+    EXPECT_EQ(*code, 1) << refused.Log();
+    EXPECT_THAT(refused.Log(), HasSubstr("job record " + record.string() + " is damaged"));
+    EXPECT_THAT(refused.Log(), HasSubstr("is left as it is"));
+    EXPECT_EQ(ReadFile(record), bytes) << "the record was touched";
+    EXPECT_FALSE(CompleteCheckpoints(record.parent_path() / "attempt-1").empty());
+    EXPECT_EQ(listing(), before) << "a refused job published or staged something";
+  }
+
+  std::ofstream(record, std::ios::binary | std::ios::trunc) << good;
+  Process& next = cluster_.StartMasterOnPort(port, {"--checkpoint-dir", dir});
+  ASSERT_TRUE(next.WaitForLog("resuming job " + job + " from checkpoint at superstep", 30s))
+      << next.Log();
+  ExpectPublishedAfter(next, 2, 2);
   cluster_.Stop();
 }
 

@@ -1,6 +1,7 @@
-// What a job is resumed from (docs/design.md §7.6, §7.7): its checkpoint, the newest intact one of
-// any attempt, a damaged or refused one passed over for the one before it, down to the start. A
-// worker that cannot restore its checkpoint ends the attempt so that the next one passes it over.
+// What a job is resumed from (docs/design.md §7.6, §7.7): its record, refused when it is damaged
+// or cannot be checked, never trusted; and its checkpoint, the newest intact one of any attempt,
+// a damaged or refused one passed over for the one before it, down to the start. A worker that
+// cannot restore its checkpoint ends the attempt so that the next one passes it over.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "job/checkpoint_choice.h"
+#include "job/job_record.h"
 #include "job/master_job.h"
 #include "lockstep/bsp/checkpoint.h"
 #include "util/temp_dir.h"
@@ -29,6 +31,100 @@ std::string ReadBytes(const std::string& path) {
 }
 void WriteBytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// --- the record
+
+class JobRecordTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(job_dir_);
+    JobRecord r;
+    r.job_id = "job-7";
+    r.created_at_unix_ms = 1700000000123;
+    r.job = {{"app", "pagerank"},
+             {"params", {{"damping", "0.85"}, {"max-iterations", "400"}}},
+             {"output", "/data/out"}};
+    r.run = {{"checkpoint_every", 10}};
+    r.attempt = 2;
+    r.workers = 3;
+    r.checkpoint = 20;
+    r.restarts = {{{"after", "the master restarted"}, {"recovery_seconds", 0.123456789}}};
+    ASSERT_TRUE(JobRecordFile(job_dir_, r).Update([](JobRecord&) {}).ok());
+    written_ = ReadBytes(JobRecordPath(job_dir_));
+  }
+  // The record refused, with a message naming it and saying that its directory is kept.
+  void ExpectRefused(const std::string& bytes, const std::string& why) {
+    WriteBytes(JobRecordPath(job_dir_), bytes);
+    auto r = ReadJobRecord(job_dir_);
+    ASSERT_FALSE(r.ok()) << bytes;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+    const std::string message(r.status().message());
+    EXPECT_THAT(message, HasSubstr("job record " + JobRecordPath(job_dir_) + " " + why));
+    EXPECT_THAT(message, HasSubstr("the job is not resumed and its directory " + job_dir_ +
+                                   " is left as it is"));
+  }
+
+  test::TempDir dir_{"lockstep-job-record"};
+  const std::string job_dir_ = dir_.File("job-7");
+  std::string written_;
+};
+
+TEST_F(JobRecordTest, ReadsBackWhatWasWritten) {
+  auto r = ReadJobRecord(job_dir_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->job_id, "job-7");
+  EXPECT_EQ(r->created_at_unix_ms, 1700000000123);
+  EXPECT_EQ(r->job["params"]["damping"], "0.85");
+  EXPECT_EQ(r->attempt, 2u);
+  EXPECT_EQ(r->workers, 3u);
+  EXPECT_EQ(r->checkpoint, 20u);
+  EXPECT_EQ(r->restarts[0]["recovery_seconds"], 0.123456789);
+  EXPECT_THAT(written_, HasSubstr("\"crc32c\": "));
+}
+
+// A flipped bit in any byte makes the record unreadable or changes what it says: refused either
+// way, never read as another job (once, a flipped bit in its output path made the resumed job
+// publish elsewhere). One bit a byte, each of the eight in turn, keeps the test short.
+TEST_F(JobRecordTest, AFlippedBitInAnyByteIsRefused) {
+  for (size_t i = 0; i < written_.size(); ++i) {
+    const int bit = static_cast<int>(i % 8);
+    std::string bytes = written_;
+    bytes[i] = static_cast<char>(bytes[i] ^ (1 << bit));
+    WriteBytes(JobRecordPath(job_dir_), bytes);
+    const absl::Status st = ReadJobRecord(job_dir_).status();
+    EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss)
+        << "byte " << i << " ('" << written_[i] << "') bit " << bit << ": " << st;
+  }
+}
+
+TEST_F(JobRecordTest, AnEditedRecordIsRefused) {
+  std::string edited = written_;
+  edited.replace(edited.find("0.85"), 4, "0.5");  // what the job computes
+  ExpectRefused(edited, "is damaged: its CRC-32C does not match what it says");
+  edited = written_;
+  edited.replace(edited.find("\"400\""), 5, "\"40\"");
+  ExpectRefused(edited, "is damaged: its CRC-32C does not match what it says");
+  edited = written_;
+  edited.replace(edited.find("/data/out"), 9, "/data/ouu");  // where it publishes
+  ExpectRefused(edited, "is damaged: its CRC-32C does not match what it says");
+  ExpectRefused(written_.substr(0, written_.size() / 2), "is damaged: it is not JSON");
+  edited = written_;
+  const size_t crc = edited.find("\"crc32c\"");
+  edited.replace(crc, edited.find('\n', crc) - crc + 1, "");  // the CRC line gone
+  ExpectRefused(edited, "is damaged: it has no CRC-32C");
+}
+
+// A record of an older lockstep has no CRC-32C: it cannot be checked, so it is refused.
+TEST_F(JobRecordTest, ARecordWithoutACrcFromAnOlderLockstepIsRefused) {
+  const std::string old = R"({"format": "lockstep-job 1", "job_id": "job-7",
+    "created_at_unix_ms": 1, "job": {}, "run": {}, "attempt": 0, "workers": 0, "checkpoint": 0,
+    "restarts": []})";
+  ExpectRefused(old,
+                "is of format 'lockstep-job 1', written by an older lockstep without a "
+                "CRC-32C, so it cannot be checked");
+  fs::remove(JobRecordPath(job_dir_));
+  EXPECT_EQ(ReadJobRecord(job_dir_).status().code(), absl::StatusCode::kNotFound);
 }
 
 // --- the checkpoint
