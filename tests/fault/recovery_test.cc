@@ -281,6 +281,7 @@ TEST_F(RecoveryTest, ACorruptCheckpointIsRefusedAndPassedOver) {
   other.Signal(SIGCONT);
   StartWorker();
   const nlohmann::json success = ExpectPublishedAfter(master, 3, 2);
+  ASSERT_TRUE(success.is_object()) << master.Log();
   const std::string refused = "checkpoint file " + (attempt / newest / "part-00001.ckpt").string();
   EXPECT_THAT(master.Log(), HasSubstr(refused));
   EXPECT_THAT(master.Log(), HasSubstr("is corrupt or truncated"));
@@ -445,6 +446,7 @@ TEST_F(RecoveryTest, ACorruptNewestCheckpointIsPassedOverByTheNextMaster) {
               HasSubstr("checkpoint " + complete[0].string() + " is passed over: checkpoint file " +
                         part.string() + " is corrupt or truncated"));
   const nlohmann::json success = ExpectPublishedAfter(next, 2, 2);
+  ASSERT_TRUE(success.is_object()) << next.Log();
   EXPECT_EQ(success["restarts"][0]["restored_superstep"], older) << success.dump();
   cluster_.Stop();
 }
