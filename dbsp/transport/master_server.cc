@@ -460,7 +460,7 @@ class MasterServer::Service final : public v1::JobQueue::CallbackService {
         admissions_(std::make_shared<Admissions>()) {}
 
   grpc::ServerReadReactor<v1::StatusRequest>* Status(grpc::CallbackServerContext* context,
-                                                      v1::StatusReply* reply) override {
+                                                     v1::StatusReply* reply) override {
     if (!Admitted(security_, *context)) {
       LogRefused(context->peer(), "no valid join token (status)");
       return new Answered<v1::StatusRequest>(
