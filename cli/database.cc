@@ -90,14 +90,14 @@ dbsp::JobSpec::Sink DatabaseSink(const catalogue::AppInfo& app, const JobFlags& 
     auto options = SinkFor(app, flags);
     if (!options.ok()) return options.status();
     const db::JobRecord r = RecordOf(record, vertices);
-    bool already = false;
-    auto st = stages->Publish(*options, staged.at(db::kStageOption), vertices, r, &already);
-    if (st.ok() && already) {
+    auto published = stages->Publish(*options, staged.at(db::kStageOption), vertices, r);
+    if (!published.ok()) return published.status();
+    if (*published == db::Publication::kPublishedBefore) {
       stages->Drop(flags.out, staged.at(db::kStageOption));
       spdlog::warn("job {} was published before: table {} left as it was", r.job_id,
                    options->table);
     }
-    return st;
+    return absl::OkStatus();
   };
   sink.discard = [out = flags.out, stages](const std::map<std::string, std::string>& staged) {
     if (auto it = staged.find(db::kStageOption); it != staged.end()) stages->Drop(out, it->second);
@@ -118,7 +118,9 @@ absl::StatusOr<std::string> PublishRunResults(const catalogue::AppInfo& app, con
   auto sink = SinkFor(app, flags);
   if (!sink.ok()) return sink.status();
   const auto publish_start = std::chrono::steady_clock::now();
-  if (auto st = db::PublishResults(*sink, results, record); !st.ok()) return st;
+  if (auto published = db::PublishResults(*sink, results, record); !published.ok()) {
+    return published.status();
+  }
   return absl::StrFormat("table %s (job %s), published in %.3f s", sink->table, record.job_id,
                          SecondsSince(publish_start));
 }

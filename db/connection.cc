@@ -71,4 +71,26 @@ std::string Identifier(PGconn* c, const std::string& name) {
   return out;
 }
 
+absl::StatusOr<Conn> OpenRead(const std::string& uri, const std::string& snapshot) {
+  auto conn = Connect(uri);
+  if (!conn.ok()) return conn.status();
+  PGconn* c = conn->get();
+  if (auto r = Exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "starting a read");
+      !r.ok()) {
+    return r.status();
+  }
+  if (!snapshot.empty()) {
+    char* literal = Pq().PQescapeLiteral(c, snapshot.data(), snapshot.size());
+    if (literal == nullptr)
+      return absl::InvalidArgumentError("a snapshot ID that cannot be quoted");
+    const std::string sql = absl::StrCat("SET TRANSACTION SNAPSHOT ", literal);
+    Pq().PQfreemem(literal);
+    if (auto r = Exec(c, sql, "taking the job's snapshot (the master's session must live)");
+        !r.ok()) {
+      return r.status();
+    }
+  }
+  return conn;
+}
+
 }  // namespace lockstep::db

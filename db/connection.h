@@ -37,4 +37,8 @@ absl::StatusOr<Result> Exec(PGconn* c, const std::string& sql, const std::string
 // `name` quoted as an SQL identifier.
 std::string Identifier(PGconn* c, const std::string& name);
 
+// A connection to `uri` in a read-only REPEATABLE READ transaction, in the job's snapshot
+// (`snapshot`, exported by the master: ExportedSnapshot), or in one of its own when there is none.
+absl::StatusOr<Conn> OpenRead(const std::string& uri, const std::string& snapshot);
+
 }  // namespace lockstep::db

@@ -2,9 +2,9 @@
 
 // libpq, opened on first use rather than linked: a process that never touches a database (every
 // `run` and worker of a file-based job) does not load the client and what it pulls in (Kerberos,
-// LDAP, SASL, GnuTLS: about 20 libraries, 4 ms and 3.5 MB of every process's start;
-// bench/README.md). libpq-fe.h gives the types; the functions come from the library's stable
-// soname. The db module's own header (its include directories are private to it, and the db
+// LDAP, SASL, GnuTLS: a quarter of the binary's libraries, and a cost at every process's start that
+// bench/README.md measures). libpq-fe.h gives the types; the functions come from the library's
+// stable soname. The db module's own header (its include directories are private to it, and the db
 // test's).
 #include <libpq-fe.h>
 

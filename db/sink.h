@@ -1,7 +1,7 @@
 #pragma once
 
 // The sink's steps that run on a caller's connection, in its transaction (private to the db
-// module): `run`'s publication (postgres.cc) and a distributed job's staging tables (stage.cc)
+// module): `run`'s publication (sink.cc) and a distributed job's staging tables (stage.cc)
 // share them.
 #include <cstdint>
 #include <string>
@@ -17,9 +17,9 @@ absl::Status MakeStage(PGconn* c, const SinkOptions& options, const std::string&
 
 // Publishes the staging table `stage`, which must hold `vertices` rows, as the result table, and
 // records the job, in the transaction `c` is in, which it commits (docs/design.md §10); a job
-// already recorded is not published again (rolled back, `*already` set). The staging table is gone
-// once the transaction commits.
-absl::Status Publish(PGconn* c, const SinkOptions& options, const std::string& stage,
-                     uint64_t vertices, const JobRecord& record, bool* already);
+// already recorded is not published again (rolled back: kPublishedBefore). The staging table is
+// gone once the transaction commits.
+absl::StatusOr<Publication> Publish(PGconn* c, const SinkOptions& options, const std::string& stage,
+                                    uint64_t vertices, const JobRecord& record);
 
 }  // namespace lockstep::db

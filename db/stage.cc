@@ -219,9 +219,8 @@ std::unique_ptr<StageLease> Stages::Take(const std::string& stage) {
   return lease;
 }
 
-absl::Status Stages::Publish(const SinkOptions& options, const std::string& stage,
-                             uint64_t vertices, const JobRecord& record, bool* already) {
-  if (already != nullptr) *already = false;
+absl::StatusOr<Publication> Stages::Publish(const SinkOptions& options, const std::string& stage,
+                                            uint64_t vertices, const JobRecord& record) {
   const std::unique_ptr<StageLease> lease = Take(stage);
   if (lease == nullptr) {
     return absl::FailedPreconditionError(
@@ -243,7 +242,7 @@ absl::Status Stages::Publish(const SinkOptions& options, const std::string& stag
         "PostgreSQL: staging table ", stage, " lost its lease (not renewed for ",
         kStageDeadAfter.count(), " s, another job judged its job gone and dropped it)"));
   }
-  return db::Publish(c, options, stage, vertices, record, already);
+  return db::Publish(c, options, stage, vertices, record);
 }
 
 void Stages::Drop(const std::string& uri, const std::string& stage) {

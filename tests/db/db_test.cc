@@ -328,12 +328,12 @@ TEST_F(DbTest, PublishingAJobIdTwiceChangesNothing) {
   record.graph = "g";
   const std::string first = dir_.Write("first", "a 0.5\nb 0.5\n");
   const std::string second = dir_.Write("second", "a 0.25\nc 0.75\n");
-  bool already = true;
-  ASSERT_TRUE(db::PublishResults(sink, first, record, &already).ok());
-  EXPECT_FALSE(already);
-  auto again = db::PublishResults(sink, second, record, &already);
-  ASSERT_TRUE(again.ok()) << again;
-  EXPECT_TRUE(already);
+  auto once = db::PublishResults(sink, first, record);
+  ASSERT_TRUE(once.ok()) << once.status();
+  EXPECT_EQ(*once, db::Publication::kPublished);
+  auto again = db::PublishResults(sink, second, record);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, db::Publication::kPublishedBefore);
   EXPECT_EQ(Rows("SELECT id, value FROM twice ORDER BY id"), "a 0.5\nb 0.5\n");
   EXPECT_EQ(server->Sql("SELECT count(*) FROM lockstep_jobs WHERE job_id = 'job-twice'"), "1\n");
 }
@@ -385,7 +385,7 @@ TEST_F(DbTest, AReaderNeverSeesAMixtureOfTwoPublications) {
     if (i == 11) server->Sql("CREATE VIEW mixed_view AS SELECT id FROM mixed;");
     record.job_id = "mix-" + std::to_string(i);
     auto st = db::PublishResults(sink, i % 2 ? fb : fa, record);
-    ASSERT_TRUE(st.ok()) << st;
+    ASSERT_TRUE(st.ok()) << st.status();
   }
   done = true;
   text_reader.join();
@@ -414,7 +414,7 @@ TEST_F(DbTest, APlainResultTableIsSwappedWithItsGrantsAndAnyOtherIsRewrittenInPl
     record.job_id = std::string("grants-") + table;
     auto st =
         db::PublishResults({server->Uri(), table, "text", "double precision"}, results, record);
-    ASSERT_TRUE(st.ok()) << st;
+    ASSERT_TRUE(st.ok()) << st.status();
     EXPECT_EQ(Rows(std::string("SELECT id, value FROM ") + table + " ORDER BY id"),
               "a 0.25\nb 0.75\n");
   }

@@ -105,15 +105,18 @@ struct SinkOptions {
   std::string value_type;  // "double precision", "bigint", or an ID type (labels)
 };
 
+// What a publication did: the results are the table's now, or the job was published before (its
+// ID is in `lockstep_jobs`) and nothing was written.
+enum class Publication { kPublished, kPublishedBefore };
+
 // Publishes the results in `results` (one "id value" line per vertex, as a job's output file
 // holds; `record.vertices` of them) as `options.table` and records the job in `lockstep_jobs`:
 // the results are copied into a staging table of their own, then published as Stages::Publish
 // does.
 // A reader sees the previous results or these, never a mixture, and a failure leaves the previous
-// ones and no staging table. A job ID already in `lockstep_jobs` is not published again; sets
-// `*already` when that is why nothing was written.
-absl::Status PublishResults(const SinkOptions& options, const std::string& results,
-                            const JobRecord& record, bool* already = nullptr);
+// ones and no staging table. A job ID already in `lockstep_jobs` is not published again.
+absl::StatusOr<Publication> PublishResults(const SinkOptions& options, const std::string& results,
+                                           const JobRecord& record);
 
 // The output option that names a job's staging table.
 inline constexpr char kStageOption[] = "db.stage";

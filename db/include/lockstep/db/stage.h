@@ -44,8 +44,8 @@ class Stages {
   // Publishes the staging table `stage` as PublishResults does (`vertices` rows, the job's row in
   // lockstep_jobs), in one transaction that also ends its lease; fails, publishing nothing, if the
   // lease was lost (judged dead by another job, which dropped the table).
-  absl::Status Publish(const SinkOptions& options, const std::string& stage, uint64_t vertices,
-                       const JobRecord& record, bool* already = nullptr);
+  absl::StatusOr<Publication> Publish(const SinkOptions& options, const std::string& stage,
+                                      uint64_t vertices, const JobRecord& record);
   // Drops the staging table `stage` and its lease, if they exist. What it cannot drop (the server
   // gone) it logs; a later job drops it once its lease is dead.
   void Drop(const std::string& uri, const std::string& stage);
