@@ -107,11 +107,6 @@ dbsp::JobSpec::Sink DatabaseSink(const catalogue::AppInfo& app, const JobFlags& 
 
 }  // namespace
 
-void SetDatabaseSource(bsp::GraphSource& graph, const db::SourceTables& tables) {
-  graph.options = db::TablesAsOptions(tables);
-  graph.text = db::OpenSource(graph.path, tables);
-}
-
 absl::StatusOr<std::string> PublishRunResults(const catalogue::AppInfo& app, const JobFlags& flags,
                                               const std::string& results, db::JobRecord record) {
   record.job_id = NewRunId();

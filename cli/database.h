@@ -21,9 +21,6 @@ namespace lockstep::cli {
 // A distributed job's PostgreSQL table, in its details' output options (and its record).
 inline constexpr char kTableOption[] = "db.table";
 
-// `graph` (a PostgreSQL URI) reads `tables` through the db module.
-void SetDatabaseSource(bsp::GraphSource& graph, const db::SourceTables& tables);
-
 // `run`'s PostgreSQL --out: publishes `results` (the job's output file) as the app's table in one
 // transaction, with `record` (a fresh job ID is set here); says what it wrote, for the log.
 absl::StatusOr<std::string> PublishRunResults(const catalogue::AppInfo& app, const JobFlags& flags,

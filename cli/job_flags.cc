@@ -4,7 +4,6 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
-#include "database.h"
 #include "exit_codes.h"
 #include "flags.h"
 #include "lockstep/bsp/part_files.h"
@@ -104,7 +103,11 @@ absl::StatusOr<MadeJob> MakeJobDetails(const catalogue::AppInfo& app, const JobF
   job.job_id = "local";
   job.app = app.name;
   job.graph = {flags.graph, flags.format, flags.undirected};
-  if (db::IsPostgresUri(flags.graph)) SetDatabaseSource(job.graph, flags.tables);
+  if (db::IsPostgresUri(flags.graph)) {
+    // A PostgreSQL URI: the graph reads `tables` through the db module.
+    job.graph.options = db::TablesAsOptions(flags.tables);
+    job.graph.text = db::OpenSource(job.graph.path, flags.tables);
+  }
   job.output = flags.out;
   job.max_supersteps = flags.max_supersteps;
   job.trace_vertices = flags.trace_vertices;

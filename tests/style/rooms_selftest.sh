@@ -16,6 +16,7 @@ mkdir -p "$tree/bsp" "$tree/tests/style"
   echo '}  // namespace x'
 } >"$tree/bsp/a.cc"
 echo '#include "a.h"' >"$tree/bsp/b.h"
+: >"$tree/bsp/a.h"
 for i in $(seq 901); do echo "// $i"; done >"$tree/bsp/big.h"
 : >"$tree/tests/style/rooms_allowlist.txt"
 if out=$(perl "$checker" "$tree"); then

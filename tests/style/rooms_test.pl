@@ -90,13 +90,16 @@ for my $file (@files) {
   for my $line (@lines) {
     next unless $line =~ /^\s*#\s*include\s*"([^"]+)"/;
     my $target = $1;
-    my $to;
-    if ($target =~ m{^lockstep/([^/]+)/(.+)$}) {
-      $to = "$1/" . ($2 =~ s{^.*/}{}r);
-    } else {
-      $to = "$module/" . ($target =~ s{^.*/}{}r);
-    }
-    $to =~ s/\.(h|cc)$//;
+    # The project's own files only: beside the includer, under its module's root, or a module's
+    # public header; anything else (absl/status/status.h) is another library's.
+    my ($dir) = $file =~ m{^(.*)/};
+    my @candidates = ("$dir/$target", "$module/$target");
+    push @candidates, "$1/include/$target" if $target =~ m{^lockstep/([^/]+)/};
+    my ($found) = grep { -f } @candidates;
+    next unless defined $found;
+    my ($to_module) = $found =~ m{^([^/]+)/};
+    my ($to_name) = $found =~ m{([^/]+)\.(?:cc|h)$};
+    my $to = "$to_module/$to_name";
     $includes{$unit}{$to} = 1 if $to ne $unit;
   }
 
