@@ -107,7 +107,7 @@ def lockstep_log(cmd):
 
 
 def share_conditions(server, workers):
-    """The condition each worker reads, as db/postgres.cc's ShareConditions computes it: quantiles
+    """The condition each worker reads, as db/source.cc's ShareConditions computes it: quantiles
     of src from a 1% block sample (fixed seed), or from every row if the sample is small."""
     cuts = ", ".join(str(r / workers) for r in range(1, workers))
     query = (f"SELECT count(*), percentile_disc(ARRAY[{cuts}]::float8[]) WITHIN GROUP "
