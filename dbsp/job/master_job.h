@@ -16,10 +16,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "job/phase_time.h"
 #include "lockstep/bsp/checkpoint.h"
 #include "lockstep/bsp/executor.h"
 #include "lockstep/dbsp/master.h"
+#include "obs/phase_time.h"
 #include "protocol/protocol.h"
 #include "transport/streams.h"
 

@@ -11,9 +11,9 @@
 #include <mutex>
 #include <optional>
 
-#include "job/phase_time.h"
 #include "lockstep/dbsp/security.h"
 #include "lockstep/v1/jobqueue.grpc.pb.h"
+#include "obs/phase_time.h"
 #include "transport/streams.h"
 
 namespace lockstep::dbsp::transport {

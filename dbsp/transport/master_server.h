@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "job/phase_time.h"
 #include "lockstep/dbsp/master.h"
 #include "lockstep/dbsp/security.h"
 #include "lockstep/v1/jobqueue.grpc.pb.h"
+#include "obs/phase_time.h"
 #include "transport/health_service.h"
 #include "transport/streams.h"
 
