@@ -15,12 +15,15 @@ cmake --build build-ci -j "$jobs"
 # The full conformance matrix (label `matrix`) runs on demand: ctest -L matrix.
 (cd build-ci && ctest --output-on-failure -j "$jobs" --timeout 900 -LE matrix)
 
-echo "== ASan + UBSan build of the unit tests"
+echo "== ASan + UBSan build of the unit tests (and the quick ones on loopback)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLOCKSTEP_WERROR=ON \
   -DLOCKSTEP_SANITIZE=ON -DLOCKSTEP_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j "$jobs"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --output-on-failure -j "$jobs" --timeout 900 -L unit)
+# The transport's tests on loopback (tests/integration/dbsp_integration_test) are quick: they run
+# there too.
+(cd build-asan && export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 &&
+  ctest --output-on-failure -j "$jobs" --timeout 900 -L unit &&
+  ctest --output-on-failure -j "$jobs" --timeout 900 -R '^(HealthTest|TransportTest|PeerTest)\.')
 
 echo "== Fuzz targets, 5 s each (libFuzzer, ASan + UBSan)"
 scripts/fuzz.sh --seconds-each 5
