@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "job/peer_collective.h"
 #include "job/worker_job.h"
+#include "job/worker_phases.h"
 #include "lockstep/bsp/free_memory.h"
 #include "lockstep/bsp/partitioned_load.h"
 #include "lockstep/bsp/text.h"
@@ -419,8 +420,8 @@ absl::Status ServeWorker(const catalogue::AppRegistry& apps, const WorkerOptions
           }
           try {
             if (st.ok()) {
-              st = job::RunWorkerJob(shipping ? static_cast<bsp::JobRunner&>(*shipping) : *runner,
-                                     details, job, tag);
+              st = job::WorkerPhases(job).Run(
+                  shipping ? static_cast<bsp::JobRunner&>(*shipping) : *runner, details, tag);
             }
           } catch (const std::exception& e) {
             // The engine turns running out of memory into a status; this is what is left.

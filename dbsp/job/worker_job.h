@@ -1,9 +1,9 @@
 #pragma once
 
 // A worker's side of one job (docs/design.md §5): the protocol's state behind one lock, the
-// barrier client the executor's callbacks enter, the relayer for the engine's outgoing batches,
-// and the receiving end of the master's stream. The job's phases after the supersteps are
-// written once, in RunWorkerJob, in the order the transition table gives.
+// barrier client (Enter) that the worker's barrier actions go through (WorkerPhases,
+// worker_phases.h), the relayer for the engine's outgoing batches, and the receiving end of the
+// master's stream.
 
 #include <atomic>
 #include <chrono>
@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "job/checkpoint_files.h"
 #include "job/peer_collective.h"
 #include "lockstep/bsp/executor.h"
 #include "lockstep/bsp/job.h"
@@ -30,31 +31,6 @@
 #include "transport/wire.h"
 
 namespace lockstep::dbsp::job {
-
-// A worker's checkpoint files, written in the background one at a time (docs/design.md §7.6).
-class CheckpointFiles {
- public:
-  CheckpointFiles() = default;
-  CheckpointFiles(const CheckpointFiles&) = delete;
-  CheckpointFiles& operator=(const CheckpointFiles&) = delete;
-  ~CheckpointFiles();  // waits for the write under way
-
-  // Waits for the write under way (its error, if it failed), then, on a thread of its own, writes
-  // `index` to `index_path` unless it is empty, and `bytes` to `path` in `dir` (made if missing).
-  absl::Status Submit(uint64_t superstep, std::string dir, std::string path, std::string bytes,
-                      std::string index_path, std::string index, std::string log_tag);
-  // Waits for the write under way; the first write's error, if one failed.
-  absl::Status Wait();
-  absl::Status status() const;
-  // The superstep of the newest checkpoint written and synced (0: none). Any thread.
-  uint64_t written() const { return written_.load(); }
-
- private:
-  std::thread thread_;
-  mutable std::mutex mu_;
-  absl::Status status_;
-  std::atomic<uint64_t> written_{0};
-};
 
 class WorkerJob final : public transport::MasterStreamHandler,
                         public transport::PeerBatchHandler,
@@ -175,20 +151,5 @@ class WorkerJob final : public transport::MasterStreamHandler,
   bool checkpoint_index_made_ = false;
   CheckpointFiles checkpoint_files_;  // last: its write ends before the rest goes
 };
-
-// Wraps the program's callbacks with the barriers: PRE(s), then POST(s) with the aggregator
-// deltas (the master's merged values come back), then POST_KEEP_RUNNING(s) with the counts (the
-// master's decision is binding).
-bsp::ExecutorFactory WorkerExecutorFactory(WorkerJob& job, bsp::ExecutorOptions options);
-
-// The phases after the supersteps, in the transition table's order: each phase's work (the
-// vertex count for EXECUTED_GRAPH, `persist` for PERSISTED_RESULTS), then its barrier.
-absl::Status RunEndPhases(WorkerJob& job, uint64_t vertices,
-                          const std::function<absl::StatusOr<bsp::OutputSummary>()>& persist);
-
-// Runs the job of `details` with `runner` through `job`: load, supersteps, then the phases after
-// them. Returns this worker's own error (OK on success).
-absl::Status RunWorkerJob(bsp::JobRunner& runner, const bsp::JobDetails& details, WorkerJob& job,
-                          const std::string& tag);
 
 }  // namespace lockstep::dbsp::job

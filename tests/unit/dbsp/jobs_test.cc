@@ -32,6 +32,7 @@
 #include "absl/strings/str_cat.h"
 #include "job/master_job.h"
 #include "job/worker_job.h"
+#include "job/worker_phases.h"
 #include "lockstep/apps/pagerank/pagerank.h"
 #include "lockstep/bsp/aggregator.h"
 #include "lockstep/bsp/checkpoint.h"
@@ -253,8 +254,9 @@ class InProcessJob {
       if (!assignment.ok()) return assignment.status();
       jobs_.push_back(std::make_unique<WorkerJob>(*links_[w], *assignment));
       streams_[w]->SetHandler(jobs_.back().get());
-      auto executor = job::WorkerExecutorFactory(*jobs_.back(), {})(
-          *workers_.back(), workers_.back()->ProgramCallbacks());
+      phases_.push_back(std::make_unique<job::WorkerPhases>(*jobs_.back()));
+      auto executor = phases_.back()->ExecutorFactory({})(*workers_.back(),
+                                                          workers_.back()->ProgramCallbacks());
       if (!executor.ok()) return executor.status();
       worker_executors_.push_back(std::move(*executor));
     }
@@ -333,7 +335,7 @@ class InProcessJob {
     bsp::Executor& executor = *worker_executors_[w];
     if (auto st = executor.RunToCompletion(); !st.ok()) return st;
     const uint64_t vertices = executor.engine().num_local_vertices();
-    return job::RunEndPhases(*jobs_[w], vertices, [&]() -> absl::StatusOr<bsp::OutputSummary> {
+    return phases_[w]->RunEndPhases(vertices, [&]() -> absl::StatusOr<bsp::OutputSummary> {
       return bsp::OutputSummary{vertices, 10 * vertices, w};
     });
   }
@@ -342,6 +344,7 @@ class InProcessJob {
   MasterJob master_job_;
   std::vector<std::unique_ptr<FakeMasterStream>> links_;
   std::vector<std::unique_ptr<WorkerJob>> jobs_;
+  std::vector<std::unique_ptr<job::WorkerPhases>> phases_;
   std::unique_ptr<bsp::Engine<P>> master_;
   std::unique_ptr<bsp::Executor> master_executor_;
   std::vector<std::unique_ptr<bsp::Engine<P>>> workers_;
