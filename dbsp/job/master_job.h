@@ -1,8 +1,9 @@
 #pragma once
 
 // The master's side of one job (docs/design.md §5): the protocol's state behind one lock, the
-// workers' streams, the waits for barriers bounded by --peer-timeout, relay forwarding, and the
-// executor factory that wraps the program's callbacks with the barriers.
+// workers' streams, the waits for barriers bounded by --peer-timeout (WaitAll) and their releases
+// (ReleaseAll), which the master's barrier actions go through (MasterPhases, master_phases.h),
+// relay forwarding, stragglers, and the checkpoints' manifests.
 
 #include <chrono>
 #include <condition_variable>
@@ -189,23 +190,5 @@ class MasterJob final : public transport::WorkerStreamHandler {
   PhaseTime barrier_waits_;
   PhaseTime forwarding_;
 };
-
-// What the master logs of a worker's trace line (--trace-vertex): at most this many bytes of it.
-inline constexpr size_t kMaxTraceLineBytes = 1024;
-// The lines of worker w's POST entry that the master logs: those about a vertex of `ids` (the
-// traced IDs its range holds), one per ID at most, sanitised, cut, and each followed by
-// " | worker w"; any other line is dropped.
-std::vector<std::string> TracedLines(const std::vector<std::string>& ids, uint32_t w,
-                                     const std::vector<std::string>& lines);
-
-// The master runs the program on an empty graph with this factory: per superstep s it waits for
-// every worker at PRE(s), POST(s) and POST_KEEP_RUNNING(s), merges the aggregator deltas at POST,
-// decides at POST_KEEP_RUNNING with the program's rule over the global counts, and releases; when
-// the job goes on and a checkpoint is due, it waits for every worker to encode its file at
-// CHECKPOINT(s + 1) and releases (the manifest follows once the files are durable).
-bsp::ExecutorFactory MasterExecutorFactory(MasterJob& job,
-                                           std::function<void(const MasterProgress&)> progress,
-                                           bsp::ExecutorOptions options,
-                                           CheckpointPlan checkpoints = {});
 
 }  // namespace lockstep::dbsp::job

@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "job/master_job.h"
+#include "job/master_phases.h"
 #include "job/worker_job.h"
 #include "job/worker_phases.h"
 #include "lockstep/apps/pagerank/pagerank.h"
@@ -225,9 +226,10 @@ class InProcessJob {
     auto master = MakeEngine(program, bsp::GraphInput{}, 1, 0);
     if (!master.ok()) return master.status();
     master_ = std::move(*master);
-    auto master_executor = job::MasterExecutorFactory(
-        master_job_, [this](const MasterProgress& p) { progress_.push_back(p); }, {}, checkpoints)(
-        *master_, master_->ProgramCallbacks());
+    master_phases_ = std::make_unique<job::MasterPhases>(
+        master_job_, [this](const MasterProgress& p) { progress_.push_back(p); }, checkpoints);
+    auto master_executor =
+        master_phases_->ExecutorFactory({})(*master_, master_->ProgramCallbacks());
     if (!master_executor.ok()) return master_executor.status();
     master_executor_ = std::move(*master_executor);
     std::vector<v1::JobDetails> details;
@@ -297,7 +299,8 @@ class InProcessJob {
   const absl::Status& worker_status(uint32_t w) const { return worker_status_[w]; }
   const std::vector<MasterProgress>& progress() const { return progress_; }
   uint64_t executed_vertices() const { return executed_vertices_; }
-  const std::vector<protocol::Step>& persisted() const { return persisted_; }
+  const std::vector<bsp::OutputSummary>& persisted() const { return persisted_; }
+  int publications() const { return publications_; }
 
   // Every vertex's value by external ID, from whichever worker holds it.
   std::map<std::string, typename P::VertexValue> Values() const {
@@ -314,19 +317,22 @@ class InProcessJob {
   }
 
  private:
-  // The master's side after the executor, in the table's order, as Master::RunJob does it.
+  // The master's side after the executor: the real end phases, with a commit that checks each
+  // part's summary as its worker sent it and publishes nothing.
   absl::Status RunMaster() {
     if (auto st = master_executor_->RunToCompletion(); !st.ok()) return st;
-    for (protocol::Position at = master_job_.position(); at.barrier != Barrier::kDone;
-         at = master_job_.position()) {
-      auto entries = master_job_.WaitAll(at);
-      if (!entries.ok()) return entries.status();
-      if (at.barrier == Barrier::kExecutedGraph) {
-        for (const protocol::Step& e : *entries) executed_vertices_ += e.vertices;
-      }
-      if (at.barrier == Barrier::kPersistedResults) persisted_ = *entries;
-      if (auto st = master_job_.ReleaseAll(protocol::Step{}); !st.ok()) return st;
-    }
+    job::MasterPhases::Commit commit;
+    commit.verify_part = [this](uint32_t w, const bsp::OutputSummary& part) {
+      return part.crc32c == w ? absl::OkStatus() : absl::DataLossError("not the part sent");
+    };
+    commit.publish = [this](const job::MasterPhases::Ended& ended) {
+      ++publications_;
+      persisted_ = ended.parts;
+      return absl::OkStatus();
+    };
+    auto ended = master_phases_->RunEndPhases(commit);
+    if (!ended.ok()) return ended.status();
+    executed_vertices_ = ended->vertices;
     return absl::OkStatus();
   }
 
@@ -342,6 +348,7 @@ class InProcessJob {
 
   std::vector<std::unique_ptr<FakeWorkerStream>> streams_;
   MasterJob master_job_;
+  std::unique_ptr<job::MasterPhases> master_phases_;
   std::vector<std::unique_ptr<FakeMasterStream>> links_;
   std::vector<std::unique_ptr<WorkerJob>> jobs_;
   std::vector<std::unique_ptr<job::WorkerPhases>> phases_;
@@ -353,7 +360,8 @@ class InProcessJob {
   std::vector<absl::Status> worker_status_;
   std::vector<MasterProgress> progress_;  // written by the master's thread only
   uint64_t executed_vertices_ = 0;
-  std::vector<protocol::Step> persisted_;
+  std::vector<bsp::OutputSummary> persisted_;  // as the master's end phases published them
+  int publications_ = 0;
 };
 
 // A random graph over "v0" .. "v{n-1}" with self-loops, parallel edges, vertices without out-edges
@@ -473,12 +481,14 @@ TEST_P(DistributedPageRankTest, EqualsTheLocalRun) {
   EXPECT_EQ(batches, job.master_job().relayed_batches());
   EXPECT_EQ(job.progress().size(), local->supersteps);
   EXPECT_EQ(job.executed_vertices(), input.num_vertices());
-  // Each worker's part summary reached the master at PERSISTED_RESULTS.
+  // Each worker's part summary reached the master at PERSISTED_RESULTS, and the job was
+  // published once.
   ASSERT_EQ(job.persisted().size(), 2u);
   for (uint32_t w = 0; w < 2; ++w) {
-    EXPECT_EQ(job.persisted()[w].part.vertices, job.worker(w).num_local_vertices());
-    EXPECT_EQ(job.persisted()[w].part.crc32c, w);
+    EXPECT_EQ(job.persisted()[w].vertices, job.worker(w).num_local_vertices());
+    EXPECT_EQ(job.persisted()[w].crc32c, w);
   }
+  EXPECT_EQ(job.publications(), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Runs, DistributedPageRankTest,
