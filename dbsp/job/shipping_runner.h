@@ -1,0 +1,52 @@
+#pragma once
+
+// A job's runner whose results go to a sink that is not a file (a database table, docs/design.md
+// §10): the results are written to a file in a directory of this worker's, then shipped; the
+// directory goes with the runner.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lockstep/bsp/executor.h"
+#include "lockstep/bsp/job.h"
+
+namespace lockstep::dbsp::job {
+
+class ShippingRunner final : public bsp::JobRunner {
+ public:
+  // Ships the results file (the path) to the sink the master's details name.
+  using Ship = std::function<absl::Status(const bsp::JobDetails&, const std::string&)>;
+
+  // Runs the job of `details` (whose output names the sink) with `inner`, shipping with `ship`
+  // (Unimplemented without one).
+  static absl::StatusOr<ShippingRunner> Make(bsp::JobRunner& inner, Ship ship,
+                                             const bsp::JobDetails& details);
+  ShippingRunner(ShippingRunner&& o) noexcept;
+  ~ShippingRunner() override;
+
+  // The details to run the job with: the master's, with the output pointed at the local file.
+  const bsp::JobDetails& details() const { return local_; }
+
+  absl::Status CheckParams(const bsp::JobDetails& d) const override {
+    return inner_.CheckParams(d);
+  }
+  absl::StatusOr<std::unique_ptr<bsp::Executor>> StartJob(
+      const bsp::JobDetails& d, const bsp::ExecutorFactory& factory) override {
+    return inner_.StartJob(d, factory);
+  }
+  absl::StatusOr<bsp::OutputSummary> CompleteJob(const bsp::JobDetails& d) override;
+  void AbortJob(const bsp::JobDetails& d) override { inner_.AbortJob(d); }
+
+ private:
+  ShippingRunner(bsp::JobRunner& inner, Ship ship, std::string dir, bsp::JobDetails sink);
+  bsp::JobRunner& inner_;
+  Ship ship_;
+  std::string dir_;
+  bsp::JobDetails sink_;   // as the master gave them: `output` names the sink
+  bsp::JobDetails local_;  // `output` is the file in dir_
+};
+
+}  // namespace lockstep::dbsp::job
