@@ -53,6 +53,32 @@ std::vector<std::vector<std::string>> TracedByWorker(const partition::Range& spl
   return traced;
 }
 
+// Turns cancellation (the master's SIGTERM) into an abort of the attempt that wakes every wait,
+// while it lives.
+class CancelWatch {
+ public:
+  CancelWatch(const std::atomic<bool>& cancel, MasterJob& master)
+      : thread_([this, &cancel, &master] {
+          while (!done_.load()) {
+            if (cancel.load()) {
+              master.Abort(absl::CancelledError("master is shutting down (job cancelled)"));
+              return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }
+        }) {}
+  ~CancelWatch() {
+    done_.store(true);
+    thread_.join();
+  }
+  CancelWatch(const CancelWatch&) = delete;
+  CancelWatch& operator=(const CancelWatch&) = delete;
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
 }  // namespace
 
 AttemptOutcome MasterAttempt::Run() {
@@ -79,16 +105,7 @@ AttemptOutcome MasterAttempt::Run() {
   // A worker lost (vanished, unreachable, silent) ends only this attempt when another may follow.
   master.SetRetryAllowed(!plan_.last_attempt);
   master.SetStragglers(spec_.straggler_timeout, spec_.replace_stragglers);
-  const bsp::JobDetails& d = plan_.details;
-  const std::string& prefix = job_.log_prefix();
-  if (d.attempt == 0) {
-    spdlog::info("{}{} on {} worker{}", prefix, d.app, n, n == 1 ? "" : "s");
-  } else {
-    spdlog::info(
-        "{}attempt {} on {} worker{}, from {}", prefix, d.attempt + 1, n, n == 1 ? "" : "s",
-        d.restore_from.empty() ? std::string("the start")
-                               : absl::StrCat("the checkpoint at superstep ", d.resume_superstep));
-  }
+  LogStart();
   for (uint32_t i = 0; i < n; ++i) workers_[i]->Attach(&master, i);
   // Whatever leaves this function (an exception included), no stream may still point at `master`.
   struct Unbind {
@@ -100,27 +117,23 @@ AttemptOutcome MasterAttempt::Run() {
       }
     }
   } unbind{workers_};
-  // A watcher turns cancellation (SIGTERM) into an abort that wakes every wait.
-  std::atomic<bool> done{false};
-  std::thread watcher([&] {
-    while (!done.load()) {
-      if (cancel_.load()) {
-        master.Abort(absl::CancelledError("master is shutting down (job cancelled)"));
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  });
-  struct Join {
-    std::atomic<bool>& done;
-    std::thread& t;
-    ~Join() {
-      done.store(true);
-      t.join();
-    }
-  } join{done, watcher};
+  const CancelWatch watch(cancel_, master);
   outcome_.status = RunOn(master);
   return outcome_;
+}
+
+void MasterAttempt::LogStart() const {
+  const bsp::JobDetails& d = plan_.details;
+  const size_t n = workers_.size();
+  if (d.attempt == 0) {
+    spdlog::info("{}{} on {} worker{}", job_.log_prefix(), d.app, n, n == 1 ? "" : "s");
+    return;
+  }
+  spdlog::info("{}attempt {} on {} worker{}, from {}", job_.log_prefix(), d.attempt + 1, n,
+               n == 1 ? "" : "s",
+               d.restore_from.empty()
+                   ? std::string("the start")
+                   : absl::StrCat("the checkpoint at superstep ", d.resume_superstep));
 }
 
 absl::Status MasterAttempt::RunOn(MasterJob& master) {

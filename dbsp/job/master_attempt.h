@@ -36,6 +36,8 @@ class MasterAttempt {
  private:
   using Sessions = std::vector<std::shared_ptr<transport::WorkerSession>>;
 
+  // Logs which attempt starts on how many workers, and from where.
+  void LogStart() const;
   // The attempt over the reserved workers, whose streams `master` holds.
   absl::Status RunOn(MasterJob& master);
   // Each worker's assignment: its range of `split`, where its results go, and the data plane.

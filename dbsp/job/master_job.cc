@@ -154,89 +154,96 @@ void MasterJob::Violation(uint32_t worker, const std::string& what) {
 
 void MasterJob::OnPayload(uint32_t worker, v1::WorkerPayload& payload) {
   switch (payload.payload_case()) {
-    case v1::WorkerPayload::kStep: {
-      auto step = transport::FromWire(payload.step());
-      if (!step.ok()) return Violation(worker, std::string(step.status().message()));
-      absl::Status refused;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!status_.ok()) return;
-        refused = protocol_.Enter(worker, std::move(*step));
-        waiting_[worker] = false;
-        entered_at_[worker] = Clock::now();
-        // Every entry wakes the job thread: the last one to come may be a straggler.
-        if (refused.ok()) changed_.notify_all();
-      }
-      if (!refused.ok()) Violation(worker, std::string(refused.message()));
-      return;
-    }
-    case v1::WorkerPayload::kRelay: {
-      PhaseTime::Scope timed(forwarding_);
-      const v1::RelayBatch& relay = payload.relay();
-      if (relay_direct_) {
-        return Violation(worker, "sent a relay batch to the master in direct relay mode");
-      }
-      if (relay.ids().size() % 16 != 0) {
-        return Violation(worker, "sent a relay batch whose IDs are not 16 bytes each");
-      }
-      const uint32_t to = relay.to_partition();
-      absl::Status refused;
-      {
-        // Under the lock: queued on its destination's stream after that worker's release of
-        // PRE(s) and before its release of POST(s), which the ordering invariant needs.
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!status_.ok()) return;
-        refused = protocol_.CheckRelay(worker, relay.superstep(), relay.from_partition(), to);
-        if (refused.ok()) {
-          ++relayed_batches_;
-          relayed_bytes_ += relay.ids().size() + relay.payload().size();
-          v1::MasterPayload forward;
-          *forward.mutable_relay() = std::move(*payload.mutable_relay());
-          streams_[to]->Enqueue(std::move(forward));
-        }
-      }
-      if (!refused.ok()) return Violation(worker, std::string(refused.message()));
-      streams_[to]->Flush();
-      return;
-    }
-    case v1::WorkerPayload::kWaiting: {
-      std::lock_guard<std::mutex> lock(mu_);
-      // No peers: the wait it told of is over.
-      waiting_for_[worker].clear();
-      for (uint32_t p : payload.waiting().peers()) {
-        if (p < streams_.size()) waiting_for_[worker].push_back(p);
-      }
-      waiting_[worker] = !waiting_for_[worker].empty();
-      waited_at_[worker] = Clock::now();
-      changed_.notify_all();  // the workers it waits for may be stragglers
-      return;
-    }
-    case v1::WorkerPayload::kFailure: {
-      const uint32_t peer = payload.failure().unreachable_peer();
-      if (peer > 0 && peer <= num_workers() && peer - 1 != worker) {
-        // A worker could not reach a peer: the peer is the one that is gone, as if its own stream
-        // had broken (which the master may learn only later, from keepalive).
-        return AbortLost(absl::UnavailableError(absl::StrCat(
-            names_[peer - 1], " disconnected: ", names_[worker], " could not reach it: ",
-            bsp::SanitizeForLog(payload.failure().reason(), kReasonBytes))));
-      }
-      if (payload.failure().leaving()) {
-        // A worker going away is lost, as if its stream had broken: a job may recover from it.
-        return AbortLost(absl::UnavailableError(absl::StrCat(
-            names_[worker],
-            " is leaving: ", bsp::SanitizeForLog(payload.failure().reason(), kReasonBytes))));
-      }
-      const std::string failed =
-          absl::StrCat("failed: ", bsp::SanitizeForLog(payload.failure().reason(), kReasonBytes));
-      if (payload.failure().checkpoint_refused()) {
-        return AbortCheckpointRefused(
-            absl::DataLossError(absl::StrCat(names_[worker], ": ", failed)));
-      }
-      return Violation(worker, failed);
-    }
+    case v1::WorkerPayload::kStep:
+      return OnStep(worker, payload.step());
+    case v1::WorkerPayload::kRelay:
+      return OnRelay(worker, payload);
+    case v1::WorkerPayload::kWaiting:
+      return OnWaiting(worker, payload.waiting());
+    case v1::WorkerPayload::kFailure:
+      return OnFailure(worker, payload.failure());
     default:
       return Violation(worker, "sent an empty or unknown payload");
   }
+}
+
+void MasterJob::OnStep(uint32_t worker, const v1::Step& wire) {
+  auto step = transport::FromWire(wire);
+  if (!step.ok()) return Violation(worker, std::string(step.status().message()));
+  absl::Status refused;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!status_.ok()) return;
+    refused = protocol_.Enter(worker, std::move(*step));
+    waiting_[worker] = false;
+    entered_at_[worker] = Clock::now();
+    // Every entry wakes the job thread: the last one to come may be a straggler.
+    if (refused.ok()) changed_.notify_all();
+  }
+  if (!refused.ok()) Violation(worker, std::string(refused.message()));
+}
+
+void MasterJob::OnRelay(uint32_t worker, v1::WorkerPayload& payload) {
+  PhaseTime::Scope timed(forwarding_);
+  const v1::RelayBatch& relay = payload.relay();
+  if (relay_direct_) {
+    return Violation(worker, "sent a relay batch to the master in direct relay mode");
+  }
+  if (relay.ids().size() % 16 != 0) {
+    return Violation(worker, "sent a relay batch whose IDs are not 16 bytes each");
+  }
+  const uint32_t to = relay.to_partition();
+  absl::Status refused;
+  {
+    // Under the lock: queued on its destination's stream after that worker's release of PRE(s)
+    // and before its release of POST(s), which the ordering invariant needs.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!status_.ok()) return;
+    refused = protocol_.CheckRelay(worker, relay.superstep(), relay.from_partition(), to);
+    if (refused.ok()) {
+      ++relayed_batches_;
+      relayed_bytes_ += relay.ids().size() + relay.payload().size();
+      v1::MasterPayload forward;
+      *forward.mutable_relay() = std::move(*payload.mutable_relay());
+      streams_[to]->Enqueue(std::move(forward));
+    }
+  }
+  if (!refused.ok()) return Violation(worker, std::string(refused.message()));
+  streams_[to]->Flush();
+}
+
+void MasterJob::OnWaiting(uint32_t worker, const v1::Waiting& waiting) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // No peers: the wait it told of is over.
+  waiting_for_[worker].clear();
+  for (uint32_t p : waiting.peers()) {
+    if (p < streams_.size()) waiting_for_[worker].push_back(p);
+  }
+  waiting_[worker] = !waiting_for_[worker].empty();
+  waited_at_[worker] = Clock::now();
+  changed_.notify_all();  // the workers it waits for may be stragglers
+}
+
+void MasterJob::OnFailure(uint32_t worker, const v1::Failure& failure) {
+  const uint32_t peer = failure.unreachable_peer();
+  if (peer > 0 && peer <= num_workers() && peer - 1 != worker) {
+    // A worker could not reach a peer: the peer is the one that is gone, as if its own stream
+    // had broken (which the master may learn only later, from keepalive).
+    return AbortLost(absl::UnavailableError(absl::StrCat(
+        names_[peer - 1], " disconnected: ", names_[worker],
+        " could not reach it: ", bsp::SanitizeForLog(failure.reason(), kReasonBytes))));
+  }
+  if (failure.leaving()) {
+    // A worker going away is lost, as if its stream had broken: a job may recover from it.
+    return AbortLost(absl::UnavailableError(absl::StrCat(
+        names_[worker], " is leaving: ", bsp::SanitizeForLog(failure.reason(), kReasonBytes))));
+  }
+  const std::string failed =
+      absl::StrCat("failed: ", bsp::SanitizeForLog(failure.reason(), kReasonBytes));
+  if (failure.checkpoint_refused()) {
+    return AbortCheckpointRefused(absl::DataLossError(absl::StrCat(names_[worker], ": ", failed)));
+  }
+  Violation(worker, failed);
 }
 
 void MasterJob::OnHangUp(uint32_t worker, std::string_view why) {
@@ -290,83 +297,37 @@ absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
   const auto never = Clock::time_point::max();
   const Clock::time_point peer_deadline =
       peer_timeout_.count() > 0 ? opened_at_ + peer_timeout_ : never;
-  bool straggled = first;  // the first barrier waits for the load, which varies: no stragglers
-  std::vector<uint32_t> straggling;  // reported stragglers, and when the others were all in
-  Clock::time_point straggling_since;
+  // The first barrier waits for the load, which varies: no stragglers.
+  StragglerWatch watch{.reported = first};
+  bool aborted_here = false;
   while (!ready()) {
     Clock::time_point deadline = peer_deadline;
-    // Stragglers: workers not in the barrier that are not held up by others (a worker waiting
-    // for a straggler's answers is its victim, not one).
-    const std::vector<uint32_t> missing = StragglersLocked();
-    if (!straggled && !missing.empty() && missing.size() < streams_.size()) {
-      if (const std::optional<Clock::duration> bound = StragglerBound(missing)) {
-        Clock::time_point others_in = opened_at_;
-        for (uint32_t w = 0; w < streams_.size(); ++w) {
-          if (std::find(missing.begin(), missing.end(), w) == missing.end()) {
-            others_in = std::max(others_in, InOrHeldUpAt(w));
-          }
-        }
-        const Clock::time_point due = others_in + *bound;
-        if (Clock::now() >= due) {
-          straggled = true;
-          straggling = missing;
-          straggling_since = others_in;
-          std::vector<std::string> named;
-          for (uint32_t w : missing) named.push_back(names_[w]);
-          const std::string what = absl::StrCat(
-              absl::StrJoin(named, ", "), missing.size() == 1 ? " straggles" : " straggle", " at ",
-              protocol::Describe(at), ": out of it, or holding up those in it, ",
-              ShowDuration(std::chrono::duration_cast<std::chrono::milliseconds>(*bound)),
-              " after the other workers",
-              straggler_timeout_.count() > 0 ? " (--straggler-timeout)"
-                                             : " (3 x the median of their times)");
-          // Replaced only where another attempt follows and only in the supersteps (the end
-          // phases' writes vary too much to judge).
-          const bool in_supersteps = at.barrier == Barrier::kPre || at.barrier == Barrier::kPost ||
-                                     at.barrier == Barrier::kPostKeepRunning ||
-                                     at.barrier == Barrier::kCheckpoint;
-          if (replace_stragglers_ && retry_allowed_ && in_supersteps) {
-            late_ = missing;  // cut off at once: a straggler is writing nothing
-            AbortLocked(
-                absl::UnavailableError(absl::StrCat(what, ": replaced (--replace-stragglers)")),
-                /*lost=*/true);
-            lock.unlock();
-            FlushAll();
-            return status();
-          }
-          spdlog::warn("straggler: {}", what);
-          continue;
-        }
-        deadline = std::min(deadline, due);
+    if (!watch.reported) {
+      const StragglersDue due = CheckStragglersLocked(at, watch);
+      if (due.replaced) {
+        aborted_here = true;
+        break;
       }
+      if (watch.reported) continue;
+      if (due.at) deadline = std::min(deadline, *due.at);
     }
     if (deadline == never) {
       changed_.wait(lock);
     } else if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
                deadline == peer_deadline && !ready()) {
-      std::vector<std::string> late;
-      late_ = protocol_.missing();
-      // A late worker that waits for others in an exchange is held up, not the cause: name the
-      // ones it waits for (unless every late worker says it waits).
-      for (uint32_t w : late_) {
-        if (!waiting_[w]) late.push_back(names_[w]);
-      }
-      if (late.empty()) {
-        for (uint32_t w : late_) late.push_back(names_[w]);
-      }
-      AbortLocked(absl::DeadlineExceededError(
-                      absl::StrCat(absl::StrJoin(late, ", "), late.size() == 1 ? " has" : " have",
-                                   " not entered ", protocol::Describe(at), " within ",
-                                   ShowDuration(peer_timeout_), " (--peer-timeout)")),
-                  /*lost=*/true);
-      lock.unlock();
-      FlushAll();
-      return status();
+      AbortLateLocked(at);
+      aborted_here = true;
+      break;
     }
   }
+  if (aborted_here) {  // the workers are told at once
+    lock.unlock();
+    FlushAll();
+    return status();
+  }
   if (!status_.ok()) return status_;
-  for (uint32_t w : straggling) {
-    const double late = std::chrono::duration<double>(Clock::now() - straggling_since).count();
+  for (uint32_t w : watch.workers) {
+    const double late = std::chrono::duration<double>(Clock::now() - watch.since).count();
     stragglers_.push_back(absl::StrCat(names_[w], " +", absl::StrFormat("%.1f", late), " s at ",
                                        protocol::Describe(at)));
   }
@@ -377,6 +338,63 @@ absl::StatusOr<std::vector<Step>> MasterJob::WaitAll(Position at) {
     return status();
   }
   return entries;
+}
+
+MasterJob::StragglersDue MasterJob::CheckStragglersLocked(Position at, StragglerWatch& watch) {
+  // Stragglers: workers not in the barrier that are not held up by others (a worker waiting for
+  // a straggler's answers is its victim, not one).
+  const std::vector<uint32_t> missing = StragglersLocked();
+  if (missing.empty() || missing.size() >= streams_.size()) return {};
+  const std::optional<Clock::duration> bound = StragglerBound(missing);
+  if (!bound) return {};
+  Clock::time_point others_in = opened_at_;
+  for (uint32_t w = 0; w < streams_.size(); ++w) {
+    if (std::find(missing.begin(), missing.end(), w) == missing.end()) {
+      others_in = std::max(others_in, InOrHeldUpAt(w));
+    }
+  }
+  const Clock::time_point due = others_in + *bound;
+  if (Clock::now() < due) return {.at = due};
+  watch.reported = true;
+  watch.workers = missing;
+  watch.since = others_in;
+  std::vector<std::string> named;
+  for (uint32_t w : missing) named.push_back(names_[w]);
+  const std::string what =
+      absl::StrCat(absl::StrJoin(named, ", "), missing.size() == 1 ? " straggles" : " straggle",
+                   " at ", protocol::Describe(at), ": out of it, or holding up those in it, ",
+                   ShowDuration(std::chrono::duration_cast<std::chrono::milliseconds>(*bound)),
+                   " after the other workers",
+                   straggler_timeout_.count() > 0 ? " (--straggler-timeout)"
+                                                  : " (3 x the median of their times)");
+  // Replaced only where another attempt follows and only in the supersteps (the end phases'
+  // writes vary too much to judge).
+  if (replace_stragglers_ && retry_allowed_ && protocol::IsPerSuperstep(at.barrier)) {
+    late_ = missing;  // cut off at once: a straggler is writing nothing
+    AbortLocked(absl::UnavailableError(absl::StrCat(what, ": replaced (--replace-stragglers)")),
+                /*lost=*/true);
+    return {.replaced = true};
+  }
+  spdlog::warn("straggler: {}", what);
+  return {};
+}
+
+void MasterJob::AbortLateLocked(Position at) {
+  std::vector<std::string> late;
+  late_ = protocol_.missing();
+  // A late worker that waits for others in an exchange is held up, not the cause: name the ones
+  // it waits for (unless every late worker says it waits).
+  for (uint32_t w : late_) {
+    if (!waiting_[w]) late.push_back(names_[w]);
+  }
+  if (late.empty()) {
+    for (uint32_t w : late_) late.push_back(names_[w]);
+  }
+  AbortLocked(
+      absl::DeadlineExceededError(absl::StrCat(
+          absl::StrJoin(late, ", "), late.size() == 1 ? " has" : " have", " not entered ",
+          protocol::Describe(at), " within ", ShowDuration(peer_timeout_), " (--peer-timeout)")),
+      /*lost=*/true);
 }
 
 void MasterJob::CheckpointTaken(uint64_t superstep, const std::vector<Step>& entries,

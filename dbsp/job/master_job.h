@@ -134,6 +134,26 @@ class MasterJob final : public transport::WorkerStreamHandler {
   const PhaseTime& forwarding() const { return forwarding_; }
 
  private:
+  // OnPayload's, by the payload's kind.
+  void OnStep(uint32_t worker, const v1::Step& wire);
+  void OnRelay(uint32_t worker, v1::WorkerPayload& payload);
+  void OnWaiting(uint32_t worker, const v1::Waiting& waiting);
+  void OnFailure(uint32_t worker, const v1::Failure& failure);
+  // One barrier's watch for stragglers (WaitAll's): they are reported once, when due.
+  struct StragglerWatch {
+    bool reported = false;
+    std::vector<uint32_t> workers;  // those reported
+    Clock::time_point since;        // when the others were all in or held up
+  };
+  struct StragglersDue {
+    std::optional<Clock::time_point> at;  // when the workers out of the barrier straggle
+    bool replaced = false;                // they were, and are replaced: the job is aborted
+  };
+  // Under mu_: reports the stragglers at `at` once they are due (and replaces them if asked to),
+  // or says when they will be.
+  StragglersDue CheckStragglersLocked(protocol::Position at, StragglerWatch& watch);
+  // Under mu_: aborts naming the workers that have not entered `at` within the peer timeout.
+  void AbortLateLocked(protocol::Position at);
   // Aborts for a worker lost (under no lock).
   void AbortLost(absl::Status reason);
   // Aborts naming worker `worker` (under no lock).

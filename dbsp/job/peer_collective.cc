@@ -21,6 +21,19 @@ absl::StatusOr<std::vector<std::string>> PeerCollective::AllToAll(
     if (!status_.ok()) return status_;
     round = round_;
   }
+  std::string own = std::move(outgoing[me]);
+  if (auto st = SendAll(round, std::move(outgoing)); !st.ok()) return st;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (auto st = WaitForRoundLocked(round, lock); !st.ok()) return st;
+  std::vector<std::string> incoming = TakeRoundLocked(round);
+  incoming[me] = std::move(own);
+  rounds_.erase(round);
+  ++round_;
+  return incoming;
+}
+
+absl::Status PeerCollective::SendAll(uint64_t round, std::vector<std::string> outgoing) {
+  const uint32_t n = size(), me = rank();
   // Send to the others in turn, starting after this worker, so that not everyone sends to worker
   // 0 first.
   for (uint32_t k = 1; k < n; ++k) {
@@ -45,22 +58,25 @@ absl::StatusOr<std::vector<std::string>> PeerCollective::AllToAll(
     }
     std::string().swap(data);
   }
-  std::unique_lock<std::mutex> lock(mu_);
-  Round& r = rounds_[round];
-  r.from.resize(n);
-  auto done = [&] {
-    if (!status_.ok()) return true;
-    for (uint32_t p = 0; p < n; ++p) {
-      if (p != me && !r.from[p].complete()) return false;
-    }
-    return true;
-  };
+  return absl::OkStatus();
+}
+
+std::vector<uint32_t> PeerCollective::MissingLocked(uint64_t round) const {
+  std::vector<uint32_t> missing;
+  const Round& r = rounds_.at(round);
+  for (uint32_t p = 0; p < r.from.size(); ++p) {
+    if (p != rank() && !r.from[p].complete()) missing.push_back(p);
+  }
+  return missing;
+}
+
+absl::Status PeerCollective::WaitForRoundLocked(uint64_t round,
+                                                std::unique_lock<std::mutex>& lock) {
+  rounds_[round].from.resize(size());
+  auto done = [&] { return !status_.ok() || MissingLocked(round).empty(); };
   const auto started = std::chrono::steady_clock::now();
   if (on_waiting_ && !changed_.wait_for(lock, std::chrono::seconds(1), done)) {
-    std::vector<uint32_t> missing;
-    for (uint32_t p = 0; p < n; ++p) {
-      if (p != me && !r.from[p].complete()) missing.push_back(p);
-    }
+    const std::vector<uint32_t> missing = MissingLocked(round);
     lock.unlock();
     on_waiting_(missing);
     lock.lock();
@@ -68,22 +84,24 @@ absl::StatusOr<std::vector<std::string>> PeerCollective::AllToAll(
   if (wait_.count() > 0) {
     if (!changed_.wait_until(lock, started + wait_, done)) {
       std::string missing;
-      for (uint32_t p = 0; p < n; ++p) {
-        if (p != me && !r.from[p].complete())
-          absl::StrAppend(&missing, missing.empty() ? "" : ", ", p);
+      for (uint32_t p : MissingLocked(round)) {
+        absl::StrAppend(&missing, missing.empty() ? "" : ", ", p);
       }
       status_ = absl::DeadlineExceededError(absl::StrCat(
-          "worker ", me, " waited ", wait_.count() / 1000.0,
+          "worker ", rank(), " waited ", wait_.count() / 1000.0,
           " s for its share of an exchange from worker(s) ", missing, " (--peer-timeout)"));
     }
   } else {
     changed_.wait(lock, done);
   }
-  if (!status_.ok()) return status_;
-  std::vector<std::string> incoming(n);
-  incoming[me] = std::move(outgoing[me]);
-  for (uint32_t p = 0; p < n; ++p) {
-    if (p == me) continue;
+  return status_;
+}
+
+std::vector<std::string> PeerCollective::TakeRoundLocked(uint64_t round) {
+  std::vector<std::string> incoming(size());
+  Round& r = rounds_[round];
+  for (uint32_t p = 0; p < incoming.size(); ++p) {
+    if (p == rank()) continue;
     auto& pieces = r.from[p].pieces;
     if (pieces.size() == 1) {
       incoming[p] = std::move(pieces.begin()->second);
@@ -97,8 +115,6 @@ absl::StatusOr<std::vector<std::string>> PeerCollective::AllToAll(
       std::string().swap(piece);
     }
   }
-  rounds_.erase(round);
-  ++round_;
   return incoming;
 }
 

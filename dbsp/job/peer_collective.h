@@ -51,6 +51,14 @@ class PeerCollective final : public bsp::Exchange {
     std::vector<FromPeer> from;
   };
 
+  // AllToAll's steps: send this worker's pieces of `round`; wait for every other worker's (under
+  // mu_, held by `lock`); take what they sent, in worker order.
+  absl::Status SendAll(uint64_t round, std::vector<std::string> outgoing);
+  absl::Status WaitForRoundLocked(uint64_t round, std::unique_lock<std::mutex>& lock);
+  std::vector<std::string> TakeRoundLocked(uint64_t round);
+  // Under mu_: the other workers whose pieces of `round` are not all in.
+  std::vector<uint32_t> MissingLocked(uint64_t round) const;
+
   transport::PeerLinks& links_;
   const size_t piece_bytes_;
   const std::chrono::milliseconds wait_;

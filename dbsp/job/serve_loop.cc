@@ -38,6 +38,19 @@ absl::StatusOr<std::unique_ptr<transport::PeerServer>> StartPeerServer(
   return server;
 }
 
+// Logs how a worker's share of the graph loaded, and counts the load's time.
+std::function<void(const bsp::PartitionLoadStats&)> LoadReport(std::string tag, Metrics* metrics) {
+  return [tag = std::move(tag), start = Clock::now(), metrics](const bsp::PartitionLoadStats& s) {
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (metrics != nullptr) metrics->AddPhase(JobPhase::kLoad, seconds);
+    spdlog::info(
+        "{}loaded its share: lines {} | records {} | vertices known {} | edges held {} | rounds "
+        "{} | {:.3f} s",
+        tag, s.lines_parsed, s.records_parsed, s.vertices_known, s.edges_received, s.rounds,
+        seconds);
+  };
+}
+
 }  // namespace
 
 ServeLoop::DataPlane::DataPlane(transport::PeerChannels& channels, const transport::Assignment& a)
@@ -186,17 +199,7 @@ ServeLoop::JobEnd ServeLoop::ServeJob(transport::MasterLink& link, const v1::Job
     peer_channels_.Retain(assignment->peer_addresses);
     plane.emplace(peer_channels_, *assignment);
     assignment->details.exchange = &plane->collective;
-    assignment->details.on_partition_loaded =
-        [tag = end.tag, start = Clock::now(),
-         metrics = options_.metrics](const bsp::PartitionLoadStats& s) {
-          const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-          if (metrics != nullptr) metrics->AddPhase(JobPhase::kLoad, seconds);
-          spdlog::info(
-              "{}loaded its share: lines {} | records {} | vertices known {} | edges held {} | "
-              "rounds {} | {:.3f} s",
-              tag, s.lines_parsed, s.records_parsed, s.vertices_known, s.edges_received, s.rounds,
-              seconds);
-        };
+    assignment->details.on_partition_loaded = LoadReport(end.tag, options_.metrics);
   }
   WorkerJob job(link, assignment.ok() ? *assignment : transport::Assignment{});
   job.set_metrics(options_.metrics);
