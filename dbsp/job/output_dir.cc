@@ -249,8 +249,7 @@ void SweepDeadStaging(const fs::path& link) {
 
 }  // namespace
 
-absl::StatusOr<JobOutput> PrepareOutput(const std::string& dir, const std::string& job_id,
-                                        std::unique_ptr<Lease>& lease) {
+absl::StatusOr<PreparedOutput> PrepareOutput(const std::string& dir, const std::string& job_id) {
   std::error_code ec;
   const fs::path link = LinkPath(dir);
   const fs::path parent = link.parent_path();
@@ -262,20 +261,21 @@ absl::StatusOr<JobOutput> PrepareOutput(const std::string& dir, const std::strin
   if (auto st = CheckOutput(dir); !st.ok()) return st;
   SweepDeadStaging(link);
   const std::string base = "." + link.filename().string() + "." + job_id;
-  JobOutput out;
+  PreparedOutput prepared;
+  JobOutput& out = prepared.output;
   out.link = link.string();
   out.final = (parent / base).string();
   out.staging = (parent / (base + ".staging")).string();
   out.lease = (parent / (base + ".lease")).string();
   auto taken = Lease::Acquire(out.lease);  // first: a staging directory never lacks its lease
   if (!taken.ok()) return taken.status();
-  lease = std::move(*taken);
+  prepared.lease = *std::move(taken);
   fs::create_directory(out.staging, ec);
   if (ec) {
     return absl::PermissionDeniedError(
         absl::StrCat("--out: cannot create ", out.staging, ": ", ec.message()));
   }
-  return out;
+  return prepared;
 }
 
 absl::Status VerifyPart(const std::string& path, const bsp::OutputSummary& reported) {

@@ -72,10 +72,14 @@ struct JobOutput {
 
 // Checks that DIR is free (or an empty directory) or a previous result link.
 absl::Status CheckOutput(const std::string& dir);
+// A job's staging, made: where it is, and the lease held on it while the job runs.
+struct PreparedOutput {
+  JobOutput output;
+  std::unique_ptr<Lease> lease;
+};
 // Checks DIR as CheckOutput does, removes the staging directories of dead masters beside it (never
 // one whose lease is live), takes the job's lease and creates its staging directory.
-absl::StatusOr<JobOutput> PrepareOutput(const std::string& dir, const std::string& job_id,
-                                        std::unique_ptr<Lease>& lease);
+absl::StatusOr<PreparedOutput> PrepareOutput(const std::string& dir, const std::string& job_id);
 // Checks that the part file at `path` holds what its worker reported: it exists, has that many
 // bytes and lines, and that CRC-32C.
 absl::Status VerifyPart(const std::string& path, const bsp::OutputSummary& reported);

@@ -15,9 +15,10 @@ absl::Status ResultStaging::Prepare(uint32_t attempt) {
     staged_ = *std::move(made);
     return absl::OkStatus();
   }
-  auto prepared = PrepareOutput(spec_.details.output, name, lease_);
+  auto prepared = PrepareOutput(spec_.details.output, name);
   if (!prepared.ok()) return prepared.status();
-  output_ = *std::move(prepared);
+  output_ = std::move(prepared->output);
+  lease_ = std::move(prepared->lease);
   return absl::OkStatus();
 }
 

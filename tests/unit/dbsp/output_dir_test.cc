@@ -58,10 +58,10 @@ class OutputDirTest : public ::testing::Test {
 
   // PrepareOutput, holding the job's lease until the fixture ends.
   absl::StatusOr<JobOutput> Prepare(const std::string& dir, const std::string& job_id) {
-    std::unique_ptr<Lease> lease;
-    auto out = PrepareOutput(dir, job_id, lease);
-    if (lease) leases_.push_back(std::move(lease));
-    return out;
+    auto prepared = PrepareOutput(dir, job_id);
+    if (!prepared.ok()) return prepared.status();
+    leases_.push_back(std::move(prepared->lease));
+    return prepared->output;
   }
 
   // A whole job: prepare, one part per worker, publish.
@@ -264,19 +264,20 @@ TEST_F(OutputDirTest, APartMustHoldWhatItsWorkerReported) {
 // --- staging liveness: a lease beside each staging directory
 
 TEST_F(OutputDirTest, AStagingDirectoryCarriesALiveLeaseUntilReleased) {
-  std::unique_ptr<Lease> lease;
-  auto out = PrepareOutput(dir_, "job1", lease);
-  ASSERT_TRUE(out.ok());
-  ASSERT_TRUE(lease);
-  EXPECT_EQ(fs::path(out->lease).parent_path(), root_);
-  EXPECT_TRUE(fs::exists(out->lease));
-  EXPECT_FALSE(Lease::IsDead(out->lease));
+  auto prepared = PrepareOutput(dir_, "job1");
+  ASSERT_TRUE(prepared.ok());
+  ASSERT_TRUE(prepared->lease);
+  std::unique_ptr<Lease>& lease = prepared->lease;
+  const JobOutput& out = prepared->output;
+  EXPECT_EQ(fs::path(out.lease).parent_path(), root_);
+  EXPECT_TRUE(fs::exists(out.lease));
+  EXPECT_FALSE(Lease::IsDead(out.lease));
   // Renewed while held: dead after 1 s without renewal would be true of a lease not renewed.
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  EXPECT_FALSE(Lease::IsDead(out->lease, std::chrono::seconds(1)));
+  EXPECT_FALSE(Lease::IsDead(out.lease, std::chrono::seconds(1)));
   lease->Release();
-  EXPECT_FALSE(fs::exists(out->lease));
-  EXPECT_TRUE(Lease::IsDead(out->lease));
+  EXPECT_FALSE(fs::exists(out.lease));
+  EXPECT_TRUE(Lease::IsDead(out.lease));
 }
 
 // A master killed with SIGKILL leaves its staging directory and lease; the next master publishing
@@ -291,10 +292,10 @@ TEST_F(OutputDirTest, TheNextMasterRemovesDeadStagingDirectoriesNeverLiveOnes) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    std::unique_ptr<Lease> lease;
-    auto out = PrepareOutput(dir_, "job1", lease);
-    if (!out.ok()) ::_exit(1);
-    std::ofstream(fs::path(out->staging) / "part-00000") << "half";
+    auto prepared = PrepareOutput(dir_, "job1");
+    if (!prepared.ok()) ::_exit(1);
+    const JobOutput& out = prepared->output;
+    std::ofstream(fs::path(out.staging) / "part-00000") << "half";
     ::kill(::getpid(), SIGKILL);
   }
   int status = 0;
@@ -328,11 +329,11 @@ TEST_F(OutputDirTest, TheNextMasterRemovesDeadLeasesLeftWithoutAStagingDirectory
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    std::unique_ptr<Lease> lease;
-    auto out = PrepareOutput(dir_, "job1", lease);
-    if (!out.ok()) ::_exit(1);
-    std::ofstream(fs::path(out->staging) / "part-00000") << "a 1\n";
-    if (!PublishOutput(*out, "{}\n").ok()) ::_exit(1);
+    auto prepared = PrepareOutput(dir_, "job1");
+    if (!prepared.ok()) ::_exit(1);
+    const JobOutput& out = prepared->output;
+    std::ofstream(fs::path(out.staging) / "part-00000") << "a 1\n";
+    if (!PublishOutput(out, "{}\n").ok()) ::_exit(1);
     ::kill(::getpid(), SIGKILL);
   }
   int status = 0;
