@@ -36,8 +36,8 @@ inline grpc::ChannelArguments ClientChannelArguments(
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   // gRPC 1.51's pick_first stays in TRANSIENT_FAILURE after a refused connection and dials again
-  // only after a re-resolution, which the DNS resolver's cooldown delays: a worker then found a
-  // restarted master only 5-10 s later. Re-resolving at once makes the backoff above the bound.
+  // only after a re-resolution, which the DNS resolver's cooldown delays (bench/README.md, issue
+  // 41). Re-resolving at once makes the backoff above the bound.
   args.SetInt(GRPC_ARG_DNS_MIN_TIME_BETWEEN_RESOLUTIONS_MS, 100);
   return args;
 }
