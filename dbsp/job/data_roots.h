@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/job.h"
-#include "lockstep/dbsp/worker.h"
+#include "lockstep/dbsp/worker_options.h"
 
 namespace lockstep::dbsp::job {
 

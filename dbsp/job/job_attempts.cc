@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "job/job_spec.h"
+#include "job/spec_record.h"
 #include "spdlog/spdlog.h"
 
 namespace lockstep::dbsp::job {

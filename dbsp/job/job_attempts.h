@@ -23,7 +23,7 @@
 #include "job/output_dir.h"
 #include "job/result_staging.h"
 #include "lockstep/bsp/job.h"
-#include "lockstep/dbsp/master.h"
+#include "lockstep/dbsp/job_spec.h"
 #include "nlohmann/json.hpp"
 
 namespace lockstep::dbsp::job {

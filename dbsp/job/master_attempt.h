@@ -18,7 +18,7 @@
 #include "job/master_job.h"
 #include "job/master_phases.h"
 #include "lockstep/bsp/executor.h"
-#include "lockstep/dbsp/master.h"
+#include "lockstep/dbsp/job_spec.h"
 #include "lockstep/partition/range.h"
 #include "transport/master_server.h"
 

@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/checkpoint.h"
 #include "lockstep/bsp/executor.h"
-#include "lockstep/dbsp/master.h"
+#include "lockstep/dbsp/job_spec.h"
 #include "obs/phase_time.h"
 #include "protocol/protocol.h"
 #include "transport/streams.h"

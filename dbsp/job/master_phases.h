@@ -19,7 +19,7 @@
 #include "job/master_job.h"
 #include "lockstep/bsp/executor.h"
 #include "lockstep/bsp/job.h"
-#include "lockstep/dbsp/master.h"
+#include "lockstep/dbsp/job_spec.h"
 
 namespace lockstep::dbsp::job {
 

@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "job/output_dir.h"
 #include "lockstep/bsp/job.h"
-#include "lockstep/dbsp/master.h"
+#include "lockstep/dbsp/job_spec.h"
 #include "nlohmann/json.hpp"
 
 namespace lockstep::dbsp::job {

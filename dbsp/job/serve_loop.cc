@@ -235,7 +235,7 @@ ServeLoop::JobEnd ServeLoop::ServeJob(transport::MasterLink& link, const v1::Job
   end.split = job.TimeSplit();
   end.retried = !end.status.ok() && job.retrying();
   // What the job freed goes back to the kernel while the worker waits for the next one (malloc
-  // keeps it otherwise; cli.cc sets no trimming on free).
+  // keeps it otherwise; cli/process.cc sets no trimming on free).
   bsp::ReturnFreedMemory();
   return end;
 }

@@ -21,7 +21,7 @@
 #include "job/worker_job.h"
 #include "lockstep/catalogue/app.h"
 #include "lockstep/dbsp/health.h"
-#include "lockstep/dbsp/worker.h"
+#include "lockstep/dbsp/worker_options.h"
 #include "lockstep/v1/jobqueue.grpc.pb.h"
 #include "transport/master_link.h"
 #include "transport/peer.h"

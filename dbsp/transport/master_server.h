@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "lockstep/dbsp/master.h"
+#include "lockstep/dbsp/job_spec.h"
 #include "lockstep/dbsp/security.h"
 #include "lockstep/v1/jobqueue.grpc.pb.h"
 #include "obs/phase_time.h"

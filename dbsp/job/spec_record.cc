@@ -1,4 +1,4 @@
-#include "job/job_spec.h"
+#include "job/spec_record.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -5,7 +5,7 @@
 // resuming the job without a command line goes on with); and back from a record to a spec.
 // FindUnfinishedJob (lockstep/dbsp/master.h) is defined here too.
 
-#include "lockstep/dbsp/master.h"
+#include "lockstep/dbsp/job_spec.h"
 #include "nlohmann/json.hpp"
 
 namespace lockstep::dbsp::job {
