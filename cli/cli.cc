@@ -21,6 +21,7 @@
 #include "lockstep/dbsp/grpc_log.h"
 #include "logging.h"
 #include "process.h"
+#include "setting_names.h"
 #include "spdlog/spdlog.h"
 #include "tbb/global_control.h"
 
@@ -86,6 +87,7 @@ int Dispatch(const CommandList& commands) {
 int Main(int argc, char** argv, const catalogue::AppRegistry& apps) {
   SkipLockOrderChecks();
   SetUpLogging();
+  NameSettingsByFlag();
 
   CLI::App cli{"lockstep: a Pregel-style bulk synchronous parallel graph engine"};
   cli.require_subcommand(1);

@@ -26,10 +26,12 @@ int64_t NowUnixMs() {
 }
 
 // For `lockstep status`: the job's bound on its supersteps, an iteration count's (which takes one
-// superstep more) if the job has one.
-uint64_t SuperstepBound(const bsp::JobDetails& details) {
+// superstep more) if its app has one.
+uint64_t SuperstepBound(const JobSpec& spec) {
+  const bsp::JobDetails& details = spec.details;
   uint64_t bound = details.max_supersteps;
-  if (auto it = details.params.find("max-iterations"); it != details.params.end()) {
+  const std::string& param = spec.app->iterations_param;
+  if (auto it = details.params.find(param); !param.empty() && it != details.params.end()) {
     uint64_t iterations = 0;
     if (absl::SimpleAtoi(it->second, &iterations)) bound = std::min(bound, iterations + 1);
   }
@@ -106,7 +108,7 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   const auto started = std::chrono::steady_clock::now();
   const std::string job_id = spec.resume_job.empty() ? job::NewJobId() : spec.resume_job;
   if (auto st = CheckJob(spec, job_id); !st.ok()) return st;
-  server_->status().Begin(job_id, spec.app->name, SuperstepBound(spec.details));
+  server_->status().Begin(job_id, spec.app->name, SuperstepBound(spec));
   const absl::Cleanup ended = [this] { server_->status().End(); };
   bsp::JobDetails details = spec.details;
   details.job_id = job_id;

@@ -75,6 +75,7 @@ catalogue::AppInfo Info() {
   info.validation = catalogue::ValidationRule::kExact;
   info.values = catalogue::ValueKind::kVertex;
   info.params = {{"max-iterations", "10", "rounds of label propagation"}};
+  info.iterations_param = "max-iterations";
   info.graphalytics = {{"cdlp.max-iterations", "max-iterations", {}}};
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
     return std::make_unique<bsp::ProgramRunner<App>>(report);

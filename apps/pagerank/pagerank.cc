@@ -33,6 +33,7 @@ catalogue::AppInfo Info() {
       {"tolerance", "1e-9", "stop when the L1 change of an iteration is below this (0 = never)"},
       {"max-iterations", "100", "stop after this many iterations"},
   };
+  info.iterations_param = "max-iterations";
   info.graphalytics = {
       {"pr.damping-factor", "damping", {}},
       // Graphalytics runs exactly that many iterations.

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/graph_input.h"
 #include "lockstep/bsp/text.h"
+#include "lockstep/dbsp/settings.h"
 
 namespace lockstep::dbsp::job {
 namespace {
@@ -40,8 +41,9 @@ absl::StatusOr<NamedPaths> UriPaths(const bsp::JobDetails& d, const WorkerOption
     if (!IsDatabase(*uri) || !options.uri_paths) continue;
     auto named = options.uri_paths(*uri);
     if (!named.ok()) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "the job's ", what, " URI ", named.status().message(), ": refused under --data-root"));
+      return absl::PermissionDeniedError(absl::StrCat("the job's ", what, " URI ",
+                                                      named.status().message(), ": refused under ",
+                                                      SettingName(Setting::kDataRoot)));
     }
     for (auto& [keyword, path] : *named) {
       paths.emplace_back(absl::StrCat(what, " URI's ", keyword), path);
@@ -88,9 +90,9 @@ absl::Status ConfinePaths(const bsp::JobDetails& d, const std::vector<std::files
   for (const auto& [what, path] : paths) {
     if (path.empty()) continue;
     if (!Within(path, roots)) {
-      return absl::PermissionDeniedError(absl::StrCat("the job's ", what, " ",
-                                                      bsp::SanitizeForLog(path, 200),
-                                                      " is outside this worker's --data-root"));
+      return absl::PermissionDeniedError(
+          absl::StrCat("the job's ", what, " ", bsp::SanitizeForLog(path, 200),
+                       " is outside this worker's ", SettingName(Setting::kDataRoot)));
     }
   }
   return absl::OkStatus();
@@ -103,8 +105,9 @@ absl::StatusOr<std::vector<std::filesystem::path>> DataRoots(const std::vector<s
     std::error_code ec;
     std::filesystem::path root = std::filesystem::canonical(dir, ec);
     if (ec || !std::filesystem::is_directory(root)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--data-root: ", bsp::SanitizeForLog(dir, 200), " is not a directory"));
+      return absl::InvalidArgumentError(absl::StrCat(SettingName(Setting::kDataRoot), ": ",
+                                                     bsp::SanitizeForLog(dir, 200),
+                                                     " is not a directory"));
     }
     roots.push_back(std::move(root));
   }

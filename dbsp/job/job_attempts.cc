@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "job/spec_record.h"
+#include "lockstep/dbsp/settings.h"
 #include "spdlog/spdlog.h"
 
 namespace lockstep::dbsp::job {
@@ -63,8 +64,9 @@ absl::Status JobAttempts::OpenRecord(bool resuming) {
   std::error_code ec;
   std::filesystem::create_directories(checkpoint_root_, ec);
   if (ec) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("--checkpoint-dir: cannot make ", checkpoint_root_, ": ", ec.message()));
+    return absl::FailedPreconditionError(absl::StrCat(SettingName(Setting::kCheckpointDir),
+                                                      ": cannot make ", checkpoint_root_, ": ",
+                                                      ec.message()));
   }
   // A new job's directory goes with it from here; a resumed job's only once it runs again (a
   // set-up error must not throw away the state another master could still resume).
@@ -72,9 +74,9 @@ absl::Status JobAttempts::OpenRecord(bool resuming) {
   auto lease = Lease::TryAcquire(JobLeasePath(checkpoint_root_));
   if (!lease.ok()) {
     if (!resuming) remove_dir_.clear();  // another master's directory
-    return absl::AlreadyExistsError(absl::StrCat("job ", job_id_, " in --checkpoint-dir ",
-                                                 spec_.checkpoint_dir, ": ",
-                                                 lease.status().message()));
+    return absl::AlreadyExistsError(
+        absl::StrCat("job ", job_id_, " in ", SettingName(Setting::kCheckpointDir), " ",
+                     spec_.checkpoint_dir, ": ", lease.status().message()));
   }
   master_lease_ = *std::move(lease);
   JobRecord r;
@@ -275,8 +277,8 @@ absl::Status JobAttempts::End(absl::Status reason) {
     // A master stopped (SIGTERM: a pod evicted, a node drained) leaves its job, record and
     // checkpoints to the next master on the same checkpoint directory (§7.7).
     remove_dir_.clear();
-    spdlog::warn("{}left unfinished in {}: a master started with --checkpoint-dir {} resumes it",
-                 log_prefix_, checkpoint_root_, spec_.checkpoint_dir);
+    spdlog::warn("{}left unfinished in {}: a master started with {} {} resumes it", log_prefix_,
+                 checkpoint_root_, SettingName(Setting::kCheckpointDir), spec_.checkpoint_dir);
   }
   // Logged once the job's staging directory is gone.
   spdlog::error("{}aborted: {}", log_prefix_, std::string(reason.message()));

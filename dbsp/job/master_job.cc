@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "lockstep/bsp/checkpoint.h"
 #include "lockstep/bsp/text.h"
+#include "lockstep/dbsp/settings.h"
 #include "spdlog/spdlog.h"
 #include "transport/wire.h"
 
@@ -365,13 +366,15 @@ MasterJob::StragglersDue MasterJob::CheckStragglersLocked(Position at, Straggler
                    " at ", protocol::Describe(at), ": out of it, or holding up those in it, ",
                    ShowDuration(std::chrono::duration_cast<std::chrono::milliseconds>(*bound)),
                    " after the other workers",
-                   straggler_timeout_.count() > 0 ? " (--straggler-timeout)"
-                                                  : " (3 x the median of their times)");
+                   straggler_timeout_.count() > 0
+                       ? absl::StrCat(" (", SettingName(Setting::kStragglerTimeout), ")")
+                       : std::string(" (3 x the median of their times)"));
   // Replaced only where another attempt follows and only in the supersteps (the end phases'
   // writes vary too much to judge).
   if (replace_stragglers_ && retry_allowed_ && protocol::IsPerSuperstep(at.barrier)) {
     late_ = missing;  // cut off at once: a straggler is writing nothing
-    AbortLocked(absl::UnavailableError(absl::StrCat(what, ": replaced (--replace-stragglers)")),
+    AbortLocked(absl::UnavailableError(absl::StrCat(what, ": replaced (",
+                                                    SettingName(Setting::kReplaceStragglers), ")")),
                 /*lost=*/true);
     return {.replaced = true};
   }
@@ -390,11 +393,11 @@ void MasterJob::AbortLateLocked(Position at) {
   if (late.empty()) {
     for (uint32_t w : late_) late.push_back(names_[w]);
   }
-  AbortLocked(
-      absl::DeadlineExceededError(absl::StrCat(
-          absl::StrJoin(late, ", "), late.size() == 1 ? " has" : " have", " not entered ",
-          protocol::Describe(at), " within ", ShowDuration(peer_timeout_), " (--peer-timeout)")),
-      /*lost=*/true);
+  AbortLocked(absl::DeadlineExceededError(absl::StrCat(
+                  absl::StrJoin(late, ", "), late.size() == 1 ? " has" : " have", " not entered ",
+                  protocol::Describe(at), " within ", ShowDuration(peer_timeout_), " (",
+                  SettingName(Setting::kPeerTimeout), ")")),
+              /*lost=*/true);
 }
 
 void MasterJob::CheckpointTaken(uint64_t superstep, const std::vector<Step>& entries,

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lockstep/bsp/output.h"
+#include "lockstep/dbsp/settings.h"
 #include "spdlog/spdlog.h"
 
 namespace lockstep::dbsp::job {
@@ -191,7 +192,7 @@ absl::Status CheckOutput(const std::string& dir) {
   const fs::file_status st = fs::symlink_status(link, ec);
   if (fs::exists(st) && !fs::is_symlink(st) && !(fs::is_directory(st) && fs::is_empty(link, ec))) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "--out: ", link.string(),
+        SettingName(Setting::kOut), ": ", link.string(),
         " exists and is not a lockstep result (a symlink to a job directory); remove it or "
         "choose another path"));
   }
@@ -255,8 +256,8 @@ absl::StatusOr<PreparedOutput> PrepareOutput(const std::string& dir, const std::
   const fs::path parent = link.parent_path();
   fs::create_directories(parent, ec);
   if (ec) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("--out: cannot create ", parent.string(), ": ", ec.message()));
+    return absl::PermissionDeniedError(absl::StrCat(SettingName(Setting::kOut), ": cannot create ",
+                                                    parent.string(), ": ", ec.message()));
   }
   if (auto st = CheckOutput(dir); !st.ok()) return st;
   SweepDeadStaging(link);
@@ -272,8 +273,8 @@ absl::StatusOr<PreparedOutput> PrepareOutput(const std::string& dir, const std::
   prepared.lease = *std::move(taken);
   fs::create_directory(out.staging, ec);
   if (ec) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("--out: cannot create ", out.staging, ": ", ec.message()));
+    return absl::PermissionDeniedError(absl::StrCat(SettingName(Setting::kOut), ": cannot create ",
+                                                    out.staging, ": ", ec.message()));
   }
   return prepared;
 }

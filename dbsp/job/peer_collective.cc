@@ -1,6 +1,7 @@
 #include "job/peer_collective.h"
 
 #include "absl/strings/str_cat.h"
+#include "lockstep/dbsp/settings.h"
 
 namespace lockstep::dbsp::job {
 
@@ -87,9 +88,10 @@ absl::Status PeerCollective::WaitForRoundLocked(uint64_t round,
       for (uint32_t p : MissingLocked(round)) {
         absl::StrAppend(&missing, missing.empty() ? "" : ", ", p);
       }
-      status_ = absl::DeadlineExceededError(absl::StrCat(
-          "worker ", rank(), " waited ", wait_.count() / 1000.0,
-          " s for its share of an exchange from worker(s) ", missing, " (--peer-timeout)"));
+      status_ = absl::DeadlineExceededError(
+          absl::StrCat("worker ", rank(), " waited ", wait_.count() / 1000.0,
+                       " s for its share of an exchange from worker(s) ", missing, " (",
+                       SettingName(Setting::kPeerTimeout), ")"));
     }
   } else {
     changed_.wait(lock, done);

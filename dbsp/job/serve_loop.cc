@@ -12,6 +12,7 @@
 #include "lockstep/bsp/free_memory.h"
 #include "lockstep/bsp/partitioned_load.h"
 #include "lockstep/bsp/text.h"
+#include "lockstep/dbsp/settings.h"
 #include "spdlog/spdlog.h"
 #include "transport/grpc_options.h"
 
@@ -67,7 +68,8 @@ absl::Status ServeLoop::Run() {
   if (!roots.ok()) return roots.status();
   roots_ = *std::move(roots);
   if (roots_.empty()) {
-    spdlog::warn("no --data-root: a job may name any path this worker can read or write");
+    spdlog::warn("no {}: a job may name any path this worker can read or write",
+                 SettingName(Setting::kDataRoot));
   } else {
     std::string list;
     for (const auto& r : roots_) absl::StrAppend(&list, list.empty() ? "" : ", ", r.string());
@@ -270,9 +272,10 @@ absl::Status ServeLoop::RunApp(const transport::Assignment& a, WorkerJob& job,
   if (auto st = ConfinePaths(details, roots_, options_); !st.ok()) return st;
   // The job's batches, with their framing, must fit in this worker's messages.
   if (a.max_batch_bytes + (64 << 10) > options_.security->limits().max_message_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the job's batches of up to ", a.max_batch_bytes, " bytes do not fit this worker's ",
-        "--max-message-bytes ", options_.security->limits().max_message_bytes));
+    return absl::InvalidArgumentError(absl::StrCat("the job's batches of up to ", a.max_batch_bytes,
+                                                   " bytes do not fit this worker's ",
+                                                   SettingName(Setting::kMaxMessageBytes), " ",
+                                                   options_.security->limits().max_message_bytes));
   }
   std::optional<ShippingRunner> shipping;
   if (!details.output_options.empty()) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "job/job_record.h"
 #include "job/output_dir.h"
+#include "lockstep/dbsp/settings.h"
 
 namespace lockstep::dbsp {
 namespace job {
@@ -169,18 +170,18 @@ absl::StatusOr<std::optional<JobSpec>> FindUnfinishedJob(const std::string& chec
     return a.created_at_unix_ms < b.created_at_unix_ms;
   });
   auto driven = [&](const job::JobRecord& r) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("job ", r.job_id, " (", DescribeJob(r.job), ") in --checkpoint-dir ",
-                     checkpoint_dir, " is driven by a live master (its lease ",
-                     job::JobLeasePath(checkpoint_dir + "/" + r.job_id),
-                     " is renewed); a second master does not drive it"));
+    return absl::AlreadyExistsError(absl::StrCat(
+        "job ", r.job_id, " (", DescribeJob(r.job), ") in ", SettingName(Setting::kCheckpointDir),
+        " ", checkpoint_dir, " is driven by a live master (its lease ",
+        job::JobLeasePath(checkpoint_dir + "/" + r.job_id),
+        " is renewed); a second master does not drive it"));
   };
   if (given == nullptr) {
     if (!dead.empty()) return SpecOfRecord(dead.front(), checkpoint_dir, apps);
     if (!live.empty()) return driven(live.front());
     return absl::NotFoundError(absl::StrCat(
-        "--checkpoint-dir ", checkpoint_dir,
-        " holds no unfinished job to resume; give --app and the job's flags to start one"));
+        SettingName(Setting::kCheckpointDir), " ", checkpoint_dir,
+        " holds no unfinished job to resume; give the app and the job's settings to start one"));
   }
   const nlohmann::json mine = JobOfSpec(*given);
   for (const job::JobRecord& r : live) {
@@ -196,10 +197,11 @@ absl::StatusOr<std::optional<JobSpec>> FindUnfinishedJob(const std::string& chec
   for (const job::JobRecord& r : dead) {
     if (r.job != mine) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--checkpoint-dir ", checkpoint_dir, " holds unfinished job ", r.job_id, " (",
-          DescribeJob(r.job), "), which is not the job on this command line (",
-          JobDifferences(r.job, mine), "): resume it with `lockstep master --checkpoint-dir ",
-          checkpoint_dir, "` alone, or remove ", checkpoint_dir, "/", r.job_id, " to drop it"));
+          SettingName(Setting::kCheckpointDir), " ", checkpoint_dir, " holds unfinished job ",
+          r.job_id, " (", DescribeJob(r.job), "), which is not the job on this command line (",
+          JobDifferences(r.job, mine), "): resume it with a master given ",
+          SettingName(Setting::kCheckpointDir), " ", checkpoint_dir, " alone, or remove ",
+          checkpoint_dir, "/", r.job_id, " to drop it"));
     }
   }
   return std::nullopt;

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lockstep/dbsp/settings.h"
 
 namespace lockstep::dbsp {
 namespace {
@@ -177,8 +178,8 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   char* end = nullptr;
   const long number = std::strtol(port.c_str(), &end, 10);
   if (ec || port.empty() || *end != '\0' || number < 0 || number > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--metrics-port: cannot listen on ", address, ": not HOST:PORT"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        SettingName(Setting::kMetricsPort), ": cannot listen on ", address, ": not HOST:PORT"));
   }
   const tcp::endpoint endpoint(ip, static_cast<uint16_t>(number));
   impl->acceptor.open(endpoint.protocol(), ec);
@@ -186,8 +187,8 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   if (!ec) impl->acceptor.bind(endpoint, ec);
   if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    return absl::UnavailableError(
-        absl::StrCat("--metrics-port: cannot listen on ", address, ": ", ec.message()));
+    return absl::UnavailableError(absl::StrCat(SettingName(Setting::kMetricsPort),
+                                               ": cannot listen on ", address, ": ", ec.message()));
   }
   impl->port = impl->acceptor.local_endpoint().port();
   impl->Accept();

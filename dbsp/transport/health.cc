@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/text.h"
+#include "lockstep/dbsp/settings.h"
 #include "transport/grpc_options.h"
 #include "transport/health_service.h"
 
@@ -61,7 +62,8 @@ absl::StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(const std::str
   builder.RegisterService(s->health_.get());
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("--health-port: cannot listen on ", address));
+    return absl::UnavailableError(
+        absl::StrCat(SettingName(Setting::kHealthPort), ": cannot listen on ", address));
   }
   return s;
 }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/text.h"
+#include "lockstep/dbsp/settings.h"
 #include "spdlog/spdlog.h"
 #include "transport/admission.h"
 #include "transport/grpc_options.h"
@@ -417,17 +418,17 @@ class MasterServer::Admissions : public std::enable_shared_from_this<Admissions>
     if (const size_t colon = host.rfind(':'); colon != std::string::npos) host.resize(colon);
     std::lock_guard<std::mutex> lock(mu_);
     if (total_ >= limits.max_pool_workers) {
-      refused = grpc::Status(
-          grpc::StatusCode::RESOURCE_EXHAUSTED,
-          absl::StrCat("the master has ", total_, " workers connected (--max-pool-workers)"));
+      refused = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                             absl::StrCat("the master has ", total_, " workers connected (",
+                                          SettingName(Setting::kMaxPoolWorkers), ")"));
       return nullptr;
     }
     uint32_t& mine = by_host_[host];
     if (mine >= limits.max_conns_per_ip) {
-      refused = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                             absl::StrCat("the master has ", mine,
-                                          " workers connected from this address "
-                                          "(--max-conns-per-ip)"));
+      refused = grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          absl::StrCat("the master has ", mine, " workers connected from this address (",
+                       SettingName(Setting::kMaxConnsPerIp), ")"));
       return nullptr;
     }
     ++mine;
@@ -525,7 +526,8 @@ absl::StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   builder.RegisterService(&s->health_);
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", address));
+    return absl::UnavailableError(
+        absl::StrCat(SettingName(Setting::kListen), ": cannot listen on ", address));
   }
   return s;
 }

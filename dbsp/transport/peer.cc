@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/text.h"
+#include "lockstep/dbsp/settings.h"
 #include "spdlog/spdlog.h"
 #include "transport/admission.h"
 #include "transport/grpc_options.h"
@@ -95,7 +96,8 @@ absl::StatusOr<std::unique_ptr<PeerServer>> PeerServer::Start(
   builder.RegisterService(s->service_.get());
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("--peer-listen: cannot listen on ", address));
+    return absl::UnavailableError(
+        absl::StrCat(SettingName(Setting::kPeerListen), ": cannot listen on ", address));
   }
   return s;
 }
@@ -337,8 +339,9 @@ bool PeerLinks::OnDoneLocked(Call* call, const grpc::Status& status) {
     }
     status_ = absl::UnavailableError(absl::StrCat(
         Name(call->to), " did not take a batch: ", bsp::SanitizeForLog(status.error_message(), 512),
-        status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? " (deadline: --peer-timeout)"
-                                                                   : ""));
+        status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
+            ? absl::StrCat(" (deadline: ", SettingName(Setting::kPeerTimeout), ")")
+            : std::string()));
   }
   inflight_bytes_ -= call->bytes;
   --inflight_calls_;

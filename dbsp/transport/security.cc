@@ -16,12 +16,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/text.h"
+#include "lockstep/dbsp/settings.h"
 #include "spdlog/spdlog.h"
 
 namespace lockstep::dbsp {
 namespace {
 
-absl::StatusOr<std::string> ReadSecret(const std::string& path, const char* flag) {
+absl::StatusOr<std::string> ReadSecret(const std::string& path, const std::string& flag) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::InvalidArgumentError(
@@ -35,7 +36,8 @@ absl::StatusOr<std::string> ReadSecret(const std::string& path, const char* flag
   return text;
 }
 
-absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag, const char* what) {
+absl::StatusOr<std::string> ReadPem(const std::string& path, const std::string& flag,
+                                    const char* what) {
   auto text = ReadSecret(path, flag);
   if (!text.ok()) return text;
   if (text->find("-----BEGIN ") == std::string::npos) {
@@ -85,8 +87,9 @@ absl::Status CheckTlsFiles(const SecurityFlags& flags, const std::string& cert_p
   const auto name = [](const std::string& path) { return bsp::SanitizeForLog(path, 200); };
   auto chain = Certificates(cert_pem);
   if (chain.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--tls-cert: ", name(flags.tls_cert), " holds no readable certificate"));
+    return absl::InvalidArgumentError(absl::StrCat(SettingName(Setting::kTlsCert), ": ",
+                                                   name(flags.tls_cert),
+                                                   " holds no readable certificate"));
   }
   std::unique_ptr<BIO, BioDeleter> key_bio(
       BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
@@ -94,19 +97,20 @@ absl::Status CheckTlsFiles(const SecurityFlags& flags, const std::string& cert_p
       key_bio ? PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr) : nullptr);
   ERR_clear_error();
   if (!key) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--tls-key: ", name(flags.tls_key), " holds no readable private key"));
+    return absl::InvalidArgumentError(absl::StrCat(SettingName(Setting::kTlsKey), ": ",
+                                                   name(flags.tls_key),
+                                                   " holds no readable private key"));
   }
   if (X509_check_private_key(chain.front().get(), key.get()) != 1) {
     ERR_clear_error();
-    return absl::InvalidArgumentError(absl::StrCat("--tls-key: ", name(flags.tls_key),
-                                                   " is not the private key of --tls-cert ",
-                                                   name(flags.tls_cert)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        SettingName(Setting::kTlsKey), ": ", name(flags.tls_key), " is not the private key of ",
+        SettingName(Setting::kTlsCert), " ", name(flags.tls_cert)));
   }
   auto authorities = Certificates(ca_pem);
   if (authorities.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--tls-ca: ", name(flags.tls_ca), " holds no readable certificate"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        SettingName(Setting::kTlsCa), ": ", name(flags.tls_ca), " holds no readable certificate"));
   }
   std::unique_ptr<X509_STORE, StoreDeleter> store(X509_STORE_new());
   for (const auto& a : authorities) X509_STORE_add_cert(store.get(), a.get());
@@ -124,7 +128,8 @@ absl::Status CheckTlsFiles(const SecurityFlags& flags, const std::string& cert_p
     const int error = X509_STORE_CTX_get_error(ctx.get());
     ERR_clear_error();
     return absl::InvalidArgumentError(
-        absl::StrCat("--tls-cert: ", name(flags.tls_cert), " does not verify under --tls-ca ",
+        absl::StrCat(SettingName(Setting::kTlsCert), ": ", name(flags.tls_cert),
+                     " does not verify under ", SettingName(Setting::kTlsCa), " ",
                      name(flags.tls_ca), ": ", X509_verify_cert_error_string(error)));
   }
   return absl::OkStatus();
@@ -153,18 +158,22 @@ absl::StatusOr<std::shared_ptr<const Security>> Security::Load(const SecurityFla
   const int given = !flags.tls_cert.empty() + !flags.tls_key.empty() + !flags.tls_ca.empty();
   if (given != 0 && given != 3) {
     return absl::InvalidArgumentError(
-        "--tls-cert, --tls-key and --tls-ca go together: give all three, or none");
+        absl::StrCat(SettingName(Setting::kTlsCert), ", ", SettingName(Setting::kTlsKey), " and ",
+                     SettingName(Setting::kTlsCa), " go together: give all three, or none"));
   }
   if (flags.insecure && given != 0) {
-    return absl::InvalidArgumentError("--insecure: plain text asked for, but --tls-* given too");
+    return absl::InvalidArgumentError(
+        absl::StrCat(SettingName(Setting::kInsecure), ": plain text asked for, but ",
+                     SettingName(Setting::kTlsCert), ", ", SettingName(Setting::kTlsKey), " or ",
+                     SettingName(Setting::kTlsCa), " given too"));
   }
   s->insecure_ = flags.insecure;
   if (given == 3) {
-    auto cert = ReadPem(flags.tls_cert, "--tls-cert", "certificate");
+    auto cert = ReadPem(flags.tls_cert, SettingName(Setting::kTlsCert), "certificate");
     if (!cert.ok()) return cert.status();
-    auto key = ReadPem(flags.tls_key, "--tls-key", "private key");
+    auto key = ReadPem(flags.tls_key, SettingName(Setting::kTlsKey), "private key");
     if (!key.ok()) return key.status();
-    auto ca = ReadPem(flags.tls_ca, "--tls-ca", "certificate");
+    auto ca = ReadPem(flags.tls_ca, SettingName(Setting::kTlsCa), "certificate");
     if (!ca.ok()) return ca.status();
     if (auto st = CheckTlsFiles(flags, *cert, *key, *ca); !st.ok()) return st;
     s->cert_ = *std::move(cert);
@@ -172,20 +181,21 @@ absl::StatusOr<std::shared_ptr<const Security>> Security::Load(const SecurityFla
     s->ca_ = *std::move(ca);
   }
   if (!flags.token_file.empty()) {
-    auto token = ReadSecret(flags.token_file, "--token-file");
+    auto token = ReadSecret(flags.token_file, SettingName(Setting::kTokenFile));
     if (!token.ok()) return token.status();
     if (token->ends_with('\n')) token->pop_back();
     if (token->ends_with('\r')) token->pop_back();
     if (token->empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--token-file: ", bsp::SanitizeForLog(flags.token_file, 200), " is empty"));
+      return absl::InvalidArgumentError(absl::StrCat(SettingName(Setting::kTokenFile), ": ",
+                                                     bsp::SanitizeForLog(flags.token_file, 200),
+                                                     " is empty"));
     }
     // gRPC metadata values are printable ASCII.
     for (unsigned char ch : *token) {
       if (ch < 0x20 || ch > 0x7e) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--token-file: ", bsp::SanitizeForLog(flags.token_file, 200),
-                         ": the token must be one line of printable ASCII"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            SettingName(Setting::kTokenFile), ": ", bsp::SanitizeForLog(flags.token_file, 200),
+            ": the token must be one line of printable ASCII"));
       }
     }
     s->token_ = *std::move(token);
@@ -245,10 +255,11 @@ void LogSecurity(const std::string& role, const std::string& address, const Secu
   if (!security.tls() && !security.insecure() && !Loopback(address)) {
     spdlog::warn(
         "{} listening on {} in plain text{}: any process that reaches this port can {}; give "
-        "--tls-cert, --tls-key and --tls-ca (and --token-file), or --insecure to say that this is "
-        "meant",
+        "{}, {} and {} (and {}), or {} to say that this is meant",
         role, address, security.has_token() ? " (the join token travels unencrypted)" : "",
-        security.has_token() ? "read the token and then join" : "join the cluster");
+        security.has_token() ? "read the token and then join" : "join the cluster",
+        SettingName(Setting::kTlsCert), SettingName(Setting::kTlsKey), SettingName(Setting::kTlsCa),
+        SettingName(Setting::kTokenFile), SettingName(Setting::kInsecure));
     return;
   }
   spdlog::info("{} listening on {}: {}", role, address, security.Describe());

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "lockstep/dbsp/master.h"
+#include "lockstep/dbsp/settings.h"
 #include "lockstep/dbsp/worker.h"
 
 namespace lockstep::dbsp {
@@ -77,13 +78,13 @@ TEST(HealthTest, AWorkerIsLiveAlwaysAndReadyWhileConnectedToItsMaster) {
   EXPECT_TRUE(served.ok()) << served;
 }
 
-TEST(HealthTest, AHealthPortInUseIsAnErrorNamingTheFlag) {
+TEST(HealthTest, AHealthPortInUseIsAnErrorNamingTheSetting) {
   auto first = HealthServer::Start("127.0.0.1:0", kWorkerHealthService);
   ASSERT_TRUE(first.ok()) << first.status();
   auto second =
       HealthServer::Start("127.0.0.1:" + std::to_string((*first)->port()), kWorkerHealthService);
   ASSERT_FALSE(second.ok());
-  EXPECT_NE(second.status().message().find("--health-port"), std::string::npos);
+  EXPECT_NE(second.status().message().find(SettingName(Setting::kHealthPort)), std::string::npos);
 }
 
 TEST(HealthTest, ASecondMasterOnABusyPortIsRefused) {
@@ -91,7 +92,7 @@ TEST(HealthTest, ASecondMasterOnABusyPortIsRefused) {
   ASSERT_TRUE(first.ok()) << first.status();
   auto second = Master::Start("127.0.0.1:" + std::to_string((*first)->port()));
   ASSERT_FALSE(second.ok());
-  EXPECT_NE(second.status().message().find("--listen"), std::string::npos);
+  EXPECT_NE(second.status().message().find(SettingName(Setting::kListen)), std::string::npos);
 }
 
 }  // namespace

@@ -480,7 +480,8 @@ TEST_F(SecurityTest, BadSecurityFlagsAreUsageErrors) {
   };
   const std::vector<Case> cases = {
       {{"--tls-cert", certs->File("worker.pem")}, "--tls-cert, --tls-key and --tls-ca go together"},
-      {Join(Tls("worker"), {"--insecure"}), "--insecure: plain text asked for, but --tls-* given"},
+      {Join(Tls("worker"), {"--insecure"}),
+       "--insecure: plain text asked for, but --tls-cert, --tls-key or --tls-ca given too"},
       {{"--tls-cert", dir_.File("missing.pem"), "--tls-key", certs->File("worker.key"), "--tls-ca",
         certs->File("ca.pem")},
        "--tls-cert: cannot read " + dir_.File("missing.pem")},

@@ -17,6 +17,9 @@
 #   4. apps include, of lockstep's own modules, only bsp, catalogue and apps; and never grpc or
 #      protobuf.
 #   5. catalogue includes, of lockstep's own modules, only bsp and catalogue.
+#   6. Below the command line (bsp, partition, dbsp, apps, catalogue) no string names a flag
+#      (`"--checkpoint-dir: ..."`): dbsp names a setting with SettingName (dbsp/settings.h) and the
+#      command line says which flag gives it.
 # Comments are removed before the checks (// to the end of the line, /* ... */), string and
 # character literals are kept; raw string literals and digit separators (1'000) are not
 # understood, so a file using them could be misread.
@@ -84,6 +87,8 @@ check "catalogue includes only bsp (of lockstep)" \
   "$inc(lockstep/(?!bsp/|catalogue/)|(dbsp|cli|apps|partition|generate|validate)/)" \
   "${catalogue[@]}"
 check "catalogue never includes grpc or protobuf" "$inc($rpc)" "${catalogue[@]}"
+check "nothing below the command line names a flag" '"[^"\n]*--[a-z]' \
+  "${engine[@]}" "${apps[@]}" "${catalogue[@]}"
 
 if [ "$violations" -gt 0 ]; then
   echo "FAIL: $violations dependency rule violations (rules at the top of $0)" >&2

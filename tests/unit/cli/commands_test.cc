@@ -13,6 +13,8 @@
 #include "commands/command.h"
 #include "exit_codes.h"
 #include "lockstep/cli/registry.h"
+#include "lockstep/dbsp/settings.h"
+#include "setting_names.h"
 
 namespace lockstep::cli {
 namespace {
@@ -78,6 +80,21 @@ TEST_F(CommandsTest, RunNamesAnUnknownAppBeforeParsing) {
       if (auto c = command->CheckArguments(argv)) code = c;
     }
     EXPECT_EQ(code, expected) << args[1] << " " << args[2];
+  }
+}
+
+// dbsp names a setting in its messages by what cli tells it: each name is a flag that one of the
+// commands declares, so a message never points the user at an option that does not exist.
+TEST_F(CommandsTest, EverySettingDbspNamesIsAFlagACommandDeclares) {
+  NameSettingsByFlag();
+  for (size_t i = 0; i < static_cast<size_t>(dbsp::Setting::kCount); ++i) {
+    const std::string& name = dbsp::SettingName(static_cast<dbsp::Setting>(i));
+    ASSERT_EQ(name.rfind("--", 0), 0u) << "setting " << i << " is named '" << name << "'";
+    bool declared = false;
+    for (const auto& command : commands_) {
+      if (command->app()->get_option_no_throw(name) != nullptr) declared = true;
+    }
+    EXPECT_TRUE(declared) << name << " is not a flag of any command";
   }
 }
 

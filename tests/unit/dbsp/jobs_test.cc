@@ -42,6 +42,7 @@
 #include "lockstep/bsp/executor.h"
 #include "lockstep/bsp/graph.h"
 #include "lockstep/bsp/graph_input.h"
+#include "lockstep/dbsp/settings.h"
 #include "lockstep/partition/range.h"
 #include "protocol/protocol.h"
 #include "transport/wire.h"
@@ -720,8 +721,8 @@ TEST(PeerTimeoutTest, ASilentWorkerFailsTheJobNamingIt) {
   ASSERT_FALSE(entries.ok());
   EXPECT_EQ(entries.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(std::string(entries.status().message()),
-              HasSubstr("worker 1 (in-process) has not entered PRE of superstep 0 within 300 ms "
-                        "(--peer-timeout)"));
+              HasSubstr("worker 1 (in-process) has not entered PRE of superstep 0 within 300 ms (" +
+                        SettingName(Setting::kPeerTimeout) + ")"));
   EXPECT_GE(waited, 250ms);
   EXPECT_LT(waited, 5s);
   EXPECT_EQ(master.position().barrier, Barrier::kAborted);

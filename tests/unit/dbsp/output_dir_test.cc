@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "lockstep/dbsp/settings.h"
 #include "util/temp_dir.h"
 
 namespace lockstep::dbsp::job {
@@ -170,7 +171,8 @@ TEST_F(OutputDirTest, ExistingNonEmptyDirectoryIsRefusedNamingThePath) {
   Write(fs::path(dir_) / "precious.txt", "keep me");
   auto out = Prepare(dir_, "job1");
   EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(out.status().message()), AllOf(HasSubstr("--out"), HasSubstr(dir_)));
+  EXPECT_THAT(std::string(out.status().message()),
+              AllOf(HasSubstr(SettingName(Setting::kOut) + ":"), HasSubstr(dir_)));
   EXPECT_THAT(List(root_), ElementsAre("result")) << "no staging directory is left behind";
   EXPECT_EQ(Read(fs::path(dir_) / "precious.txt"), "keep me");
 }

@@ -67,6 +67,9 @@ struct AppInfo {
   // The value written for a vertex the app's source does not reach ("Infinity"), if the app has
   // one: `run --top` lists the largest values of the vertices reached.
   std::string unreachable;
+  // The parameter that bounds the app's iterations, if it has one ("max-iterations"): a job of
+  // it ends after that many supersteps and one more at the latest (`lockstep status` shows it).
+  std::string iterations_param;
   // The parameters a Graphalytics graph's properties give; explicit values override them later.
   std::vector<GraphalyticsParam> graphalytics;
   // `report`, if not null, receives an app's extra human-readable output (e.g. a path).
