@@ -21,121 +21,18 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/checkpoint.h"
+#include "lockstep/bsp/engine/block.h"
+#include "lockstep/bsp/engine/context.h"
+#include "lockstep/bsp/engine/tracer.h"
 #include "lockstep/bsp/graph.h"
 #include "lockstep/bsp/neighbourhood.h"
 #include "lockstep/bsp/program.h"
 #include "lockstep/bsp/relay_positions.h"
-#include "lockstep/bsp/trace.h"
 #include "lockstep/bsp/vertex_id.h"
 #include "tbb/parallel_for.h"
 #include "tbb/task_arena.h"
 
 namespace lockstep::bsp {
-
-template <class P>
-class Engine;
-
-// What compute sees of its vertex and the job. One Context serves a whole block of vertices on one
-// thread; nothing in it locks or allocates per message.
-template <class P>
-class Context {
- public:
-  using VertexValue = typename P::VertexValue;
-  using EdgeValue = typename P::EdgeValue;
-  using Message = typename P::Message;
-
-  uint64_t superstep() const { return superstep_; }
-  // The number of vertices of the whole graph (all partitions).
-  uint64_t num_vertices() const { return engine_->topology().num_global(); }
-
-  // The current vertex.
-  uint32_t index() const { return vertex_; }
-  const VertexId& id() const { return engine_->topology().id(vertex_); }
-  // The vertex's rank in the whole input's ID order (integers numerically, then strings).
-  uint32_t global_index() const { return engine_->topology().global_index(vertex_); }
-  // A copy: the topology keeps the names packed, not as strings.
-  std::string external_id() const { return std::string(engine_->topology().external_id(vertex_)); }
-  VertexValue& value() { return engine_->values_[vertex_]; }
-  const VertexValue& value() const { return engine_->values_[vertex_]; }
-
-  // Out-edges as slots (see Topology) with their values; in-edges if the program asks for them.
-  uint32_t out_degree() const { return engine_->topology().out_degree(vertex_); }
-  std::span<const uint32_t> out_slots() const { return engine_->topology().out_slots(vertex_); }
-  std::span<const EdgeValue> out_values() const { return engine_->graph_.out_values(vertex_); }
-  // A min-combined broadcast has them only if it asks (kNeedsInEdges): on a symmetric graph the
-  // engine builds none for it (NeedsInEdges(symmetric), program.h).
-  std::span<const uint32_t> in_slots() const requires(AsksInEdges<P>() || IsSumPull<P>()) {
-    return engine_->topology().in_slots(vertex_);
-  }
-  std::span<const EdgeValue> in_values() const requires(AsksInEdges<P>() || IsSumPull<P>()) {
-    return engine_->graph_.in_values(vertex_);
-  }
-  // Programs that declare kNeighbourhood (program.h, neighbourhood.h): the vertex's number of
-  // distinct neighbours other than itself (k), those ranked above it in degree order, where to
-  // send to the i-th of them, and the i-th's own list.
-  uint32_t neighbour_count() const requires(UsesNeighbourhood<P>()) {
-    return engine_->neighbourhood_->degree(vertex_);
-  }
-  NeighbourList higher_neighbours() const requires(UsesNeighbourhood<P>()) {
-    return engine_->neighbourhood_->Higher(vertex_);
-  }
-  uint32_t higher_neighbour_slot(uint32_t i) const requires(UsesNeighbourhood<P>()) {
-    return engine_->neighbourhood_->Slot(vertex_, i);
-  }
-  NeighbourList higher_neighbours_of(uint32_t i) const requires(UsesNeighbourhood<P>()) {
-    return engine_->neighbourhood_->HigherOfNeighbour(vertex_, i);
-  }
-
-  // Programs that declare kNeighbourDegrees (program.h): the number of distinct neighbours
-  // other than itself of the vertex, and of the vertex at one of its edges' slots.
-  uint32_t degree() const requires(UsesNeighbourDegrees<P>()) {
-    return engine_->slot_degree_[vertex_];
-  }
-  uint32_t SlotDegree(uint32_t slot) const requires(UsesNeighbourDegrees<P>()) {
-    return engine_->slot_degree_[slot];
-  }
-
-  // The UUID of the vertex at an edge's slot.
-  const VertexId& SlotId(uint32_t slot) const { return engine_->topology().SlotId(slot); }
-  uint32_t SlotGlobalIndex(uint32_t slot) const {
-    return engine_->topology().SlotGlobalIndex(slot);
-  }
-  bool IsSelf(uint32_t slot) const { return slot == vertex_; }
-
-  // Sends along an edge: the slot is one of out_slots() or in_slots().
-  void Send(uint32_t slot, const Message& m) {
-    static_assert(!IsBroadcast<P>(), "a broadcast program sends only with SendToAllNeighbors");
-    engine_->SendFromBlock(*buffers_, slot, m);
-  }
-  void SendToAllNeighbors(const Message& m) {
-    if constexpr (IsBroadcast<P>()) {
-      engine_->Publish(*buffers_, vertex_, m);
-    } else {
-      for (uint32_t slot : out_slots()) engine_->SendFromBlock(*buffers_, slot, m);
-    }
-  }
-  // Sends to any vertex by ID. An ID that is neither local nor routable fails the job.
-  void SendTo(const VertexId& target, const Message& m) {
-    static_assert(!IsBroadcast<P>(), "a broadcast program sends only with SendToAllNeighbors");
-    engine_->SendToId(*buffers_, vertex_, target, m);
-  }
-
-  void VoteToHalt() { halt_ = true; }
-
-  template <class T, class Op>
-  void Aggregate(Aggregator<T, Op>* aggregator, const std::type_identity_t<T>& x) {
-    aggregator->AggregateIn(block_, x);
-  }
-
- private:
-  friend class Engine<P>;
-  Engine<P>* engine_ = nullptr;
-  typename Engine<P>::BlockBuffers* buffers_ = nullptr;
-  uint64_t superstep_ = 0;
-  uint32_t vertex_ = 0;
-  size_t block_ = 0;
-  bool halt_ = false;
-};
 
 // Roughly the bytes an Engine<P> over `vertices` local vertices with `edges` out-edges needs at
 // its peak: the CSR (and in-edges if P needs them), the vertex state, and a superstep in which
@@ -326,33 +223,9 @@ class Engine final : public StepEngine {
   // gets one line saying so, after the first superstep. Before the first superstep.
   void SetTrace(const std::vector<std::string>& ids,
                 std::function<void(const VertexValue&, std::string&)> format) {
-    traced_.clear();
-    trace_missing_.clear();
-    traced_blocks_.clear();
-    trace_format_ = std::move(format);
-    const Topology& topo = topology();
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const std::string& id = ids[i];
-      if (std::find(ids.begin(), ids.begin() + i, id) != ids.begin() + i) continue;
-      const VertexId uuid = VertexIdFromExternal(id);
-      auto part = topo.split().PartitionFor(uuid);
-      if (!part.ok() || *part != topo.part()) continue;
-      const uint32_t v = topo.Find(uuid);
-      if (v == kNoVertex) {
-        trace_missing_.push_back(id);
-        continue;
-      }
-      // One vertex named twice (a UUID in two cases): traced once.
-      if (std::any_of(traced_.begin(), traced_.end(),
-                      [v](const TracedVertex& t) { return t.vertex == v; })) {
-        continue;
-      }
-      if (traced_blocks_.empty()) traced_blocks_.assign(num_blocks_, 0);
-      traced_blocks_[v / kBlock] = 1;
-      traced_.push_back(TracedVertex{.vertex = v, .id = id});
-    }
+    tracer_.Set(ids, std::move(format), topology(), num_blocks_, kBlock);
   }
-  std::vector<std::string> TakeTrace() override { return std::exchange(trace_lines_, {}); }
+  std::vector<std::string> TakeTrace() override { return tracer_.Take(); }
 
   uint64_t EstimatedPeakBytes() const override {
     return EstimateEngineBytes<P>(topology().num_local(), topology().num_out_edges(),
@@ -629,11 +502,7 @@ class Engine final : public StepEngine {
     StepStats stats;
     stats.superstep = superstep;
     const uint32_t n = topology().num_local();
-    for (TracedVertex& t : traced_) {
-      t.ran = false;
-      t.received = t.sent = 0;
-      t.messages.clear();
-    }
+    tracer_.StartStep();
     tbb::parallel_for(size_t{0}, num_blocks_, [&](size_t b) {
       if (cancel.load(std::memory_order_relaxed)) return;
       BlockBuffers& buf = blocks_[b];
@@ -646,7 +515,7 @@ class Engine final : public StepEngine {
       // vertices that run); the block owns its words of awake_, as it is 64-aligned.
       const uint32_t begin = static_cast<uint32_t>(b * kBlock);
       const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
-      if (!traced_blocks_.empty() && traced_blocks_[b] != 0) [[unlikely]] {
+      if (tracer_.traces_block(b)) [[unlikely]] {
         RunTracedBlock(ctx, buf, begin, end);
         return;
       }
@@ -673,7 +542,7 @@ class Engine final : public StepEngine {
     }
     // Values held back (kAnyOrder) are messages still to deliver: the job goes on.
     stats.messages += held_back_edges_;
-    if (!traced_.empty() || !trace_missing_.empty()) WriteTraceLines(superstep);
+    if (tracer_.active()) tracer_.WriteLines(superstep, values_, halted_);
     aggregators_.MergeStep();
     const auto flush_start = std::chrono::steady_clock::now();
     if (auto st = FlushRemote(superstep); !st.ok()) return st;
@@ -866,42 +735,12 @@ class Engine final : public StepEngine {
  private:
   friend class Context<P>;
 
-  struct LocalEnvelope {
-    uint32_t target;
-    Message message;
-  };
-  struct RemoteEnvelope {
-    uint32_t remote;  // index into the topology's remote table
-    Message message;
-  };
-  struct IdEnvelope {
-    VertexId target;
-    uint32_t partition;
-    Message message;
-  };
+  using LocalEnvelope = bsp::LocalEnvelope<Message>;
+  using RemoteEnvelope = bsp::RemoteEnvelope<Message>;
+  using IdEnvelope = bsp::IdEnvelope<Message>;
 
  public:
-  // Outgoing messages and counters of one block of vertices for one superstep.
-  struct BlockBuffers {
-    std::vector<std::vector<LocalEnvelope>> bins;
-    std::vector<RemoteEnvelope> remote;
-    std::vector<IdEnvelope> by_id;
-    uint64_t active = 0;
-    uint64_t unhalted = 0;
-    uint64_t sent = 0;
-    uint64_t published = 0;          // broadcast programs: vertices that published
-    uint64_t published_sources = 0;  // of which with out-edges
-    // Min-combined broadcasts: this block's publishers, their edges and their least value.
-    std::vector<Message> gathered;  // gathers: the current vertex's values
-    std::vector<uint32_t> frontier;
-    uint64_t frontier_edges = 0;
-    std::optional<Message> least;
-    absl::Status error;
-
-    void Fail(absl::Status st) {
-      if (error.ok()) error = std::move(st);
-    }
-  };
+  using BlockBuffers = bsp::BlockBuffers<Message>;
 
  private:
   // boundary_[q] for each partition q of `parts`: the local vertices with an out-neighbour in q
@@ -2093,13 +1932,8 @@ class Engine final : public StepEngine {
       return std::numeric_limits<Message>::max();
     }
   }
-  // Vertex tracing (SetTrace): the traced vertices, the blocks that hold one (empty: none), the
-  // named vertices the graph lacks, how a value is written, and the last superstep's lines.
-  std::vector<TracedVertex> traced_;
-  std::vector<uint8_t> traced_blocks_;
-  std::vector<std::string> trace_missing_;
-  std::function<void(const VertexValue&, std::string&)> trace_format_;
-  std::vector<std::string> trace_lines_;
+  // Vertex tracing (SetTrace).
+  Tracer<P> tracer_;
   // Runs vertex v of a block (its bit in awake_ word w); false once the block failed. Inlined
   // into RunSuperstep's loop, which is then the loop it was before tracing, and into RunTraced.
   [[gnu::always_inline]] inline bool RunVertex(Context<P>& ctx, BlockBuffers& buf, uint32_t w,
@@ -2144,17 +1978,9 @@ class Engine final : public StepEngine {
   // A traced block's vertex v, run and recorded if it is traced: its messages as compute sees
   // them, and what it sent. Off the compute loop's path (RunSuperstep).
   bool RunTraced(Context<P>& ctx, BlockBuffers& buf, uint32_t w, uint32_t v) {
-    TracedVertex* t = nullptr;
-    for (TracedVertex& candidate : traced_) {
-      if (candidate.vertex == v) t = &candidate;
-    }
+    TracedVertex* t = tracer_.Find(v);
     if (t == nullptr) return RunVertex(ctx, buf, w, v);
-    const std::span<const Message> msgs = MessagesOf(buf, v);
-    t->received = msgs.size();
-    for (size_t i = 0; i < msgs.size() && i < kTracedMessages; ++i) {
-      if (i > 0) t->messages += ", ";
-      AppendTraceText(msgs[i], t->messages);
-    }
+    Tracer<P>::Received(*t, MessagesOf(buf, v));
     const uint64_t sent_before = buf.sent, active_before = buf.active;
     uint8_t had = 0;
     if constexpr (IsBroadcast<P>()) had = has_published_[v];
@@ -2166,22 +1992,6 @@ class Engine final : public StepEngine {
       if (had == kHeldBack && has_published_[v] == 1) t->sent += PublishedEdges(v);
     }
     return ok;
-  }
-  void WriteTraceLines(uint64_t superstep) {
-    for (const std::string& id : trace_missing_) {
-      trace_lines_.push_back(absl::StrCat("vertex '", id, "' is not in the graph: not traced"));
-    }
-    trace_missing_.clear();
-    std::string value;
-    for (const TracedVertex& t : traced_) {
-      value.clear();
-      if (trace_format_) {
-        trace_format_(values_[t.vertex], value);
-      } else {
-        AppendTraceText(values_[t.vertex], value);
-      }
-      trace_lines_.push_back(TraceLine(t, superstep, value, halted_[t.vertex] != 0));
-    }
   }
 
   // Set by ConnectPeers: per sending partition, what its positions stand for here (a local vertex
