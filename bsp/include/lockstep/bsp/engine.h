@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/checkpoint.h"
 #include "lockstep/bsp/engine/block.h"
+#include "lockstep/bsp/engine/checkpoint.h"
 #include "lockstep/bsp/engine/context.h"
 #include "lockstep/bsp/engine/tracer.h"
 #include "lockstep/bsp/graph.h"
@@ -556,53 +557,44 @@ class Engine final : public StepEngine {
   }
 
   std::string CheckpointIndex(const CheckpointHeader& header) const override {
-    const Topology& topo = topology();
-    std::vector<uint32_t> degrees(topo.num_local());
-    for (uint32_t v = 0; v < topo.num_local(); ++v) degrees[v] = topo.out_degree(v);
-    return EncodeCheckpointIndex(header, topo.ids(), degrees);
+    return CheckpointIndexOf(header, topology());
   }
 
-  // A checkpoint (docs/design.md §7.6) holds, per local vertex in the index's order: flags
-  // (halted; published; pending messages), the value, then a broadcast's published value unless
-  // the program regenerates it (its messages by source: every part reads its remote
-  // in-neighbours' from their owners' files), or the messages delivered to it (by destination: a
-  // program that sends along edges or to IDs). Those are delivered here, ahead of superstep
-  // `next`, which then delivers nothing more. A program taking messages in any order also writes
-  // each remote vertex's value it still holds back (DeliverMin), which the value's owner may have
-  // delivered already.
+  // A checkpoint (docs/design.md §7.6, engine/checkpoint.h) at the boundary before superstep
+  // `next`. A program that sends messages has superstep next - 1's delivered here, ahead of
+  // `next`, which then delivers nothing more.
   absl::Status WriteCheckpoint(uint64_t next, CheckpointWriter& out) override {
-    const Topology& topo = topology();
-    const uint32_t n = topo.num_local();
-    aggregators_.ForEach([&](const AggregatorBase& agg) {
-      std::string value;
-      agg.EncodeValue(value);
-      out.Aggregator(agg.name(), value);
-    });
+    WriteCheckpointAggregators(aggregators_, out);
     if constexpr (!IsBroadcast<P>()) {
       if (delivered_ahead_ != next) {
         if (auto st = Deliver(next); !st.ok()) return st;
         delivered_ahead_ = next;
       }
     }
-    std::string& flags = out.Begin(CheckpointSection::kFlags);
-    const size_t flags_at = flags.size();
-    flags.resize(flags_at + n);
-    for (uint32_t v = 0; v < n; ++v) {
-      uint8_t f = halted_[v] ? kCheckpointHalted : 0;
-      if constexpr (IsBroadcast<P>()) {
-        if (has_published_[v] != 0) f |= kCheckpointPublished;
-      } else {
-        if (!MessagesOf(blocks_.back(), v).empty()) f |= kCheckpointMessages;
-      }
-      flags[flags_at + v] = static_cast<char>(f);
-    }
-    std::string& values = out.Begin(CheckpointSection::kValues);
-    if constexpr (kRawCheckpointValues) {
-      values.append(reinterpret_cast<const char*>(values_.data()), n * sizeof(VertexValue));
+    EngineCheckpoint<Engine>::Write(*this, out);
+    return absl::OkStatus();
+  }
+
+  // The other half (StepEngine::RestoreCheckpoint). A value pending at its owner or held back
+  // anywhere is pending for all of its out-neighbours here: re-offering a value that some of them
+  // took already changes nothing under a min combiner with Improves.
+  absl::Status RestoreCheckpoint(const CheckpointSource& source) override {
+    if (auto st = RestoreCheckpointAggregators(aggregators_, source); !st.ok()) return st;
+    return EngineCheckpoint<Engine>::Restore(*this, source);
+  }
+
+  // Checkpoint hooks (engine/checkpoint.h).
+  static constexpr bool kPublishes = IsBroadcast<P>();
+  static constexpr bool kHoldsBack = IsAnyOrder<P>();
+  uint8_t CheckpointFlag(uint32_t v) {
+    if constexpr (IsBroadcast<P>()) {
+      return has_published_[v] != 0 ? kCheckpointPublished : 0;
     } else {
-      for (uint32_t v = 0; v < n; ++v) Codec<VertexValue>::Encode(values_[v], values);
+      return MessagesOf(blocks_.back(), v).empty() ? 0 : kCheckpointMessages;
     }
-    std::string& extra = out.Begin(CheckpointSection::kExtra);
+  }
+  void WriteExtra(std::string& extra) {
+    const uint32_t n = topology().num_local();
     if constexpr (IsBroadcast<P>()) {
       if constexpr (!RegeneratesPublished<P>()) {
         for (uint32_t v = 0; v < n; ++v) {
@@ -617,77 +609,44 @@ class Engine final : public StepEngine {
         for (const Message& m : messages) Codec<Message>::Encode(m, extra);
       }
     }
-    if constexpr (IsAnyOrder<P>()) {
-      for (uint32_t r = 0; r < topo.num_remote(); ++r) {
-        if (has_published_[uint64_t{n} + r] == kHeldBack) {
-          Codec<Message>::Encode(published_[uint64_t{n} + r], out.Held(topo.remote_id(r)));
+  }
+  void WriteHeld(CheckpointWriter& out) {
+    const Topology& topo = topology();
+    const uint32_t n = topo.num_local();
+    for (uint32_t r = 0; r < topo.num_remote(); ++r) {
+      if (has_published_[uint64_t{n} + r] == kHeldBack) {
+        Codec<Message>::Encode(published_[uint64_t{n} + r], out.Held(topo.remote_id(r)));
+      }
+    }
+  }
+  absl::Status RestoreExtra(uint8_t f, uint32_t v, const VertexId& id, const VertexValue& value,
+                            const CheckpointFile& file, uint64_t i, std::string_view& extra) {
+    if constexpr (IsBroadcast<P>()) {
+      if (!(f & kCheckpointPublished)) return absl::OkStatus();
+      Message m;
+      if constexpr (RegeneratesPublished<P>()) {
+        m = program_.Regenerate(value, file.out_degree(i));
+      } else if (!Codec<Message>::Decode(extra, m)) {
+        return absl::DataLossError("has a published value that does not decode");
+      }
+      RestorePublished(v, id, std::move(m));
+    } else if (f & kCheckpointMessages) {
+      uint32_t messages = 0;
+      if (!Codec<uint32_t>::Decode(extra, messages) || messages == 0) {
+        return absl::DataLossError("has a bad message count");
+      }
+      for (uint32_t k = 0; k < messages; ++k) {
+        Message m;
+        if (!Codec<Message>::Decode(extra, m)) {
+          return absl::DataLossError("has a message that does not decode");
         }
+        if (v != kNoVertex) blocks_.back().bins[v >> bin_shift_].push_back({v, std::move(m)});
       }
     }
     return absl::OkStatus();
   }
-
-  // The other half (StepEngine::RestoreCheckpoint). Every vertex of every file is read: a
-  // broadcast's remote in-neighbours may be anywhere. A value pending at its owner or held back
-  // anywhere is pending for all of its out-neighbours here: re-offering a value that some of them
-  // took already changes nothing under a min combiner with Improves.
-  absl::Status RestoreCheckpoint(const CheckpointSource& source) override {
-    const Topology& topo = topology();
-    const uint32_t n = topo.num_local();
-    const CheckpointHeader& h = source.header();
-    size_t registered = 0;
-    aggregators_.ForEach([&](const AggregatorBase&) { ++registered; });
-    if (source.aggregators().size() != registered) {
-      return absl::DataLossError(absl::StrCat("checkpoint ", source.name(), " holds ",
-                                              source.aggregators().size(), " aggregators; the ",
-                                              "program registers ", registered));
-    }
-    for (const auto& [name, value] : source.aggregators()) {
-      AggregatorBase* agg = aggregators_.Find(name);
-      absl::Status st = agg == nullptr ? absl::NotFoundError("the program does not register it")
-                                       : agg->SetEncodedValue(value);
-      if (!st.ok()) {
-        return absl::DataLossError(absl::StrCat("checkpoint ", source.name(), ": aggregator '",
-                                                name, "': ", st.message()));
-      }
-    }
-    auto old_split = partition::Range::Whole(h.parts);
-    if (!old_split.ok()) return old_split.status();
-    auto mine = topo.split().Extents(topo.part());
-    if (!mine.ok()) return mine.status();
-    std::vector<uint8_t> seen(n, 0);
-    uint32_t restored = 0;
-    uint64_t vertex_records = 0;
-    for (uint32_t p = 0; p < h.parts; ++p) {
-      if constexpr (!IsBroadcast<P>()) {
-        // Messages are by destination: only the files of ranges that meet this one matter.
-        auto theirs = old_split->Extents(p);
-        if (!theirs.ok()) return theirs.status();
-        if (theirs->second < mine->first || mine->second < theirs->first) continue;
-      }
-      auto file = source.Load(p);
-      if (!file.ok()) return file.status();
-      if (auto st = RestoreFile(*file, seen, restored); !st.ok()) return st;
-      vertex_records += file->num_vertices();
-    }
-    if (IsBroadcast<P>() && vertex_records != topo.num_global()) {
-      return absl::DataLossError(absl::StrCat("the checkpoint of job '", h.job, "' at superstep ",
-                                              h.superstep, " holds ", vertex_records,
-                                              " vertices; the graph has ", topo.num_global()));
-    }
-    if (restored != n) {
-      const uint32_t missing =
-          static_cast<uint32_t>(std::find(seen.begin(), seen.end(), uint8_t{0}) - seen.begin());
-      return absl::DataLossError(
-          absl::StrCat("the checkpoint of job '", h.job, "' at superstep ", h.superstep, " lacks ",
-                       n - restored, " of partition ", topo.part(), "'s vertices, among them '",
-                       std::string(topo.external_id(missing)), "'"));
-    }
-    // Awake: what has not halted (messages wake their targets as they are delivered).
-    std::fill(awake_.begin(), awake_.end(), 0);
-    for (uint32_t v = 0; v < n; ++v) {
-      if (!halted_[v]) Wake(v);
-    }
+  void AfterRestore() {
+    const uint32_t n = topology().num_local();
     if constexpr (IsBroadcast<P>()) {
       published_count_ = published_sources_ = 0;
       for (uint32_t v = 0; v < n; ++v) {
@@ -714,7 +673,6 @@ class Engine final : public StepEngine {
       }
       published_count_ = 0;
     }
-    return absl::OkStatus();
   }
 
   // Sets every vertex's initial value (Init, or value-initialised) and wakes it up.
@@ -734,6 +692,8 @@ class Engine final : public StepEngine {
 
  private:
   friend class Context<P>;
+  template <class>
+  friend class EngineCheckpoint;
 
   using LocalEnvelope = bsp::LocalEnvelope<Message>;
   using RemoteEnvelope = bsp::RemoteEnvelope<Message>;
@@ -799,117 +759,6 @@ class Engine final : public StepEngine {
   }
   std::span<const uint32_t> AllPullSlots() const {
     return topology().has_in_edges() ? topology().all_in_slots() : topology().all_out_slots();
-  }
-
-  // Vertex values go into a checkpoint as one copy of the value array if they are numbers (no
-  // padding: the file's bytes are the same in every run); anything else with its codec, value by
-  // value.
-  static constexpr bool kRawCheckpointValues =
-      std::is_arithmetic_v<VertexValue> && !std::is_same_v<VertexValue, bool>;
-
-  // Whether `id` is in this partition's range of the UUID space.
-  bool InRange(const VertexId& id) const {
-    auto part = topology().split().PartitionFor(id);
-    return part.ok() && *part == topology().part();
-  }
-
-  // One part's file of a checkpoint: its local vertices' state, the published values of remote
-  // vertices that publish to this partition, and their held-back values.
-  absl::Status RestoreFile(const CheckpointFile& file, std::vector<uint8_t>& seen,
-                           uint32_t& restored) {
-    const Topology& topo = topology();
-    const uint64_t count = file.num_vertices();
-    const std::string_view flags = file.section(CheckpointSection::kFlags);
-    std::string_view values = file.section(CheckpointSection::kValues);
-    std::string_view extra = file.section(CheckpointSection::kExtra);
-    std::string_view held = file.section(CheckpointSection::kHeld);
-    auto bad = [&](const std::string& what) {
-      return absl::DataLossError(absl::StrCat("checkpoint file ", file.name(), " ", what));
-    };
-    auto bad_vertex = [&](uint64_t i, const std::string& what) {
-      return bad(absl::StrCat("vertex ", ToString(file.id(i)), " ", what));
-    };
-    if constexpr (kRawCheckpointValues) {
-      if (values.size() != count * sizeof(VertexValue)) {
-        return bad("has a values section of the wrong size");
-      }
-    }
-    BlockBuffers& incoming = blocks_.back();
-    constexpr uint8_t kKnown = kCheckpointHalted | kCheckpointPublished | kCheckpointMessages;
-    VertexValue value{};
-    for (uint64_t i = 0; i < count; ++i) {
-      const uint8_t f = static_cast<uint8_t>(flags[i]);
-      if (f & ~kKnown)
-        return bad_vertex(i, absl::StrCat("has unknown flags ", static_cast<int>(f)));
-      if ((f & kCheckpointPublished) && !IsBroadcast<P>()) {
-        return bad_vertex(i, "has a published value, which this program never publishes");
-      }
-      if ((f & kCheckpointMessages) && IsBroadcast<P>()) {
-        return bad_vertex(i, "has messages, which this program publishes instead");
-      }
-      const VertexId id = file.id(i);
-      const uint32_t v = topo.Find(id);
-      VertexValue& into = v == kNoVertex ? value : values_[v];
-      if constexpr (kRawCheckpointValues) {
-        std::memcpy(&into, values.data() + i * sizeof(VertexValue), sizeof(VertexValue));
-      } else if (!Codec<VertexValue>::Decode(values, into)) {
-        return bad_vertex(i, "has a value that does not decode");
-      }
-      if (v == kNoVertex && InRange(id)) {
-        return bad_vertex(i, absl::StrCat("is in partition ", topo.part(),
-                                          "'s range, but not a vertex of the graph"));
-      }
-      if (v != kNoVertex) {
-        if (seen[v]) return bad_vertex(i, "is in the checkpoint twice");
-        seen[v] = 1;
-        ++restored;
-        halted_[v] = (f & kCheckpointHalted) ? 1 : 0;
-      }
-      if constexpr (IsBroadcast<P>()) {
-        if (!(f & kCheckpointPublished)) continue;
-        Message m;
-        if constexpr (RegeneratesPublished<P>()) {
-          m = program_.Regenerate(into, file.out_degree(i));
-        } else if (!Codec<Message>::Decode(extra, m)) {
-          return bad_vertex(i, "has a published value that does not decode");
-        }
-        RestorePublished(v, id, std::move(m));
-      } else if (f & kCheckpointMessages) {
-        uint32_t messages = 0;
-        if (!Codec<uint32_t>::Decode(extra, messages) || messages == 0) {
-          return bad_vertex(i, "has a bad message count");
-        }
-        for (uint32_t k = 0; k < messages; ++k) {
-          Message m;
-          if (!Codec<Message>::Decode(extra, m)) {
-            return bad_vertex(i, "has a message that does not decode");
-          }
-          if (v != kNoVertex) incoming.bins[v >> bin_shift_].push_back({v, std::move(m)});
-        }
-      }
-    }
-    if constexpr (!kRawCheckpointValues) {
-      if (!values.empty()) return bad("has bytes after its last value");
-    }
-    if (!extra.empty()) return bad("has bytes after its last published value or message");
-    for (uint64_t i = 0; i < file.num_held(); ++i) {
-      if constexpr (IsAnyOrder<P>()) {
-        VertexId id;
-        Message m;
-        if (held.size() < 16) return bad("ends inside its held values");
-        std::memcpy(id.data, held.data(), 16);
-        held.remove_prefix(16);
-        if (!Codec<Message>::Decode(held, m)) {
-          return bad(absl::StrCat("vertex ", ToString(id), " has a held-back value that does not ",
-                                  "decode"));
-        }
-        RestorePublished(topo.Find(id), id, std::move(m));
-      } else {
-        return bad("has held-back values, which this program never holds");
-      }
-    }
-    if (!held.empty()) return bad("has bytes after its last held value");
-    return absl::OkStatus();
   }
 
   // Restores a published value of local vertex v, or (v is kNoVertex) of remote vertex `id` if it
