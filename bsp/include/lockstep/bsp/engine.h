@@ -24,6 +24,9 @@
 #include "lockstep/bsp/engine/block.h"
 #include "lockstep/bsp/engine/checkpoint.h"
 #include "lockstep/bsp/engine/context.h"
+#include "lockstep/bsp/engine/peers.h"
+#include "lockstep/bsp/engine/relay_in.h"
+#include "lockstep/bsp/engine/relay_out.h"
 #include "lockstep/bsp/engine/tracer.h"
 #include "lockstep/bsp/graph.h"
 #include "lockstep/bsp/neighbourhood.h"
@@ -203,10 +206,10 @@ class Engine final : public StepEngine {
   const P& program() const { return program_; }
   std::span<const VertexValue> values() const { return values_; }
   AggregatorRegistry& aggregators() override { return aggregators_; }
-  void SetRelayer(Relayer* relayer) override { relayer_ = relayer; }
-  void SetMaxBatchBytes(uint64_t bytes) override { max_batch_bytes_ = bytes; }
+  void SetRelayer(Relayer* relayer) override { relay_out_.SetRelayer(relayer); }
+  void SetMaxBatchBytes(uint64_t bytes) override { relay_out_.SetMaxBatchBytes(bytes); }
   // How many UUIDs ConnectPeers sends each peer per step (at least 1; tests take small steps).
-  void SetListStep(size_t step) { list_step_ = std::max<size_t>(1, step); }
+  void SetListStep(size_t step) { peers_.SetListStep(step); }
   // Min-combined broadcasts (IsMinBroadcast): how a superstep's values are delivered. kChoose
   // follows the direction-optimising rule; tests force one direction.
   enum class Direction { kChoose, kPush, kPull };
@@ -250,213 +253,27 @@ class Engine final : public StepEngine {
     return cb;
   }
 
+  // The relay's positions (engine/peers.h), then the neighbours' set-up, which is collective too:
+  // taken even after a peer's list was wrong (with what was mapped, which the peers will find
+  // short), then the first failure is returned.
   absl::Status ConnectPeers(Exchange& exchange) override {
-    const Topology& topo = topology();
-    const uint32_t parts = static_cast<uint32_t>(topo.split().size());
-    const uint32_t self = static_cast<uint32_t>(topo.part());
-    if (exchange.size() != parts || exchange.rank() != self) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "cannot set up the relay: the exchange joins process ", exchange.rank(), " of ",
-          exchange.size(), ", but this engine holds partition ", self, " of ", parts));
+    if (auto st = Peers::CheckExchange(exchange, topology()); !st.ok()) return st;
+    absl::StatusOr<absl::Status> agreed;
+    if constexpr (IsBroadcast<P>()) {
+      agreed = peers_.AgreeByDigest(exchange, topology(), boundary_, remote_source_);
+    } else {
+      agreed = peers_.AgreeByIds(exchange, topology());
     }
-    if constexpr (IsBroadcast<P>()) return ConnectBroadcast(exchange);
-    // To each peer q, as UUIDs: the remote vertices this partition will address in q by position.
-    auto list_size = [&](uint32_t q) -> size_t {
-      if (q == self) return 0;
-      return topo.remote_partition_begin()[q + 1] - topo.remote_partition_begin()[q];
-    };
-    auto list_id = [&](uint32_t q, size_t i) -> const VertexId& {
-      return topo.remote_id(topo.remote_partition_begin()[q] + static_cast<uint32_t>(i));
-    };
-    // Each list mapped once, here: the hash lookups that the message path no longer does.
-    std::vector<std::vector<uint32_t>> mirror(parts);
-    // Maps the next UUIDs of partition p's list.
-    auto take = [&](uint32_t p, std::string_view bytes) -> absl::Status {
-      if (bytes.size() % 16 != 0) {
-        return absl::DataLossError(absl::StrCat("cannot set up the relay: partition ", p,
-                                                " sent a list that is not 16-byte UUIDs"));
-      }
-      for (size_t i = 0; i < bytes.size(); i += 16) {
-        VertexId id;
-        std::memcpy(id.data, bytes.data() + i, 16);
-        const uint32_t v = topo.Find(id);
-        if (v == kNoVertex) {
-          return absl::NotFoundError(absl::StrCat("cannot set up the relay: partition ", p,
-                                                  " has an edge to vertex ", ToString(id),
-                                                  ", which partition ", self, " does not have"));
-        }
-        mirror[p].push_back(v);
-      }
-      return absl::OkStatus();
-    };
-    // The lists go in steps of at most list_step_ UUIDs per peer, so that a worker never holds
-    // them whole as bytes (they are 16 bytes a vertex, its remote table's size). Each step's
-    // batch is led by a byte: whether its sender has more to send. A worker that finds a bad list
-    // keeps taking part until every list is through, then fails.
-    std::vector<size_t> sent(parts, 0);
-    absl::Status failed;
-    for (bool more = true; more;) {
-      std::vector<std::string> outgoing(parts);
-      bool mine = false;
-      for (uint32_t q = 0; q < parts; ++q) {
-        const size_t end = std::min(list_size(q), sent[q] + list_step_);
-        outgoing[q].reserve(1 + 16 * (end - sent[q]));
-        outgoing[q].push_back('\0');
-        for (; sent[q] < end; ++sent[q]) {
-          const VertexId& id = list_id(q, sent[q]);
-          outgoing[q].append(reinterpret_cast<const char*>(id.data), sizeof(id.data));
-        }
-        mine = mine || sent[q] < list_size(q);
-      }
-      for (std::string& o : outgoing) o[0] = mine ? 1 : 0;
-      auto incoming = exchange.AllToAll(std::move(outgoing));
-      if (!incoming.ok()) return incoming.status();
-      if (incoming->size() != parts) {
-        return absl::InternalError(absl::StrCat("cannot set up the relay: ", incoming->size(),
-                                                " lists for ", parts, " partitions"));
-      }
-      more = false;
-      for (uint32_t p = 0; p < parts; ++p) {
-        const std::string& bytes = (*incoming)[p];
-        if (bytes.empty()) {
-          return absl::DataLossError(
-              absl::StrCat("cannot set up the relay: partition ", p, " sent an empty step"));
-        }
-        more = more || bytes[0] != 0;
-        if (p != self && failed.ok()) failed = take(p, std::string_view(bytes).substr(1));
-      }
-    }
-    if (!failed.ok()) {
-      // The neighbours' set-up is collective too: take part (with what was mapped, which the
-      // peers will find short), then fail.
-      mirror_ = std::move(mirror);
-      ConnectNeighbours(exchange).IgnoreError();
-      return failed;
-    }
-    mirror_ = std::move(mirror);
-    connected_ = true;
-    return ConnectNeighbours(exchange);
+    if (!agreed.ok()) return agreed.status();
+    absl::Status neighbours = ConnectNeighbours(exchange);
+    return agreed->ok() ? neighbours : *agreed;
   }
-  // ConnectPeers for a broadcast program: partition p sends partition q the values of
-  // boundary_[q] by position, and q holds those vertices as its remote in-neighbours in p. Both
-  // sides list them in global-index order (the load's numbering of the whole graph, which both
-  // hold for these vertices), so no vertex needs naming: each sender sends each peer its list's
-  // length and a digest of its vertices' global indexes and UUIDs, and the receiver checks them
-  // against its own list, which its remote table holds in that order. (The lists went as UUIDs,
-  // 16 bytes a vertex, each looked up in the remote table: about 4% of the workers' CPU in a
-  // 1-iteration PageRank job at scale 20.)
-  absl::Status ConnectBroadcast(Exchange& exchange) {
-    const Topology& topo = topology();
-    const uint32_t parts = static_cast<uint32_t>(topo.split().size());
-    const uint32_t self = static_cast<uint32_t>(topo.part());
-    const uint32_t n = topo.num_local();
-    absl::Status failed;
-    std::vector<std::string> outgoing(parts);
-    for (uint32_t q = 0; q < parts; ++q) {
-      if (q == self) continue;
-      // A loaded part numbers its vertices in global-index order already.
-      std::vector<uint32_t>& list = boundary_[q];
-      auto by_global = [&](uint32_t a, uint32_t b) {
-        return topo.global_index(a) < topo.global_index(b);
-      };
-      if (!std::is_sorted(list.begin(), list.end(), by_global)) {
-        std::sort(list.begin(), list.end(), by_global);
-      }
-      ListDigest digest;
-      bool increasing = true;
-      for (size_t i = 0; i < list.size(); ++i) {
-        const uint32_t g = topo.global_index(list[i]);
-        increasing = increasing && (i == 0 || g > topo.global_index(list[i - 1]));
-        digest.Add(g, topo.id(list[i]));
-      }
-      if (!increasing && failed.ok()) {
-        failed = absl::InternalError(absl::StrCat(
-            "cannot set up the relay: two vertices of partition ", self, " share a global index"));
-      }
-      const uint64_t head[2] = {list.size(), digest.value};
-      outgoing[q].assign(reinterpret_cast<const char*>(head), sizeof(head));
-    }
-    auto incoming = exchange.AllToAll(std::move(outgoing));
-    if (!incoming.ok()) return incoming.status();
-    if (incoming->size() != parts) {
-      return absl::InternalError(absl::StrCat("cannot set up the relay: ", incoming->size(),
-                                              " lists for ", parts, " partitions"));
-    }
-    std::vector<std::vector<uint32_t>> mirror(parts);
-    // Each partition's remote vertices are in global-index order in the remote table.
-    const std::vector<uint32_t>& begin = topo.remote_partition_begin();
-    for (uint32_t p = 0; p < parts && failed.ok(); ++p) {
-      if (p == self) continue;
-      const std::string& bytes = (*incoming)[p];
-      uint64_t head[2];
-      if (bytes.size() != sizeof(head)) {
-        failed = absl::DataLossError(absl::StrCat("cannot set up the relay: partition ", p,
-                                                  " sent ", bytes.size(),
-                                                  " bytes for a list's length and digest"));
-        break;
-      }
-      std::memcpy(head, bytes.data(), sizeof(head));
-      ListDigest digest;
-      bool increasing = true;
-      uint32_t last_global = 0;
-      mirror[p].reserve(static_cast<size_t>(std::count(
-          remote_source_.begin() + begin[p], remote_source_.begin() + begin[p + 1], uint8_t{1})));
-      for (uint32_t r = begin[p]; r < begin[p + 1]; ++r) {
-        if (!remote_source_[r]) continue;
-        const uint32_t g = topo.SlotGlobalIndex(n + r);
-        increasing = increasing && (mirror[p].empty() || g > last_global);
-        last_global = g;
-        mirror[p].push_back(r);
-        digest.Add(g, topo.remote_id(r));
-      }
-      if (head[0] != mirror[p].size()) {
-        failed = absl::FailedPreconditionError(
-            absl::StrCat("cannot set up the relay: partition ", p, " would send the values of ",
-                         head[0], " vertices, but partition ", self, " has ", mirror[p].size(),
-                         " remote in-neighbours in partition ", p));
-      } else if (!increasing) {
-        failed = absl::InternalError(
-            absl::StrCat("cannot set up the relay: two remote vertices of partition ", self,
-                         " in partition ", p, " share a global index"));
-      } else if (head[1] != digest.value) {
-        failed = absl::FailedPreconditionError(
-            absl::StrCat("cannot set up the relay: partition ", p, " would send the values of ",
-                         head[0], " vertices that are not the ", mirror[p].size(),
-                         " remote in-neighbours partition ", self, " has in partition ", p));
-      }
-    }
-    mirror_ = std::move(mirror);
-    if (!failed.ok()) {
-      // The neighbours' set-up is collective too: take part, then fail.
-      ConnectNeighbours(exchange).IgnoreError();
-      return failed;
-    }
-    connected_ = true;
-    return ConnectNeighbours(exchange);
-  }
-  // A digest of a set of vertices (their global indexes and UUIDs): a sum of a hash of each, so
-  // that the receiver adds its vertices in its remote table's order, reading the UUIDs in turn.
-  struct ListDigest {
-    uint64_t value = 0;
-    static uint64_t Mix(uint64_t x) {
-      x ^= x >> 30;
-      x *= 0xbf58476d1ce4e5b9ULL;
-      x ^= x >> 27;
-      x *= 0x94d049bb133111ebULL;
-      return x ^ (x >> 31);
-    }
-    void Add(uint32_t global, const VertexId& id) {
-      uint64_t half[2];
-      std::memcpy(half, id.data, sizeof(half));
-      value += Mix(Mix(half[0] ^ uint64_t{global} << 32 ^ global) ^ half[1]);
-    }
-  };
   // Collective: the remote neighbours' lists and degrees, for programs that read them; every
   // step is taken even after one failed, then the first failure is returned.
   absl::Status ConnectNeighbours(Exchange& exchange) {
     absl::Status st;
     if constexpr (UsesNeighbourhood<P>()) {
-      auto nb = Neighbourhood::Build(topology(), &exchange, mirror_);
+      auto nb = Neighbourhood::Build(topology(), &exchange, peers_.mirror());
       if (nb.ok()) {
         neighbourhood_ = std::move(*nb);
       } else {
@@ -470,11 +287,10 @@ class Engine final : public StepEngine {
     return st;
   }
   // Whether ConnectPeers succeeded: batches then address by position.
-  bool connected() const { return connected_; }
+  bool connected() const { return peers_.connected(); }
 
   absl::Status AcceptRelayed(RelayBatch batch) override {
-    std::lock_guard<std::mutex> lock(relayed_mu_);
-    relayed_.push_back(std::move(batch));
+    relay_in_.Add(std::move(batch));
     return absl::OkStatus();
   }
 
@@ -485,7 +301,7 @@ class Engine final : public StepEngine {
       // Local mode builds the lists here, in the job's compute; a distributed job has them from
       // ConnectPeers.
       if (!neighbourhood_) {
-        auto nb = Neighbourhood::Build(topology(), nullptr, mirror_);
+        auto nb = Neighbourhood::Build(topology(), nullptr, peers_.mirror());
         if (!nb.ok()) return nb.status();
         neighbourhood_ = std::move(*nb);
       }
@@ -550,8 +366,8 @@ class Engine final : public StepEngine {
     stats.relay_encode_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - flush_start).count();
     stats.relay_decode_seconds = relay_decode_seconds_;
-    stats.relayed_messages = std::exchange(relayed_messages_, 0);
-    stats.relayed_bytes = std::exchange(relayed_bytes_, 0);
+    stats.relayed_messages = relay_out_.TakeMessages();
+    stats.relayed_bytes = relay_out_.TakeBytes();
     stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return stats;
   }
@@ -1180,7 +996,7 @@ class Engine final : public StepEngine {
     }
     const auto& split = topology().split();
     auto part = split.PartitionFor(target);
-    if (relayer_ == nullptr || !part.ok() || *part == topology().part()) {
+    if (!relay_out_.has_relayer() || !part.ok() || *part == topology().part()) {
       buf.Fail(absl::NotFoundError(absl::StrCat(
           "vertex '", std::string(topology().external_id(from)), "' sent a message to vertex ",
           ToString(target), ", which is not in the graph")));
@@ -1335,143 +1151,77 @@ class Engine final : public StepEngine {
     return absl::OkStatus();
   }
 
-  // Takes the relayed batches sent before `superstep`. A faster peer's batches of this very
-  // superstep may already be here; they stay for the next one. A message addressed by position
-  // costs an array read; only those addressed by UUID (SendTo, or a peer that did not connect)
-  // are looked up in a hash table.
+  // Takes the relayed batches sent before `superstep` and decodes them (engine/relay_in.h).
   absl::Status DecodeRelayed(uint64_t superstep) {
-    std::vector<RelayBatch> batches;
-    {
-      std::lock_guard<std::mutex> lock(relayed_mu_);
-      auto later =
-          std::stable_partition(relayed_.begin(), relayed_.end(),
-                                [&](const RelayBatch& b) { return b.superstep < superstep; });
-      batches.assign(std::make_move_iterator(relayed_.begin()), std::make_move_iterator(later));
-      relayed_.erase(relayed_.begin(), later);
-    }
+    const std::vector<RelayBatch> batches = relay_in_.Take(superstep);
     if (batches.empty()) return absl::OkStatus();
-    std::stable_sort(batches.begin(), batches.end(), [](const RelayBatch& a, const RelayBatch& b) {
-      return a.from_partition != b.from_partition ? a.from_partition < b.from_partition
-                                                  : a.sequence < b.sequence;
-    });
+    return bsp::DecodeRelayed(*this, batches, peers_, static_cast<uint32_t>(topology().part()));
+  }
+
+ public:
+  // The relay's sink (engine/relay_in.h): a broadcast program's value of remote vertex r, or a
+  // message for local vertex v.
+  static constexpr bool kDecodesRunsInPlace = IsBroadcast<P>() && !IsAnyOrder<P>();
+  absl::StatusOr<uint32_t> TargetOfId(const VertexId& id, uint32_t from) const {
     const Topology& topo = topology();
     const uint32_t self = static_cast<uint32_t>(topo.part());
-    constexpr const char* kWhat = IsBroadcast<P>() ? "value" : "message";
-    BlockBuffers& incoming = blocks_.back();
-    // A broadcast program's value of remote vertex r, or a message for local vertex v.
-    auto accept = [&](uint32_t target, Message&& m) {
-      if constexpr (IsBroadcast<P>()) {
-        const uint64_t slot = uint64_t{topo.num_local()} + target;
-        if constexpr (IsAnyOrder<P>()) {
-          if (has_published_[slot]) {
-            P::Combine(published_[slot], m);  // with a value held back (DeliverMin)
-          } else {
-            published_[slot] = std::move(m);
-          }
+    if constexpr (IsBroadcast<P>()) {
+      const uint32_t r = topo.FindRemote(id);
+      if (r == kNoVertex || !remote_source_[r]) {
+        return absl::NotFoundError(absl::StrCat("partition ", from, " relayed a value of vertex ",
+                                                ToString(id),
+                                                ", which has no out-edge into partition ", self));
+      }
+      return r;
+    } else {
+      const uint32_t v = topo.Find(id);
+      if (v == kNoVertex) {
+        return absl::NotFoundError(absl::StrCat("partition ", from,
+                                                " relayed a message for vertex ", ToString(id),
+                                                ", which partition ", self, " does not have"));
+      }
+      return v;
+    }
+  }
+  void Accept(uint32_t target, Message&& m) {
+    if constexpr (IsBroadcast<P>()) {
+      const uint64_t slot = uint64_t{topology().num_local()} + target;
+      if constexpr (IsAnyOrder<P>()) {
+        if (has_published_[slot]) {
+          P::Combine(published_[slot], m);  // with a value held back (DeliverMin)
         } else {
           published_[slot] = std::move(m);
         }
-        remote_published_count_ += 1 - has_published_[slot];
-        has_published_[slot] = 1;
       } else {
-        incoming.bins[target >> bin_shift_].push_back({target, std::move(m)});
+        published_[slot] = std::move(m);
       }
-    };
-    for (const RelayBatch& batch : batches) {
-      const uint32_t from = batch.from_partition;
-      std::string_view bytes = batch.payload;
-      if (batch.published != IsBroadcast<P>()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("partition ", from, " relayed a batch of the wrong kind (",
-                         batch.published ? "published values" : "messages", ")"));
-      }
-      if (batch.coding != PositionCoding::kNone || !batch.positions.empty()) {
-        if (!connected_ || from >= mirror_.size() || from == self) {
-          return absl::FailedPreconditionError(
-              absl::StrCat("partition ", from, " relayed a batch by position, but partition ", self,
-                           connected_ ? " has no such peer" : " has not set up positions with it"));
-        }
-        const std::vector<uint32_t>& mirror = mirror_[from];
-        if (IsBroadcast<P>() && !IsAnyOrder<P>() && batch.coding == PositionCoding::kAll &&
-            batch.positions.empty() && !mirror.empty() &&
-            mirror.back() - mirror.front() + 1 == mirror.size()) {
-          // Every value of the list, and the list is a run of the remote table (each partition's
-          // remotes are in the order their owner lists them): decoded in place, in order. (Bytes
-          // after 'all' take the general path, which names them.)
-          const uint64_t base = uint64_t{topo.num_local()} + mirror.front();
-          Message* out = published_.data() + base;
-          for (size_t i = 0; i < mirror.size(); ++i) {
-            if (!Codec<Message>::Decode(bytes, out[i])) {
-              return absl::DataLossError(
-                  absl::StrCat("cannot decode a ", kWhat, " relayed from partition ", from));
-            }
-          }
-          uint8_t* flags = has_published_.data() + base;
-          uint64_t had = 0;
-          for (size_t i = 0; i < mirror.size(); ++i) had += flags[i] != 0;
-          remote_published_count_ += mirror.size() - had;
-          std::memset(flags, 1, mirror.size());
-        } else {
-          auto st =
-              ForEachPosition(batch.coding, batch.positions, static_cast<uint32_t>(mirror.size()),
-                              from, [&](uint32_t position) -> absl::Status {
-                                Message m;
-                                if (!Codec<Message>::Decode(bytes, m)) {
-                                  return absl::DataLossError(absl::StrCat(
-                                      "cannot decode a ", kWhat, " relayed from partition ", from));
-                                }
-                                accept(mirror[position], std::move(m));
-                                return absl::OkStatus();
-                              });
-          if (!st.ok()) return st;
-        }
-      }
-      for (const VertexId& id : batch.ids) {
-        Message m;
-        if (!Codec<Message>::Decode(bytes, m)) {
-          return absl::DataLossError(
-              absl::StrCat("cannot decode a ", kWhat, " relayed from partition ", from));
-        }
-        if constexpr (IsBroadcast<P>()) {
-          const uint32_t r = topo.FindRemote(id);
-          if (r == kNoVertex || !remote_source_[r]) {
-            return absl::NotFoundError(
-                absl::StrCat("partition ", from, " relayed a value of vertex ", ToString(id),
-                             ", which has no out-edge into partition ", self));
-          }
-          accept(r, std::move(m));
-        } else {
-          const uint32_t v = topo.Find(id);
-          if (v == kNoVertex) {
-            return absl::NotFoundError(absl::StrCat("partition ", from,
-                                                    " relayed a message for vertex ", ToString(id),
-                                                    ", which partition ", self, " does not have"));
-          }
-          accept(v, std::move(m));
-        }
-      }
-      if (!bytes.empty()) {
+      remote_published_count_ += 1 - has_published_[slot];
+      has_published_[slot] = 1;
+    } else {
+      blocks_.back().bins[target >> bin_shift_].push_back({target, std::move(m)});
+    }
+  }
+  absl::Status AcceptRun(uint32_t first, size_t count, std::string_view& bytes, uint32_t from) {
+    const uint64_t base = uint64_t{topology().num_local()} + first;
+    Message* out = published_.data() + base;
+    for (size_t i = 0; i < count; ++i) {
+      if (!Codec<Message>::Decode(bytes, out[i])) {
         return absl::DataLossError(
-            absl::StrCat("trailing bytes in a batch relayed from partition ", from));
+            absl::StrCat("cannot decode a value relayed from partition ", from));
       }
     }
+    uint8_t* flags = has_published_.data() + base;
+    uint64_t had = 0;
+    for (size_t i = 0; i < count; ++i) had += flags[i] != 0;
+    remote_published_count_ += count - had;
+    std::memset(flags, 1, count);
     return absl::OkStatus();
   }
 
-  RelayBatch NewBatch(uint64_t superstep, uint32_t to) const {
-    RelayBatch batch;
-    batch.superstep = superstep;
-    batch.published = IsBroadcast<P>();
-    batch.from_partition = static_cast<uint32_t>(topology().part());
-    batch.to_partition = to;
-    return batch;
-  }
-
-  // Hands every non-local message of this superstep to the relayer: one batch per destination
-  // partition, combined per destination vertex if the program has a combiner. Once connected,
-  // messages along edges are addressed by their position in the remote table's slice of the
-  // destination partition, sorted by it; a broadcast program's values by their position in the
-  // boundary list of that partition.
+ private:
+  // Hands every non-local message of this superstep to the relayer (engine/relay_out.h): one
+  // batch per destination partition, combined per destination vertex if the program has a
+  // combiner.
   absl::Status FlushRemote(uint64_t superstep) {
     const Topology& topo = topology();
     if constexpr (IsBroadcast<P>()) {
@@ -1479,42 +1229,16 @@ class Engine final : public StepEngine {
       for (uint32_t q = 0; q < boundary_.size(); ++q) {
         const std::vector<uint32_t>& boundary = boundary_[q];
         if (boundary.empty()) continue;
-        RelayBatch batch = NewBatch(superstep, q);
-        uint64_t count = 0;
-        const bool all =
-            connected_ && std::all_of(boundary.begin(), boundary.end(),
-                                      [&](uint32_t v) { return has_published_[v] == 1; });
-        if (all) {
-          // Every value (PageRank): no positions to write, and the receiver decodes in place.
-          if constexpr (std::is_trivially_copyable_v<Message>) {
-            batch.payload.reserve(boundary.size() * sizeof(Message));
-          }
-          for (uint32_t v : boundary) Codec<Message>::Encode(published_[v], batch.payload);
-          count = boundary.size();
-          batch.coding = PositionCoding::kAll;
-        } else if (connected_) {
-          PositionWriter positions(batch.positions);
-          for (uint32_t i = 0; i < boundary.size(); ++i) {
-            if (has_published_[boundary[i]] != 1) continue;
-            positions.Add(i);
-            Codec<Message>::Encode(published_[boundary[i]], batch.payload);
-          }
-          count = positions.count();
-          batch.coding = positions.Finish(static_cast<uint32_t>(boundary.size()));
-        } else {
-          for (uint32_t v : boundary) {
-            if (has_published_[v] != 1) continue;
-            batch.ids.push_back(topo.id(v));
-            Codec<Message>::Encode(published_[v], batch.payload);
-          }
-          count = batch.ids.size();
-        }
-        if (count == 0) continue;
-        if (relayer_ == nullptr) {
+        OutgoingBatch out = EncodePublished(superstep, topo, q, boundary, published_.data(),
+                                            has_published_.data(), peers_.connected());
+        if (out.count == 0) continue;
+        if (!relay_out_.has_relayer()) {
           return absl::FailedPreconditionError(
               "a value for another partition cannot be delivered: no relayer is installed");
         }
-        if (auto st = Relay(std::move(batch), count); !st.ok()) return st;
+        auto st = relay_out_.Send<Message>(std::move(out.batch), out.count,
+                                           static_cast<uint32_t>(boundary.size()));
+        if (!st.ok()) return st;
       }
       return absl::OkStatus();
     }
@@ -1523,7 +1247,7 @@ class Engine final : public StepEngine {
       any = any || !blocks_[b].remote.empty() || !blocks_[b].by_id.empty();
     }
     if (!any) return absl::OkStatus();
-    if (relayer_ == nullptr) {
+    if (!relay_out_.has_relayer()) {
       for (size_t b = 0; b < num_blocks_; ++b) {
         if (!blocks_[b].remote.empty()) {
           return absl::FailedPreconditionError(absl::StrCat(
@@ -1532,11 +1256,7 @@ class Engine final : public StepEngine {
         }
       }
     }
-    const uint32_t parts = static_cast<uint32_t>(topo.split().size());
     const std::vector<uint32_t>& begin = topo.remote_partition_begin();
-    std::vector<RelayBatch> batches(parts);
-    std::vector<uint64_t> counts(parts, 0);
-    for (uint32_t q = 0; q < parts; ++q) batches[q] = NewBatch(superstep, q);
     // Calls add(r, message) for the messages along edges, in increasing remote index r (hence
     // in increasing position within each partition's slice).
     auto for_each_remote = [&](uint32_t q, auto&& add) {
@@ -1579,124 +1299,20 @@ class Engine final : public StepEngine {
         }
       }
     }
-    for (uint32_t q = 0; q < parts; ++q) {
-      if (begin[q] == begin[q + 1]) continue;
-      RelayBatch& batch = batches[q];
-      if (connected_) {
-        PositionWriter positions(batch.positions);
-        for_each_remote(q, [&](uint32_t r, const Message& m) {
-          positions.Add(r - begin[q]);
-          Codec<Message>::Encode(m, batch.payload);
-        });
-        counts[q] = positions.count();
-        batch.coding = positions.Finish(begin[q + 1] - begin[q]);
-      } else {
-        for_each_remote(q, [&](uint32_t r, const Message& m) {
-          batch.ids.push_back(topo.remote_id(r));
-          Codec<Message>::Encode(m, batch.payload);
-        });
-        counts[q] = batch.ids.size();
-      }
-    }
-    for (size_t b = 0; b < num_blocks_; ++b) {
-      for (const IdEnvelope& e : blocks_[b].by_id) {
-        batches[e.partition].ids.push_back(e.target);
-        Codec<Message>::Encode(e.message, batches[e.partition].payload);
-        ++counts[e.partition];
-      }
-    }
+    std::vector<OutgoingBatch> out = EncodeMessages<Message>(
+        superstep, topo, std::span<const BlockBuffers>(blocks_.data(), num_blocks_),
+        peers_.connected(), for_each_remote);
     for (size_t b = 0; b < num_blocks_; ++b) {
       blocks_[b].remote.clear();
       blocks_[b].by_id.clear();
     }
-    for (uint32_t q = 0; q < parts; ++q) {
-      if (counts[q] == 0) continue;
-      if (auto st = Relay(std::move(batches[q]), counts[q]); !st.ok()) return st;
+    for (uint32_t q = 0; q < out.size(); ++q) {
+      if (out[q].count == 0) continue;
+      auto st =
+          relay_out_.Send<Message>(std::move(out[q].batch), out[q].count, begin[q + 1] - begin[q]);
+      if (!st.ok()) return st;
     }
     return absl::OkStatus();
-  }
-
-  absl::Status Relay(RelayBatch batch, uint64_t messages) {
-    relayed_messages_ += messages;
-    relayed_bytes_ += batch.content_bytes();
-    if (max_batch_bytes_ == 0 || batch.content_bytes() <= max_batch_bytes_) {
-      return relayer_->Relay(std::move(batch));
-    }
-    return RelayInPieces(std::move(batch));
-  }
-
-  // The length of the list of positions agreed with partition q (ConnectPeers).
-  uint32_t AgreedListSize(uint32_t q) const {
-    if constexpr (IsBroadcast<P>()) {
-      return q < boundary_.size() ? static_cast<uint32_t>(boundary_[q].size()) : 0;
-    } else {
-      const auto& begin = topology().remote_partition_begin();
-      return q + 1 < begin.size() ? begin[q + 1] - begin[q] : 0;
-    }
-  }
-
-  // Cuts a batch that exceeds the bound into numbered pieces of at most about max_batch_bytes_
-  // each, positional messages first and then those by ID, as the receiver reads them. Runs once
-  // per superstep and destination, only for a batch over the bound; it walks the messages once
-  // with their codec to find where each ends.
-  absl::Status RelayInPieces(RelayBatch batch) {
-    const uint32_t size = AgreedListSize(batch.to_partition);
-    std::string_view payload = batch.payload;
-    auto next_message = [&]() -> absl::StatusOr<std::string_view> {
-      const std::string_view before = payload;
-      Message m;
-      if (!Codec<Message>::Decode(payload, m)) {
-        return absl::InternalError("a relay batch's own message does not decode");
-      }
-      return before.substr(0, before.size() - payload.size());
-    };
-    RelayBatch piece;
-    std::optional<PositionWriter> writer;
-    uint32_t sequence = 0;
-    auto start = [&] {
-      piece = RelayBatch{};
-      piece.superstep = batch.superstep;
-      piece.published = batch.published;
-      piece.from_partition = batch.from_partition;
-      piece.to_partition = batch.to_partition;
-      piece.sequence = sequence++;
-      writer.emplace(piece.positions);
-    };
-    auto full = [&](size_t more) {
-      const bool empty = writer->count() == 0 && piece.ids.empty();
-      return !empty &&
-             piece.positions.size() + 16 * piece.ids.size() + piece.payload.size() + more >
-                 max_batch_bytes_;
-    };
-    auto send = [&]() -> absl::Status {
-      piece.coding = writer->Finish(size);
-      return relayer_->Relay(std::move(piece));
-    };
-    start();
-    auto st = ForEachPosition(batch.coding, batch.positions, size, batch.from_partition,
-                              [&](uint32_t position) -> absl::Status {
-                                auto m = next_message();
-                                if (!m.ok()) return m.status();
-                                if (full(m->size() + 2)) {
-                                  if (auto sent = send(); !sent.ok()) return sent;
-                                  start();
-                                }
-                                writer->Add(position);
-                                piece.payload.append(*m);
-                                return absl::OkStatus();
-                              });
-    if (!st.ok()) return st;
-    for (const VertexId& id : batch.ids) {
-      auto m = next_message();
-      if (!m.ok()) return m.status();
-      if (full(m->size() + 16)) {
-        if (auto sent = send(); !sent.ok()) return sent;
-        start();
-      }
-      piece.ids.push_back(id);
-      piece.payload.append(*m);
-    }
-    return send();
   }
 
   P program_;
@@ -1843,9 +1459,6 @@ class Engine final : public StepEngine {
     return ok;
   }
 
-  // Set by ConnectPeers: per sending partition, what its positions stand for here (a local vertex
-  // for messages, a remote vertex for published values).
-  bool connected_ = false;
   // The superstep whose messages WriteCheckpoint delivered ahead of it.
   static constexpr uint64_t kNotAhead = ~uint64_t{0};
   uint64_t delivered_ahead_ = kNotAhead;
@@ -1855,23 +1468,20 @@ class Engine final : public StepEngine {
   std::vector<uint32_t> slot_degree_;
   absl::Status BuildSlotDegrees(Exchange* exchange) {
     absl::Status bad_peer;
-    auto degrees = SlotDegrees(topology(), exchange, mirror_, &bad_peer);
+    auto degrees = SlotDegrees(topology(), exchange, peers_.mirror(), &bad_peer);
     if (!degrees.ok()) return degrees.status();
     if (!bad_peer.ok()) return bad_peer;
     slot_degree_ = std::move(*degrees);
     return absl::OkStatus();
   }
-  std::vector<std::vector<uint32_t>> mirror_;
 
   AggregatorRegistry aggregators_;
-  Relayer* relayer_ = nullptr;
-  uint64_t max_batch_bytes_ = 0;
-  size_t list_step_ = size_t{1} << 15;
+  // Where non-local messages go, what other partitions relayed, and the positions agreed with
+  // them (engine/relay_out.h, relay_in.h, peers.h).
+  RelayOut relay_out_;
+  RelayInbox relay_in_;
+  Peers peers_;
   double relay_decode_seconds_ = 0;  // of the superstep under way (StepStats)
-  uint64_t relayed_messages_ = 0;
-  uint64_t relayed_bytes_ = 0;
-  std::mutex relayed_mu_;
-  std::vector<RelayBatch> relayed_;
 };
 
 }  // namespace lockstep::bsp
