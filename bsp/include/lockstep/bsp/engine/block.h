@@ -6,7 +6,6 @@
 // count, with no lock or atomic per message (docs/design.md §3.5).
 
 #include <cstdint>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -38,22 +37,16 @@ struct IdEnvelope {
 };
 
 // Outgoing messages and counters of one block of vertices for one superstep. An engine's last
-// block holds what other partitions relayed, and a restored checkpoint's messages.
+// block holds what other partitions relayed, and a restored checkpoint's messages. A message
+// strategy keeps its own per-block state beside these (a broadcast's publishers, say).
 template <class Message>
 struct BlockBuffers {
   std::vector<std::vector<LocalEnvelope<Message>>> bins;
   std::vector<RemoteEnvelope<Message>> remote;
   std::vector<IdEnvelope<Message>> by_id;
-  uint64_t active = 0;
-  uint64_t unhalted = 0;
-  uint64_t sent = 0;
-  uint64_t published = 0;          // broadcast programs: vertices that published
-  uint64_t published_sources = 0;  // of which with out-edges
-  // Min-combined broadcasts: this block's publishers, their edges and their least value.
-  std::vector<Message> gathered;  // gathers: the current vertex's values
-  std::vector<uint32_t> frontier;
-  uint64_t frontier_edges = 0;
-  std::optional<Message> least;
+  uint64_t active = 0;    // vertices that ran
+  uint64_t unhalted = 0;  // of which did not vote to halt
+  uint64_t sent = 0;      // messages (a broadcast's value counts once per edge)
   absl::Status error;
 
   void Fail(absl::Status st) {

@@ -59,25 +59,25 @@ class Context {
   // distinct neighbours other than itself (k), those ranked above it in degree order, where to
   // send to the i-th of them, and the i-th's own list.
   uint32_t neighbour_count() const requires(UsesNeighbourhood<P>()) {
-    return engine_->neighbourhood_->degree(vertex_);
+    return engine_->neighbours_.lists().degree(vertex_);
   }
   NeighbourList higher_neighbours() const requires(UsesNeighbourhood<P>()) {
-    return engine_->neighbourhood_->Higher(vertex_);
+    return engine_->neighbours_.lists().Higher(vertex_);
   }
   uint32_t higher_neighbour_slot(uint32_t i) const requires(UsesNeighbourhood<P>()) {
-    return engine_->neighbourhood_->Slot(vertex_, i);
+    return engine_->neighbours_.lists().Slot(vertex_, i);
   }
   NeighbourList higher_neighbours_of(uint32_t i) const requires(UsesNeighbourhood<P>()) {
-    return engine_->neighbourhood_->HigherOfNeighbour(vertex_, i);
+    return engine_->neighbours_.lists().HigherOfNeighbour(vertex_, i);
   }
 
   // Programs that declare kNeighbourDegrees (program.h): the number of distinct neighbours
   // other than itself of the vertex, and of the vertex at one of its edges' slots.
   uint32_t degree() const requires(UsesNeighbourDegrees<P>()) {
-    return engine_->slot_degree_[vertex_];
+    return engine_->neighbours_.degree(vertex_);
   }
   uint32_t SlotDegree(uint32_t slot) const requires(UsesNeighbourDegrees<P>()) {
-    return engine_->slot_degree_[slot];
+    return engine_->neighbours_.degree(slot);
   }
 
   // The UUID of the vertex at an edge's slot.
@@ -90,19 +90,14 @@ class Context {
   // Sends along an edge: the slot is one of out_slots() or in_slots().
   void Send(uint32_t slot, const Message& m) {
     static_assert(!IsBroadcast<P>(), "a broadcast program sends only with SendToAllNeighbors");
-    engine_->SendFromBlock(*buffers_, slot, m);
+    engine_->Send(*buffers_, slot, m);
   }
-  void SendToAllNeighbors(const Message& m) {
-    if constexpr (IsBroadcast<P>()) {
-      engine_->Publish(*buffers_, vertex_, m);
-    } else {
-      for (uint32_t slot : out_slots()) engine_->SendFromBlock(*buffers_, slot, m);
-    }
-  }
+  // Sends to all out-neighbours; a broadcast program publishes its value for them.
+  void SendToAllNeighbors(const Message& m) { engine_->SendToAll(*buffers_, block_, vertex_, m); }
   // Sends to any vertex by ID. An ID that is neither local nor routable fails the job.
   void SendTo(const VertexId& target, const Message& m) {
     static_assert(!IsBroadcast<P>(), "a broadcast program sends only with SendToAllNeighbors");
-    engine_->SendToId(*buffers_, vertex_, target, m);
+    engine_->SendTo(*buffers_, vertex_, target, m);
   }
 
   void VoteToHalt() { halt_ = true; }
