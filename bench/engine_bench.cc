@@ -158,168 +158,194 @@ std::vector<int> ParseList(const std::string& text) {
   return out;
 }
 
-int Main(int argc, char** argv) {
-  CLI::App cli{"lockstep benchmark harness"};
-  std::string path, threads_text = "1,2", kernels_text = "load,pagerank,reference,sssp,coloring";
+struct Options {
+  std::string path;
   bool undirected = false;
   int trials = 3;
   uint32_t parts = 4;
-  cli.add_option("--graph", path, "edge list")->required();
-  cli.add_flag("--undirected", undirected, "add reverse edges");
-  cli.add_option("--trials", trials, "trials per figure")->capture_default_str();
+  std::vector<int> threads;
+  std::vector<std::string> kernels;
+  bool wants(const std::string& k) const {
+    return std::find(kernels.begin(), kernels.end(), k) != kernels.end();
+  }
+};
+
+[[noreturn]] void Fail(const std::string& what, const absl::Status& status) {
+  std::fprintf(stderr, "%s%s\n", what.empty() ? "" : (what + ": ").c_str(),
+               std::string(status.message()).c_str());
+  std::exit(1);
+}
+
+// Loads the graph `trials` times (once unless the load is timed).
+bsp::GraphInput Load(const Options& o, Timing& load) {
+  const bsp::GraphSource source{o.path, "edgelist", o.undirected};
+  absl::StatusOr<bsp::GraphInput> input;
+  for (int t = 0; t < (o.wants("load") ? o.trials : 1); ++t) {
+    const auto start = Clock::now();
+    input = bsp::LoadGraph(source, bsp::WeightUse::kNonNegative);
+    load.trials.push_back(Seconds(start));
+    if (!input.ok()) Fail("", input.status());
+  }
+  return *std::move(input);
+}
+
+// Prints the load's figures and times the CSR build.
+void PrintLoadAndBuild(const Options& o, const bsp::GraphInput& input, const Timing& load) {
+  const double e = static_cast<double>(input.num_edges());
+  std::printf("  %-10s min %8.3f s  median %8.3f s  %7.2f M edges/s (text, parsed+mapped)\n",
+              "load", load.min(), load.median(), e / load.min() / 1e6);
+  // The CSR a job builds next (out- and in-edges, as PageRank's): an undirected input's
+  // reverse edges are laid out here, no longer in the load.
+  Timing build;
+  auto split = partition::Range::Whole(1);
+  for (int t = 0; t < o.trials; ++t) {
+    const auto start = Clock::now();
+    auto graph = bsp::Graph<bsp::NoValue>::Build(input, *split, 0, true);
+    build.trials.push_back(Seconds(start));
+    if (!graph.ok()) Fail("", graph.status());
+  }
+  std::printf("  %-10s min %8.3f s  median %8.3f s  %7.2f M edges/s (out- and in-CSR)\n", "build",
+              build.min(), build.median(), e / build.min() / 1e6);
+  std::printf("  %-10s min %8.3f s  %7.2f M edges/s (sum of the minima)\n", "load+build",
+              load.min() + build.min(), e / (load.min() + build.min()) / 1e6);
+}
+
+// A source with edges: the vertex of largest out-degree (deterministic).
+std::string BusiestVertex(const bsp::GraphInput& input) {
+  std::vector<uint32_t> degree(input.num_vertices(), 0);
+  bsp::ForEachEdge(input, [&](uint32_t s, uint32_t, size_t) { ++degree[s]; });
+  return input.external_ids[std::max_element(degree.begin(), degree.end()) - degree.begin()];
+}
+
+// Times `run` over a warm-up and the trials and prints its figures; returns the best time per
+// `per` (0 if the kernel is not wanted).
+template <class Run>
+double TimeKernel(const Options& o, const bsp::GraphInput& input, const std::string& name, Run run,
+                  double per = 1.0) {
+  if (!o.wants(name)) return 0.0;
+  Timing timing;
+  uint64_t supersteps = 0;
+  for (int t = 0; t <= o.trials; ++t) {  // trial 0 is the warm-up
+    auto s = run(&supersteps);
+    if (!s.ok()) Fail(name, s.status());
+    if (t > 0) timing.trials.push_back(*s);
+  }
+  const double ve = static_cast<double>(input.num_vertices() + input.num_edges());
+  std::printf("  %-10s min %8.3f s  median %8.3f s  %3llu supersteps  EVPS %7.2f M", name.c_str(),
+              timing.min(), timing.median(), static_cast<unsigned long long>(supersteps),
+              ve / timing.min() / 1e6);
+  if (per != 1.0) std::printf("  per iteration %.4f s", timing.min() / per);
+  std::printf("\n");
+  return timing.min() / per;
+}
+
+// Bytes per relayed message by UUID and by position, and the receivers' decode time; the
+// minimum over the trials of each.
+template <class Run>
+void TimeRelay(const Options& o, const std::string& name, Run run) {
+  RelayFigures by[2];
+  for (int connect = 0; connect < 2; ++connect) {
+    for (int t = 0; t < o.trials; ++t) {
+      absl::StatusOr<RelayFigures> f = run(connect == 1);
+      if (!f.ok()) Fail("relay " + name, f.status());
+      if (t == 0 || f->decode_seconds < by[connect].decode_seconds) by[connect] = *f;
+    }
+  }
+  auto per = [](const RelayFigures& f) {
+    return static_cast<double>(f.bytes) / static_cast<double>(std::max<uint64_t>(1, f.messages));
+  };
+  std::printf(
+      "  %-10s %-8s %u parts  %llu messages  bytes/message: by UUID %.2f, by position %.2f"
+      "  decode: %.4f s, %.4f s (ratio %.2f)  run: %.3f s, %.3f s\n",
+      "relay", name.c_str(), o.parts, static_cast<unsigned long long>(by[1].messages), per(by[0]),
+      per(by[1]), by[0].decode_seconds, by[1].decode_seconds,
+      by[1].decode_seconds / std::max(1e-9, by[0].decode_seconds), by[0].seconds, by[1].seconds);
+}
+
+// PageRank's engine and reference times per iteration at one thread count (0 where not wanted).
+struct PageRankTimes {
+  double engine = 0, reference = 0;
+};
+
+PageRankTimes RunAll(const Options& o, const bsp::GraphInput& input) {
+  const std::string source_id = BusiestVertex(input);
+  PageRankTimes pr_times;
+  const bsp::Params pr = {{"damping", "0.85"},
+                          {"tolerance", "0"},
+                          {"max-iterations", std::to_string(kPageRankIterations)}};
+  pr_times.engine = TimeKernel(
+      o, input, "pagerank",
+      [&](uint64_t* s) { return RunKernel<apps::pagerank::App>(input, pr, s); },
+      kPageRankIterations);
+  if (o.wants("reference")) {
+    Reference ref(input);
+    std::vector<double> rank;
+    pr_times.reference = TimeKernel(
+        o, input, "reference",
+        [&](uint64_t* s) -> absl::StatusOr<double> {
+          *s = kPageRankIterations;
+          return ref.Run(kPageRankIterations, 0.85, rank);
+        },
+        kPageRankIterations);
+  }
+  const bsp::Params from_source = {{"source", source_id}};
+  TimeKernel(o, input, "sssp",
+             [&](uint64_t* s) { return RunKernel<apps::sssp::App>(input, from_source, s); });
+  TimeKernel(o, input, "bfs",
+             [&](uint64_t* s) { return RunKernel<apps::bfs::App>(input, from_source, s); });
+  TimeKernel(o, input, "coloring", [&](uint64_t* s) {
+    return RunKernel<apps::coloring::App>(input, {{"seed", "42"}}, s);
+  });
+  TimeKernel(o, input, "wcc", [&](uint64_t* s) { return RunKernel<apps::wcc::App>(input, {}, s); });
+  TimeKernel(o, input, "cdlp", [&](uint64_t* s) {
+    return RunKernel<apps::cdlp::App>(input, {{"max-iterations", "10"}}, s);
+  });
+  TimeKernel(o, input, "lcc", [&](uint64_t* s) { return RunKernel<apps::lcc::App>(input, {}, s); });
+  if (o.wants("relay")) {
+    TimeRelay(o, "pagerank", [&](bool connect) {
+      return RunRelay<apps::pagerank::App>(input, pr, o.parts, connect);
+    });
+    TimeRelay(o, "sssp", [&](bool connect) {
+      return RunRelay<apps::sssp::App>(input, from_source, o.parts, connect);
+    });
+  }
+  return pr_times;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App cli{"lockstep benchmark harness"};
+  Options o;
+  std::string threads_text = "1,2", kernels_text = "load,pagerank,reference,sssp,coloring";
+  cli.add_option("--graph", o.path, "edge list")->required();
+  cli.add_flag("--undirected", o.undirected, "add reverse edges");
+  cli.add_option("--trials", o.trials, "trials per figure")->capture_default_str();
   cli.add_option("--threads", threads_text, "thread counts")->capture_default_str();
   cli.add_option("--kernels", kernels_text, "kernels to time")->capture_default_str();
-  cli.add_option("--parts", parts, "engines of the relay figures")->capture_default_str();
+  cli.add_option("--parts", o.parts, "engines of the relay figures")->capture_default_str();
   CLI11_PARSE(cli, argc, argv);
-  std::vector<std::string> kernels;
+  o.threads = ParseList(threads_text);
   for (size_t s = 0; s <= kernels_text.size();) {
     size_t c = kernels_text.find(',', s);
     if (c == std::string::npos) c = kernels_text.size();
-    kernels.push_back(kernels_text.substr(s, c - s));
+    o.kernels.push_back(kernels_text.substr(s, c - s));
     s = c + 1;
   }
-  auto wants = [&](const std::string& k) {
-    return std::find(kernels.begin(), kernels.end(), k) != kernels.end();
-  };
-
-  std::map<int, double> engine_pr, reference_pr;
-  for (int threads : ParseList(threads_text)) {
+  std::map<int, PageRankTimes> pr;
+  for (int threads : o.threads) {
     tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                     static_cast<size_t>(threads));
-    const bsp::GraphSource source{path, "edgelist", undirected};
     Timing load;
-    absl::StatusOr<bsp::GraphInput> input;
-    for (int t = 0; t < (wants("load") ? trials : 1); ++t) {
-      const auto start = Clock::now();
-      input = bsp::LoadGraph(source, bsp::WeightUse::kNonNegative);
-      load.trials.push_back(Seconds(start));
-      if (!input.ok()) {
-        std::fprintf(stderr, "%s\n", std::string(input.status().message()).c_str());
-        return 1;
-      }
-    }
-    const double v = static_cast<double>(input->num_vertices());
-    const double e = static_cast<double>(input->num_edges());
-    std::printf("graph %s: %.0f vertices, %.0f directed edges; threads %d\n", path.c_str(), v, e,
+    const bsp::GraphInput input = Load(o, load);
+    std::printf("graph %s: %.0f vertices, %.0f directed edges; threads %d\n", o.path.c_str(),
+                static_cast<double>(input.num_vertices()), static_cast<double>(input.num_edges()),
                 threads);
-    if (wants("load")) {
-      std::printf("  %-10s min %8.3f s  median %8.3f s  %7.2f M edges/s (text, parsed+mapped)\n",
-                  "load", load.min(), load.median(), e / load.min() / 1e6);
-      // The CSR a job builds next (out- and in-edges, as PageRank's): an undirected input's
-      // reverse edges are laid out here, no longer in the load.
-      Timing build;
-      auto split = partition::Range::Whole(1);
-      for (int t = 0; t < trials; ++t) {
-        const auto start = Clock::now();
-        auto graph = bsp::Graph<bsp::NoValue>::Build(*input, *split, 0, true);
-        build.trials.push_back(Seconds(start));
-        if (!graph.ok()) {
-          std::fprintf(stderr, "%s\n", std::string(graph.status().message()).c_str());
-          return 1;
-        }
-      }
-      std::printf("  %-10s min %8.3f s  median %8.3f s  %7.2f M edges/s (out- and in-CSR)\n",
-                  "build", build.min(), build.median(), e / build.min() / 1e6);
-      std::printf("  %-10s min %8.3f s  %7.2f M edges/s (sum of the minima)\n", "load+build",
-                  load.min() + build.min(), e / (load.min() + build.min()) / 1e6);
-    }
-    // A source with edges: the vertex of largest out-degree (deterministic).
-    std::vector<uint32_t> degree(input->num_vertices(), 0);
-    bsp::ForEachEdge(*input, [&](uint32_t s, uint32_t, size_t) { ++degree[s]; });
-    const uint32_t source_index =
-        static_cast<uint32_t>(std::max_element(degree.begin(), degree.end()) - degree.begin());
-    const std::string source_id = input->external_ids[source_index];
-
-    auto time_kernel = [&](const std::string& name, auto run, double per = 1.0) {
-      if (!wants(name)) return 0.0;
-      Timing timing;
-      uint64_t supersteps = 0;
-      for (int t = 0; t <= trials; ++t) {  // trial 0 is the warm-up
-        auto s = run(&supersteps);
-        if (!s.ok()) {
-          std::fprintf(stderr, "%s: %s\n", name.c_str(), std::string(s.status().message()).c_str());
-          std::exit(1);
-        }
-        if (t > 0) timing.trials.push_back(*s);
-      }
-      std::printf("  %-10s min %8.3f s  median %8.3f s  %3llu supersteps  EVPS %7.2f M",
-                  name.c_str(), timing.min(), timing.median(),
-                  static_cast<unsigned long long>(supersteps), (v + e) / timing.min() / 1e6);
-      if (per != 1.0) std::printf("  per iteration %.4f s", timing.min() / per);
-      std::printf("\n");
-      return timing.min() / per;
-    };
-    bsp::Params pr = {{"damping", "0.85"},
-                      {"tolerance", "0"},
-                      {"max-iterations", std::to_string(kPageRankIterations)}};
-    engine_pr[threads] = time_kernel(
-        "pagerank", [&](uint64_t* s) { return RunKernel<apps::pagerank::App>(*input, pr, s); },
-        kPageRankIterations);
-    if (wants("reference")) {
-      Reference ref(*input);
-      std::vector<double> rank;
-      reference_pr[threads] = time_kernel(
-          "reference",
-          [&](uint64_t* s) -> absl::StatusOr<double> {
-            *s = kPageRankIterations;
-            return ref.Run(kPageRankIterations, 0.85, rank);
-          },
-          kPageRankIterations);
-    }
-    time_kernel("sssp", [&](uint64_t* s) {
-      return RunKernel<apps::sssp::App>(*input, {{"source", source_id}}, s);
-    });
-    time_kernel("bfs", [&](uint64_t* s) {
-      return RunKernel<apps::bfs::App>(*input, {{"source", source_id}}, s);
-    });
-    time_kernel("coloring", [&](uint64_t* s) {
-      return RunKernel<apps::coloring::App>(*input, {{"seed", "42"}}, s);
-    });
-    time_kernel("wcc", [&](uint64_t* s) { return RunKernel<apps::wcc::App>(*input, {}, s); });
-    time_kernel("cdlp", [&](uint64_t* s) {
-      return RunKernel<apps::cdlp::App>(*input, {{"max-iterations", "10"}}, s);
-    });
-    time_kernel("lcc", [&](uint64_t* s) { return RunKernel<apps::lcc::App>(*input, {}, s); });
-    // Bytes per relayed message by UUID and by position, and the receivers' decode time; the
-    // minimum over the trials of each.
-    auto relay = [&](const std::string& name, auto run) {
-      RelayFigures by[2];
-      for (int connect = 0; connect < 2; ++connect) {
-        for (int t = 0; t < trials; ++t) {
-          absl::StatusOr<RelayFigures> f = run(connect == 1);
-          if (!f.ok()) {
-            std::fprintf(stderr, "relay %s: %s\n", name.c_str(),
-                         std::string(f.status().message()).c_str());
-            std::exit(1);
-          }
-          if (t == 0 || f->decode_seconds < by[connect].decode_seconds) by[connect] = *f;
-        }
-      }
-      auto per = [](const RelayFigures& f) {
-        return static_cast<double>(f.bytes) /
-               static_cast<double>(std::max<uint64_t>(1, f.messages));
-      };
-      std::printf(
-          "  %-10s %-8s %u parts  %llu messages  bytes/message: by UUID %.2f, by position %.2f"
-          "  decode: %.4f s, %.4f s (ratio %.2f)  run: %.3f s, %.3f s\n",
-          "relay", name.c_str(), parts, static_cast<unsigned long long>(by[1].messages), per(by[0]),
-          per(by[1]), by[0].decode_seconds, by[1].decode_seconds,
-          by[1].decode_seconds / std::max(1e-9, by[0].decode_seconds), by[0].seconds,
-          by[1].seconds);
-    };
-    if (wants("relay")) {
-      relay("pagerank", [&](bool connect) {
-        return RunRelay<apps::pagerank::App>(*input, pr, parts, connect);
-      });
-      relay("sssp", [&](bool connect) {
-        return RunRelay<apps::sssp::App>(*input, {{"source", source_id}}, parts, connect);
-      });
-    }
+    if (o.wants("load")) PrintLoadAndBuild(o, input, load);
+    pr[threads] = RunAll(o, input);
   }
-  for (const auto& [threads, engine] : engine_pr) {
-    if (reference_pr.contains(threads) && reference_pr[threads] > 0) {
+  for (const auto& [threads, t] : pr) {
+    if (t.reference > 0) {
       std::printf("ratio pagerank/reference per iteration at %d thread%s: %.2f\n", threads,
-                  threads == 1 ? "" : "s", engine / reference_pr[threads]);
+                  threads == 1 ? "" : "s", t.engine / t.reference);
     }
   }
   return 0;

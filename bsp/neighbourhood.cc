@@ -73,6 +73,21 @@ bool Take32(std::string_view& in, uint32_t& x) {
   return true;
 }
 
+// Calls f(v, distinct neighbours of v) for every local vertex, in parallel by blocks.
+template <typename F>
+void EachVertex(const Topology& topo, F&& f) {
+  const uint32_t n = topo.num_local();
+  const size_t blocks = (uint64_t{n} + kBlock - 1) / kBlock;
+  tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
+    Distinct d;
+    const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
+    for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
+      d.Of(topo, v);
+      f(v, d);
+    }
+  });
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<uint32_t>> SlotDegrees(const Topology& topo, Exchange* exchange,
@@ -90,15 +105,8 @@ absl::StatusOr<std::vector<uint32_t>> SlotDegrees(const Topology& topo, Exchange
         "the neighbours of a graph that is not symmetric need its in-edges");
   }
   std::vector<uint32_t> degrees(uint64_t{n} + topo.num_remote(), 0);
-  const size_t blocks = (uint64_t{n} + kBlock - 1) / kBlock;
-  tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
-    Distinct d;
-    const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
-    for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
-      d.Of(topo, v);
-      degrees[v] = static_cast<uint32_t>(d.size());
-    }
-  });
+  EachVertex(topo,
+             [&](uint32_t v, const Distinct& d) { degrees[v] = static_cast<uint32_t>(d.size()); });
   if (parts == 1) return degrees;
   // The remote vertices' k, from their owners, in the order of each partition's remotes.
   std::vector<std::string> outgoing(parts);
@@ -129,88 +137,82 @@ absl::StatusOr<std::vector<uint32_t>> SlotDegrees(const Topology& topo, Exchange
 
 absl::StatusOr<Neighbourhood> Neighbourhood::Build(
     const Topology& topo, Exchange* exchange, const std::vector<std::vector<uint32_t>>& mirror) {
-  const uint32_t n = topo.num_local();
-  const uint32_t parts = static_cast<uint32_t>(topo.split().size());
-  const uint32_t self = static_cast<uint32_t>(topo.part());
   // A bad peer's bytes fail the build only after the last collective step, so that the other
   // processes are not left waiting.
   absl::Status failed;
-  auto fail = [&](uint32_t p, const std::string& what) {
-    if (failed.ok()) {
-      failed = absl::DataLossError(
-          absl::StrCat("cannot set up the neighbour lists: partition ", p, " sent ", what));
-    }
-  };
   auto degrees = SlotDegrees(topo, exchange, mirror, &failed);
   if (!degrees.ok()) return degrees.status();
   Neighbourhood nb;
-  nb.num_local_ = n;
-  nb.degree_.assign(degrees->begin(), degrees->begin() + n);
-  const uint32_t num_remote = topo.num_remote();
-  const size_t blocks = (uint64_t{n} + kBlock - 1) / kBlock;
-  auto each_vertex = [&](auto&& f) {
-    tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
-      Distinct d;
-      const uint32_t end = std::min<uint32_t>(n, static_cast<uint32_t>((b + 1) * kBlock));
-      for (uint32_t v = static_cast<uint32_t>(b * kBlock); v < end; ++v) {
-        d.Of(topo, v);
-        f(v, d);
-      }
-    });
-  };
-  auto degree_of = [&](uint32_t slot) { return (*degrees)[slot]; };
+  nb.BuildLocal(topo, *degrees);
+  if (topo.split().size() == 1) return nb;
+  auto incoming = exchange->AllToAll(nb.ListsFor(topo, mirror, *degrees));
+  if (!incoming.ok()) return incoming.status();
+  if (!failed.ok()) return failed;
+  if (absl::Status taken = nb.TakeRemote(topo, *incoming, *degrees); !taken.ok()) return taken;
+  return nb;
+}
 
+void Neighbourhood::BuildLocal(const Topology& topo, const std::vector<uint32_t>& degrees) {
+  const uint32_t n = topo.num_local();
+  num_local_ = n;
+  degree_.assign(degrees.begin(), degrees.begin() + n);
   // The lists: counted, then laid out.
-  nb.offsets_.assign(uint64_t{n} + 1, 0);
-  each_vertex([&](uint32_t v, const Distinct& d) {
-    const uint32_t k = nb.degree_[v], g = topo.global_index(v);
+  offsets_.assign(uint64_t{n} + 1, 0);
+  EachVertex(topo, [&](uint32_t v, const Distinct& d) {
+    const uint32_t k = degree_[v], g = topo.global_index(v);
     uint64_t higher = 0;
-    for (size_t i = 0; i < d.size(); ++i) higher += Below(k, g, degree_of(d.slot(i)), d.global(i));
-    nb.offsets_[v + 1] = higher;
+    for (size_t i = 0; i < d.size(); ++i) higher += Below(k, g, degrees[d.slot(i)], d.global(i));
+    offsets_[v + 1] = higher;
   });
-  for (uint32_t v = 0; v < n; ++v) nb.offsets_[v + 1] += nb.offsets_[v];
-  const uint64_t entries = nb.offsets_[n];
-  nb.keys_.resize(entries);
-  if (!topo.symmetric()) nb.bits_.resize(entries);
-  bool slot_is_global = parts == 1;
+  for (uint32_t v = 0; v < n; ++v) offsets_[v + 1] += offsets_[v];
+  const uint64_t entries = offsets_[n];
+  keys_.resize(entries);
+  if (!topo.symmetric()) bits_.resize(entries);
+  bool slot_is_global = topo.split().size() == 1;
   for (uint32_t v = 0; v < n && slot_is_global; ++v) slot_is_global = topo.global_index(v) == v;
-  if (!slot_is_global) nb.slots_.resize(entries);
-  each_vertex([&](uint32_t v, const Distinct& d) {
-    const uint32_t k = nb.degree_[v], g = topo.global_index(v);
-    const uint64_t begin = nb.offsets_[v];
+  if (!slot_is_global) slots_.resize(entries);
+  EachVertex(topo, [&](uint32_t v, const Distinct& d) {
+    const uint32_t k = degree_[v], g = topo.global_index(v);
+    const uint64_t begin = offsets_[v];
     uint64_t at = begin;
     for (size_t i = 0; i < d.size(); ++i) {
-      const uint32_t kn = degree_of(d.slot(i));
+      const uint32_t kn = degrees[d.slot(i)];
       if (!Below(k, g, kn, d.global(i))) continue;
-      nb.keys_[at] = RankKey(kn, d.global(i));
-      if (!nb.bits_.empty()) nb.bits_[at] = d.bits(i);
-      if (!nb.slots_.empty()) nb.slots_[at] = d.slot(i);
+      keys_[at] = RankKey(kn, d.global(i));
+      if (!bits_.empty()) bits_[at] = d.bits(i);
+      if (!slots_.empty()) slots_[at] = d.slot(i);
       ++at;
     }
     // In rank order: the keys with their bits and slots.
-    if (nb.bits_.empty() && nb.slots_.empty()) {
-      std::sort(nb.keys_.begin() + begin, nb.keys_.begin() + at);
-    } else {
-      thread_local std::vector<std::pair<uint64_t, uint64_t>> order;
-      order.clear();
-      for (uint64_t e = begin; e < at; ++e) {
-        order.emplace_back(nb.keys_[e], (nb.bits_.empty() ? 0 : uint64_t{nb.bits_[e]} << 32) |
-                                            (nb.slots_.empty() ? 0 : nb.slots_[e]));
-      }
-      std::sort(order.begin(), order.end());
-      for (uint64_t e = begin; e < at; ++e) {
-        const auto& [key, rest] = order[e - begin];
-        nb.keys_[e] = key;
-        if (!nb.bits_.empty()) nb.bits_[e] = static_cast<uint8_t>(rest >> 32);
-        if (!nb.slots_.empty()) nb.slots_[e] = static_cast<uint32_t>(rest);
-      }
+    if (bits_.empty() && slots_.empty()) {
+      std::sort(keys_.begin() + begin, keys_.begin() + at);
+      return;
+    }
+    thread_local std::vector<std::pair<uint64_t, uint64_t>> order;
+    order.clear();
+    for (uint64_t e = begin; e < at; ++e) {
+      order.emplace_back(keys_[e], (bits_.empty() ? 0 : uint64_t{bits_[e]} << 32) |
+                                       (slots_.empty() ? 0 : slots_[e]));
+    }
+    std::sort(order.begin(), order.end());
+    for (uint64_t e = begin; e < at; ++e) {
+      const auto& [key, rest] = order[e - begin];
+      keys_[e] = key;
+      if (!bits_.empty()) bits_[e] = static_cast<uint8_t>(rest >> 32);
+      if (!slots_.empty()) slots_[e] = static_cast<uint32_t>(rest);
     }
   });
-  if (parts == 1) return nb;
+}
 
-  // To each partition q, for each of q's remotes here in q's order: the length of its list and
-  // the list if a vertex of q ranks below it (0 otherwise), then the lists' bits unless the graph
-  // is symmetric.
+// To each partition q, for each of q's remotes here in q's order: the length of its list and
+// the list if a vertex of q ranks below it (0 otherwise), then the lists' bits unless the graph
+// is symmetric.
+std::vector<std::string> Neighbourhood::ListsFor(const Topology& topo,
+                                                 const std::vector<std::vector<uint32_t>>& mirror,
+                                                 const std::vector<uint32_t>& degrees) const {
+  const uint32_t n = topo.num_local();
+  const uint32_t parts = static_cast<uint32_t>(topo.split().size());
+  const uint32_t self = static_cast<uint32_t>(topo.part());
   std::vector<std::string> outgoing(parts);
   tbb::parallel_for(uint32_t{0}, parts, [&](uint32_t q) {
     if (q == self) return;
@@ -218,12 +220,12 @@ absl::StatusOr<Neighbourhood> Neighbourhood::Build(
     std::vector<uint32_t> lengths;
     lengths.reserve(mirror[q].size());
     for (uint32_t y : mirror[q]) {
-      const uint32_t k = nb.degree_[y], g = topo.global_index(y);
+      const uint32_t k = degree_[y], g = topo.global_index(y);
       bool wanted = false;
       auto check = [&](std::span<const uint32_t> slots) {
         for (uint32_t s : slots) {
           if (s >= n && topo.remote_partition(s - n) == q &&
-              Below((*degrees)[s], topo.SlotGlobalIndex(s), k, g)) {
+              Below(degrees[s], topo.SlotGlobalIndex(s), k, g)) {
             wanted = true;
             return;
           }
@@ -231,78 +233,84 @@ absl::StatusOr<Neighbourhood> Neighbourhood::Build(
       };
       check(topo.out_slots(y));
       if (!wanted && !topo.symmetric()) check(topo.in_slots(y));
-      lengths.push_back(wanted ? static_cast<uint32_t>(nb.offsets_[y + 1] - nb.offsets_[y]) : 0);
+      lengths.push_back(wanted ? static_cast<uint32_t>(offsets_[y + 1] - offsets_[y]) : 0);
     }
     for (uint32_t len : lengths) Append32(len, out);
     for (size_t i = 0; i < lengths.size(); ++i) {
       if (lengths[i] == 0) continue;
-      const uint64_t begin = nb.offsets_[mirror[q][i]];
-      out.append(reinterpret_cast<const char*>(nb.keys_.data() + begin), 8 * lengths[i]);
+      const uint64_t begin = offsets_[mirror[q][i]];
+      out.append(reinterpret_cast<const char*>(keys_.data() + begin), 8 * lengths[i]);
     }
     if (!topo.symmetric()) {
       for (size_t i = 0; i < lengths.size(); ++i) {
         if (lengths[i] == 0) continue;
-        const uint64_t begin = nb.offsets_[mirror[q][i]];
-        out.append(reinterpret_cast<const char*>(nb.bits_.data() + begin), lengths[i]);
+        const uint64_t begin = offsets_[mirror[q][i]];
+        out.append(reinterpret_cast<const char*>(bits_.data() + begin), lengths[i]);
       }
     }
   });
-  auto incoming = exchange->AllToAll(std::move(outgoing));
-  if (!incoming.ok()) return incoming.status();
-  if (!failed.ok()) return failed;
+  return outgoing;
+}
+
+absl::Status Neighbourhood::TakeRemote(const Topology& topo,
+                                       const std::vector<std::string>& incoming,
+                                       const std::vector<uint32_t>& degrees) {
+  const uint32_t n = topo.num_local();
+  const uint32_t parts = static_cast<uint32_t>(topo.split().size());
+  const uint32_t self = static_cast<uint32_t>(topo.part());
+  const uint32_t num_remote = topo.num_remote();
+  auto fail = [&](uint32_t p, const std::string& what) {
+    return absl::DataLossError(
+        absl::StrCat("cannot set up the neighbour lists: partition ", p, " sent ", what));
+  };
   const auto& begin = topo.remote_partition_begin();
-  nb.remote_offsets_.assign(uint64_t{num_remote} + 1, 0);
+  remote_offsets_.assign(uint64_t{num_remote} + 1, 0);
   for (uint32_t p = 0; p < parts; ++p) {
     if (p == self) continue;
-    std::string_view in = (*incoming)[p];
+    std::string_view in = incoming[p];
     uint64_t total = 0;
     for (uint32_t r = begin[p]; r < begin[p + 1]; ++r) {
       uint32_t len;
-      if (!Take32(in, len)) {
-        fail(p, "a truncated list of lengths");
-        return failed;
-      }
-      nb.remote_offsets_[r + 1] = len;
+      if (!Take32(in, len)) return fail(p, "a truncated list of lengths");
+      remote_offsets_[r + 1] = len;
       total += len;
     }
     // Checked before anything is sized by the lengths (by division: a product could wrap).
     const uint64_t width = topo.symmetric() ? 8 : 9;
     if (in.size() % width != 0 || total != in.size() / width) {
-      fail(p, absl::StrCat(in.size(), " bytes of lists where their lengths make ", total,
-                           " entries of ", width, " bytes"));
-      return failed;
+      return fail(p, absl::StrCat(in.size(), " bytes of lists where their lengths make ", total,
+                                  " entries of ", width, " bytes"));
     }
   }
-  for (uint32_t r = 0; r < num_remote; ++r) nb.remote_offsets_[r + 1] += nb.remote_offsets_[r];
-  nb.remote_keys_.resize(nb.remote_offsets_[num_remote]);
-  if (!topo.symmetric()) nb.remote_bits_.resize(nb.remote_keys_.size());
+  for (uint32_t r = 0; r < num_remote; ++r) remote_offsets_[r + 1] += remote_offsets_[r];
+  remote_keys_.resize(remote_offsets_[num_remote]);
+  if (!topo.symmetric()) remote_bits_.resize(remote_keys_.size());
   for (uint32_t p = 0; p < parts; ++p) {
     if (p == self) continue;
-    std::string_view in = (*incoming)[p];
+    std::string_view in = incoming[p];
     in.remove_prefix(4 * uint64_t{begin[p + 1] - begin[p]});
-    const uint64_t first = nb.remote_offsets_[begin[p]];
-    const uint64_t count = nb.remote_offsets_[begin[p + 1]] - first;
+    const uint64_t first = remote_offsets_[begin[p]];
+    const uint64_t count = remote_offsets_[begin[p + 1]] - first;
     if (count > 0) {
-      std::memcpy(nb.remote_keys_.data() + first, in.data(), 8 * count);
+      std::memcpy(remote_keys_.data() + first, in.data(), 8 * count);
       if (!topo.symmetric()) {
-        std::memcpy(nb.remote_bits_.data() + first, in.data() + 8 * count, count);
+        std::memcpy(remote_bits_.data() + first, in.data() + 8 * count, count);
       }
     }
     for (uint32_t r = begin[p]; r < begin[p + 1]; ++r) {
-      const auto list = List(nb.remote_offsets_, nb.remote_keys_, nb.remote_bits_, r);
-      const uint64_t own = RankKey((*degrees)[n + r], topo.SlotGlobalIndex(n + r));
+      const auto list = List(remote_offsets_, remote_keys_, remote_bits_, r);
+      const uint64_t own = RankKey(degrees[n + r], topo.SlotGlobalIndex(n + r));
       for (uint32_t i = 0; i < list.size(); ++i) {
         if (list.global(i) >= topo.num_global() || list.key(i) <= (i > 0 ? list.key(i - 1) : own) ||
             list.bits(i) == 0 || list.bits(i) > 3) {
-          fail(p, absl::StrCat("a neighbour list for vertex ", ToString(topo.remote_id(r)),
-                               " that is not sorted, distinct vertices ranked above it with edge "
-                               "directions"));
-          return failed;
+          return fail(p, absl::StrCat("a neighbour list for vertex ", ToString(topo.remote_id(r)),
+                                      " that is not sorted, distinct vertices ranked above it "
+                                      "with edge directions"));
         }
       }
     }
   }
-  return nb;
+  return absl::OkStatus();
 }
 
 uint64_t Neighbourhood::bytes() const {

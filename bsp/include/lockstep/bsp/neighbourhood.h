@@ -18,6 +18,7 @@
 // lists, never the whole graph.
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -145,6 +146,16 @@ class Neighbourhood {
   uint64_t bytes() const;
 
  private:
+  // Build's steps: the local vertices' lists, by `degrees` (every slot's distinct degree); the
+  // bytes for each other partition (its remotes' lists that one of its vertices needs); and the
+  // lists received from the others, checked before they are kept.
+  void BuildLocal(const Topology& topo, const std::vector<uint32_t>& degrees);
+  std::vector<std::string> ListsFor(const Topology& topo,
+                                    const std::vector<std::vector<uint32_t>>& mirror,
+                                    const std::vector<uint32_t>& degrees) const;
+  absl::Status TakeRemote(const Topology& topo, const std::vector<std::string>& incoming,
+                          const std::vector<uint32_t>& degrees);
+
   static NeighbourList List(const std::vector<uint64_t>& offsets, const std::vector<uint64_t>& keys,
                             const std::vector<uint8_t>& bits, uint32_t v) {
     const uint64_t begin = offsets[v];
