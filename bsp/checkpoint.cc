@@ -12,9 +12,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lockstep/bsp/bytes.h"
 #include "lockstep/bsp/job.h"
 #include "lockstep/bsp/output.h"
-#include "lockstep/bsp/part_files.h"
 
 namespace lockstep::bsp {
 namespace {
@@ -22,44 +22,6 @@ namespace {
 constexpr char kMagic[8] = {'L', 'S', 'C', 'K', 'P', 'T', 0, 2};
 constexpr char kIndexMagic[8] = {'L', 'S', 'C', 'K', 'I', 'X', 0, 1};
 constexpr size_t kSections = 4;
-
-template <class T>
-void Put(std::string& out, T x) {
-  out.append(reinterpret_cast<const char*>(&x), sizeof(x));
-}
-void PutBytes(std::string& out, std::string_view bytes) {
-  Put(out, static_cast<uint32_t>(bytes.size()));
-  out.append(bytes);
-}
-
-// Reads the front of a checked file; false if it ends first.
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  template <class T>
-  bool Get(T& x) {
-    if (in_.size() < sizeof(x)) return false;
-    std::memcpy(&x, in_.data(), sizeof(x));
-    in_.remove_prefix(sizeof(x));
-    return true;
-  }
-  bool GetBytes(std::string& out) {
-    uint32_t n = 0;
-    if (!Get(n) || in_.size() < n) return false;
-    out.assign(in_.data(), n);
-    in_.remove_prefix(n);
-    return true;
-  }
-  bool Skip(uint64_t n) {
-    if (in_.size() < n) return false;
-    in_.remove_prefix(n);
-    return true;
-  }
-  std::string_view rest() const { return in_; }
-
- private:
-  std::string_view in_;
-};
 
 // Checks a file's magic (its first six bytes; the last two are the version's, checked after the
 // CRC so that a newer file is named as such) and CRC.
@@ -90,7 +52,7 @@ std::string EncodeCheckpointIndex(const CheckpointHeader& header, std::span<cons
   Put(out, kCheckpointVersion);
   Put(out, header.part);
   Put(out, header.parts);
-  PutBytes(out, header.job);
+  PutString(out, header.job);
   Put(out, static_cast<uint64_t>(ids.size()));
   out.append(reinterpret_cast<const char*>(ids.data()), ids.size() * sizeof(VertexId));
   out.append(reinterpret_cast<const char*>(out_degrees.data()), out_degrees.size() * 4);
@@ -118,13 +80,13 @@ std::string& CheckpointWriter::Begin(CheckpointSection s) {
       Put(bytes_, header_.superstep);
       Put(bytes_, header_.part);
       Put(bytes_, header_.parts);
-      PutBytes(bytes_, header_.app);
-      PutBytes(bytes_, header_.job);
+      PutString(bytes_, header_.app);
+      PutString(bytes_, header_.job);
       Put(bytes_, index_crc_);
       Put(bytes_, static_cast<uint32_t>(aggregators_.size()));
       for (const auto& [name, value] : aggregators_) {
-        PutBytes(bytes_, name);
-        PutBytes(bytes_, value);
+        PutString(bytes_, name);
+        PutString(bytes_, value);
       }
       Put(bytes_, vertices_);
       held_at_ = bytes_.size();
@@ -171,7 +133,7 @@ absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::str
   file.name_ = name;  // a copy: the errors below name the file too
   file.bytes_ = std::move(bytes);
   file.index_ = std::move(index);
-  Reader in(std::string_view(file.bytes_).substr(0, file.bytes_.size() - 4));
+  ByteReader in(std::string_view(file.bytes_).substr(0, file.bytes_.size() - 4));
   in.Skip(sizeof(kMagic));
   uint32_t version = 0;
   CheckpointHeader& h = file.header_;
@@ -181,8 +143,8 @@ absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::str
         absl::StrCat("has version ", version, "; this build reads version ", kCheckpointVersion));
   }
   uint32_t num_aggregators = 0, index_crc = 0;
-  if (!in.Get(h.superstep) || !in.Get(h.part) || !in.Get(h.parts) || !in.GetBytes(h.app) ||
-      !in.GetBytes(h.job) || !in.Get(index_crc) || !in.Get(num_aggregators)) {
+  if (!in.Get(h.superstep) || !in.Get(h.part) || !in.Get(h.parts) || !in.GetString(h.app) ||
+      !in.GetString(h.job) || !in.Get(index_crc) || !in.Get(num_aggregators)) {
     return bad("has a truncated header");
   }
   if (h.parts == 0 || h.part >= h.parts) {
@@ -190,7 +152,7 @@ absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::str
   }
   for (uint32_t i = 0; i < num_aggregators; ++i) {
     std::string agg_name, value;
-    if (!in.GetBytes(agg_name) || !in.GetBytes(value)) return bad("has a truncated aggregator");
+    if (!in.GetString(agg_name) || !in.GetString(value)) return bad("has a truncated aggregator");
     file.aggregators_.emplace_back(std::move(agg_name), std::move(value));
   }
   if (!in.Get(file.vertices_) || !in.Get(file.held_)) return bad("has no vertex count");
@@ -210,7 +172,7 @@ absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::str
   }
 
   // The index: of this job and part, the one this state was written with.
-  Reader ix(std::string_view(file.index_).substr(0, file.index_.size() - 4));
+  ByteReader ix(std::string_view(file.index_).substr(0, file.index_.size() - 4));
   ix.Skip(sizeof(kIndexMagic));
   uint32_t ix_version = 0, ix_part = 0, ix_parts = 0;
   std::string ix_job;
@@ -220,7 +182,7 @@ absl::StatusOr<CheckpointFile> CheckpointFile::Parse(std::string bytes, std::str
     return bad_index(absl::StrCat("has version ", ix_version, "; this build reads version ",
                                   kCheckpointVersion));
   }
-  if (!ix.Get(ix_part) || !ix.Get(ix_parts) || !ix.GetBytes(ix_job) || !ix.Get(ix_vertices)) {
+  if (!ix.Get(ix_part) || !ix.Get(ix_parts) || !ix.GetString(ix_job) || !ix.Get(ix_vertices)) {
     return bad_index("has a truncated header");
   }
   file.ids_at_ = static_cast<size_t>(ix.rest().data() - file.index_.data());

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "lockstep/bsp/bytes.h"
 #include "tbb/parallel_for.h"
 
 namespace lockstep::bsp {
@@ -61,18 +62,6 @@ bool Below(uint32_t k_a, uint32_t a, uint32_t k_b, uint32_t b) {
   return k_a != k_b ? k_a < k_b : a < b;
 }
 
-void Append32(uint32_t x, std::string& out) {
-  out.append(reinterpret_cast<const char*>(&x), sizeof(x));
-}
-
-// Reads a 32-bit value off the front of `in`; false if too few bytes remain.
-bool Take32(std::string_view& in, uint32_t& x) {
-  if (in.size() < sizeof(x)) return false;
-  std::memcpy(&x, in.data(), sizeof(x));
-  in.remove_prefix(sizeof(x));
-  return true;
-}
-
 // Calls f(v, distinct neighbours of v) for every local vertex, in parallel by blocks.
 template <typename F>
 void EachVertex(const Topology& topo, F&& f) {
@@ -113,7 +102,7 @@ absl::StatusOr<std::vector<uint32_t>> SlotDegrees(const Topology& topo, Exchange
   for (uint32_t q = 0; q < parts; ++q) {
     if (q == self) continue;
     outgoing[q].reserve(4 * mirror[q].size());
-    for (uint32_t v : mirror[q]) Append32(degrees[v], outgoing[q]);
+    for (uint32_t v : mirror[q]) Put(outgoing[q], degrees[v]);
   }
   auto incoming = exchange->AllToAll(std::move(outgoing));
   if (!incoming.ok()) return incoming.status();
@@ -235,7 +224,7 @@ std::vector<std::string> Neighbourhood::ListsFor(const Topology& topo,
       if (!wanted && !topo.symmetric()) check(topo.in_slots(y));
       lengths.push_back(wanted ? static_cast<uint32_t>(offsets_[y + 1] - offsets_[y]) : 0);
     }
-    for (uint32_t len : lengths) Append32(len, out);
+    for (uint32_t len : lengths) Put(out, len);
     for (size_t i = 0; i < lengths.size(); ++i) {
       if (lengths[i] == 0) continue;
       const uint64_t begin = offsets_[mirror[q][i]];
@@ -267,16 +256,17 @@ absl::Status Neighbourhood::TakeRemote(const Topology& topo,
   remote_offsets_.assign(uint64_t{num_remote} + 1, 0);
   for (uint32_t p = 0; p < parts; ++p) {
     if (p == self) continue;
-    std::string_view in = incoming[p];
+    ByteReader lengths(incoming[p]);
     uint64_t total = 0;
     for (uint32_t r = begin[p]; r < begin[p + 1]; ++r) {
       uint32_t len;
-      if (!Take32(in, len)) return fail(p, "a truncated list of lengths");
+      if (!lengths.Get(len)) return fail(p, "a truncated list of lengths");
       remote_offsets_[r + 1] = len;
       total += len;
     }
     // Checked before anything is sized by the lengths (by division: a product could wrap).
     const uint64_t width = topo.symmetric() ? 8 : 9;
+    const std::string_view in = lengths.rest();
     if (in.size() % width != 0 || total != in.size() / width) {
       return fail(p, absl::StrCat(in.size(), " bytes of lists where their lengths make ", total,
                                   " entries of ", width, " bytes"));

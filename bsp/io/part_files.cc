@@ -45,6 +45,8 @@
 #include "absl/strings/str_cat.h"
 #include "io/parse.h"
 #include "io/share_reader.h"
+#include "lockstep/bsp/bytes.h"
+#include "lockstep/bsp/collectives.h"
 #include "lockstep/bsp/free_memory.h"
 #include "lockstep/bsp/job.h"
 #include "lockstep/bsp/oom_safe.h"
@@ -1014,24 +1016,6 @@ absl::Status CheckNamesFile(const Manifest& m, uint32_t k, const std::vector<std
 // ---------------------------------------------------------------------------------------------
 // The distributed writer.
 
-template <class T>
-void PutRaw(std::string& out, const T& v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-
-template <class T>
-bool GetRaw(std::string_view& in, T& v) {
-  if (in.size() < sizeof(T)) return false;
-  std::memcpy(&v, in.data(), sizeof(T));
-  in.remove_prefix(sizeof(T));
-  return true;
-}
-
-absl::StatusOr<std::vector<std::string>> AllGatherBytes(Exchange& exchange,
-                                                        const std::string& mine) {
-  return exchange.AllToAll(std::vector<std::string>(exchange.size(), mine));
-}
-
 // Worker `rank` of `size`'s share of `path` (a file, or a directory's edge-list files read as one
 // input), as the partitioned load cuts it (io::ShareReader); only the share is read.
 absl::StatusOr<std::string> ReadShare(const std::string& path, uint32_t rank, uint32_t size) {
@@ -1042,26 +1026,26 @@ absl::StatusOr<std::string> ReadShare(const std::string& path, uint32_t rank, ui
 
 // One file's entry, as a worker tells worker 0.
 void PutEntry(std::string& out, const FileEntry& f) {
-  PutRaw(out, static_cast<uint64_t>(f.name.size()));
+  Put(out, static_cast<uint64_t>(f.name.size()));
   out += f.name;
-  PutRaw(out, f.first_global);
-  PutRaw(out, f.count);
-  PutRaw(out, f.size);
-  PutRaw(out, static_cast<uint64_t>(f.crcs.size()));
-  for (uint32_t c : f.crcs) PutRaw(out, c);
+  Put(out, f.first_global);
+  Put(out, f.count);
+  Put(out, f.size);
+  Put(out, static_cast<uint64_t>(f.crcs.size()));
+  for (uint32_t c : f.crcs) Put(out, c);
 }
 
-bool GetEntry(std::string_view& in, FileEntry& f) {
+bool GetEntry(ByteReader& in, FileEntry& f) {
   uint64_t n = 0, crcs = 0;
-  if (!GetRaw(in, n) || in.size() < n) return false;
-  f.name = std::string(in.substr(0, n));
-  in.remove_prefix(n);
-  if (!GetRaw(in, f.first_global) || !GetRaw(in, f.count) || !GetRaw(in, f.size) ||
-      !GetRaw(in, crcs) || in.size() < crcs * sizeof(uint32_t)) {
+  std::string_view name;
+  if (!in.Get(n) || !in.GetBytes(n, name)) return false;
+  f.name = std::string(name);
+  if (!in.Get(f.first_global) || !in.Get(f.count) || !in.Get(f.size) || !in.Get(crcs) ||
+      in.rest().size() < crcs * sizeof(uint32_t)) {
     return false;
   }
   f.crcs.resize(crcs);
-  for (uint32_t& c : f.crcs) GetRaw(in, c);
+  for (uint32_t& c : f.crcs) in.Get(c);
   return true;
 }
 
@@ -1129,21 +1113,21 @@ absl::Status DistributedWriter::Positions(const std::string& edge_file) {
         break;
       }
       const uint32_t ps = owner_of(tok[0]), pd = owner_of(tok[1]);
-      PutRaw(out[ps], count);
-      if (pd != ps) PutRaw(out[pd], count);
+      Put(out[ps], count);
+      if (pd != ps) Put(out[pd], count);
       ++count;
     }
   }
   if (auto st = AgreeOnStatus(exchange_, read); !st.ok()) return st;
   std::string mine;
-  PutRaw(mine, count);
-  auto counts = AllGatherBytes(exchange_, mine);
+  Put(mine, count);
+  auto counts = AllGather(exchange_, mine);
   if (!counts.ok()) return counts.status();
   std::vector<uint64_t> base(size_ + 1, 0);
   for (uint32_t p = 0; p < size_; ++p) {
-    std::string_view in = (*counts)[p];
+    ByteReader in((*counts)[p]);
     uint32_t c = 0;
-    if (!GetRaw(in, c)) return absl::InternalError("partitioned write: a malformed count");
+    if (!in.Get(c)) return absl::InternalError("partitioned write: a malformed count");
     base[p + 1] = base[p] + c;
   }
   total_edges_ = base[size_];
@@ -1153,9 +1137,9 @@ absl::Status DistributedWriter::Positions(const std::string& edge_file) {
   // order of the part's edges.
   position_.reserve(part_.input.num_stored_edges());
   for (uint32_t p = 0; p < size_; ++p) {
-    std::string_view from = (*in)[p];
+    ByteReader from((*in)[p]);
     uint32_t index = 0;
-    while (GetRaw(from, index)) position_.push_back(static_cast<uint32_t>(base[p] + index));
+    while (from.Get(index)) position_.push_back(static_cast<uint32_t>(base[p] + index));
   }
   absl::Status match = position_.size() == part_.input.num_stored_edges()
                            ? absl::OkStatus()
@@ -1223,13 +1207,13 @@ absl::Status DistributedWriter::Run() {
   std::string id;
   if (rank_ == 0) {
     prepared = PrepareDir(dir_, old_files);
-    PutRaw(id, RandomGraphId());
+    Put(id, RandomGraphId());
   }
   if (auto st = AgreeOnStatus(exchange_, prepared); !st.ok()) return st;
-  auto ids = AllGatherBytes(exchange_, id);
+  auto ids = AllGather(exchange_, id);
   if (!ids.ok()) return ids.status();
-  std::string_view first = (*ids)[0];
-  if (!GetRaw(first, graph_id_)) return absl::InternalError("partitioned write: no graph id");
+  ByteReader first((*ids)[0]);
+  if (!first.Get(graph_id_)) return absl::InternalError("partitioned write: no graph id");
 
   // The edges as a GraphInput's arrays: the writer reads them by stored edge.
   auto part = LoadPartition(source_, WeightUse::kNonNegative, exchange_, /*in_edges=*/true,
@@ -1249,8 +1233,8 @@ absl::Status DistributedWriter::Run() {
   }
   if (auto st = Positions(edge_file); !st.ok()) return st;
   std::string weights;
-  PutRaw(weights, static_cast<uint8_t>(part_.input.weights.empty() ? 0 : 1));
-  auto weighted = AllGatherBytes(exchange_, weights);
+  Put(weights, static_cast<uint8_t>(part_.input.weights.empty() ? 0 : 1));
+  auto weighted = AllGather(exchange_, weights);
   if (!weighted.ok()) return weighted.status();
   for (const std::string& w : *weighted) weighted_ = weighted_ || (!w.empty() && w[0] != 0);
   if (auto st = AgreeOnStatus(exchange_, WriteFiles()); !st.ok()) return st;
@@ -1259,7 +1243,7 @@ absl::Status DistributedWriter::Run() {
   std::string mine;
   PutEntry(mine, data_);
   PutEntry(mine, names_);
-  auto all = AllGatherBytes(exchange_, mine);
+  auto all = AllGather(exchange_, mine);
   if (!all.ok()) return all.status();
   absl::Status committed;
   if (rank_ == 0) {
@@ -1273,7 +1257,7 @@ absl::Status DistributedWriter::Run() {
     m.facts.format = format_;
     m.facts.properties = part_.input.properties;
     for (uint32_t p = 0; p < size_ && committed.ok(); ++p) {
-      std::string_view in = (*all)[p];
+      ByteReader in((*all)[p]);
       FileEntry data, names;
       if (!GetEntry(in, data) || !GetEntry(in, names)) {
         committed = absl::InternalError("partitioned write: a malformed file entry");

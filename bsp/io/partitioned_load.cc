@@ -47,6 +47,8 @@
 #include "absl/strings/str_cat.h"
 #include "io/parse.h"
 #include "io/share_reader.h"
+#include "lockstep/bsp/bytes.h"
+#include "lockstep/bsp/collectives.h"
 #include "lockstep/bsp/free_memory.h"
 #include "lockstep/bsp/oom_safe.h"
 #include "lockstep/bsp/part_files.h"
@@ -65,38 +67,6 @@ using io::kNoIndex;
 using io::ParsedChunk;
 using io::ParsedFile;
 using io::TextKey;
-
-// ---------------------------------------------------------------------------------------------
-// Bytes on the exchange.
-
-template <class T>
-void Put(std::string& out, const T& v) {
-  char bytes[sizeof(T)];
-  std::memcpy(bytes, &v, sizeof(T));
-  out.append(bytes, sizeof(T));
-}
-
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  template <class T>
-  bool Get(T& v) {
-    if (in_.size() < sizeof(T)) return false;
-    std::memcpy(&v, in_.data(), sizeof(T));
-    in_.remove_prefix(sizeof(T));
-    return true;
-  }
-  bool GetBytes(size_t n, std::string_view& out) {
-    if (in_.size() < n) return false;
-    out = in_.substr(0, n);
-    in_.remove_prefix(n);
-    return true;
-  }
-  bool empty() const { return in_.empty(); }
-
- private:
-  std::string_view in_;
-};
 
 absl::Status Malformed() {
   return absl::InternalError("partitioned load: a peer sent a malformed record");
@@ -198,7 +168,7 @@ void PutKey(std::string& out, IdCoding coding, const TextKey& k) {
   }
 }
 
-bool GetKey(Reader& in, IdCoding coding, TextKey& k) {
+bool GetKey(ByteReader& in, IdCoding coding, TextKey& k) {
   k = TextKey{true, 0, {}};
   if (coding == IdCoding::kNarrow) {
     uint32_t v;
@@ -219,7 +189,7 @@ bool GetKey(Reader& in, IdCoding coding, TextKey& k) {
   return tag == 1 && in.Get(n) && in.GetBytes(n, k.text);
 }
 
-bool GetCoding(Reader& in, IdCoding& coding) {
+bool GetCoding(ByteReader& in, IdCoding& coding) {
   uint8_t c;
   if (!in.Get(c) || c > kLastCoding) return false;
   coding = static_cast<IdCoding>(c);
@@ -231,20 +201,6 @@ std::string NameOf(const TextKey& k) {
   char buf[24];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, k.value);
   return std::string(buf, end);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Collectives built on AllToAll.
-
-absl::StatusOr<std::vector<std::string>> AllGather(Exchange& exchange, const std::string& mine) {
-  return exchange.AllToAll(std::vector<std::string>(exchange.size(), mine));
-}
-
-std::string EncodeStatus(const absl::Status& st) {
-  std::string out;
-  Put(out, static_cast<int32_t>(st.code()));
-  out.append(st.message().data(), st.message().size());
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -288,7 +244,7 @@ struct Failure {
     Put(out, static_cast<uint32_t>(text.size()));
     out.append(text);
   }
-  bool Decode(Reader& in) {
+  bool Decode(ByteReader& in) {
     uint8_t s;
     uint32_t n;
     std::string_view t;
@@ -1503,7 +1459,7 @@ absl::Status PartitionLoader::LoadVertexFile(const std::string& path) {
       break;
     }
     for (uint32_t p = 0; p < size_; ++p) {
-      Reader r(std::string_view(in->batches[p]).substr(1));
+      ByteReader r(std::string_view(in->batches[p]).substr(1));
       IdCoding coding;
       if (!GetCoding(r, coding)) return Malformed();
       while (!r.empty()) {
@@ -1904,7 +1860,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
       uint64_t announced;
       std::memcpy(&announced, batch.data() + 1, sizeof announced);
       if (announced > batch.size() - kRoundLead) return Malformed();
-      Reader r(batch.substr(kRoundLead, announced));
+      ByteReader r(batch.substr(kRoundLead, announced));
       edges_in[p] = batch.substr(kRoundLead + announced);
       IdCoding c;
       if (!GetCoding(r, c)) return Malformed();
@@ -1990,7 +1946,7 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
   std::vector<size_t> head(size_, 1);
   std::vector<uint64_t> base_of(size_, 0);
   for (uint32_t p = 0; p < size_; ++p) {
-    Reader r(batches[p]);
+    ByteReader r(batches[p]);
     if (!GetCoding(r, coding[p])) return Malformed();
     if (coding[p] == IdCoding::kSlimBased) {
       // (Narrow IDs: the base and any 24 bits stay below 2^32.)
@@ -2056,7 +2012,7 @@ absl::Status PartitionLoader::TakeEdges(const std::vector<std::string_view>& bat
   }
   if (text) {
     for (uint32_t p = 0; p < size_; ++p) {
-      Reader r(batches[p].substr(head[p]));
+      ByteReader r(batches[p].substr(head[p]));
       EdgesFrom& to = from_[p];
       while (!r.empty()) {
         TextKey ks, kd;
@@ -2285,7 +2241,7 @@ absl::Status PartitionLoader::Resolve(bool& weighted) {
   every_raw_ = true;
   raw_limit_ = 0;
   for (uint32_t p = 0; p < size_; ++p) {
-    Reader r((*all)[p]);
+    ByteReader r((*all)[p]);
     uint64_t vl, el, fw, fwo;
     Failure f;
     uint32_t pieces;
@@ -2548,7 +2504,7 @@ absl::Status PartitionLoader::Rank() {
   if (!gathered.ok()) return gathered.status();
   std::vector<TextKey> all;
   for (const std::string& s : *gathered) {
-    Reader r(s);
+    ByteReader r(s);
     while (!r.empty()) {
       TextKey k;
       if (!GetKey(r, IdCoding::kTagged, k)) return Malformed();
@@ -2589,7 +2545,7 @@ absl::Status PartitionLoader::Rank() {
   std::vector<Entry> range;
   std::vector<uint32_t> run_size(size_, 0);
   for (uint32_t p = 0; p < size_; ++p) {
-    Reader r((*in)[p]);
+    ByteReader r((*in)[p]);
     while (!r.empty()) {
       TextKey k;
       if (!GetKey(r, IdCoding::kTagged, k)) return Malformed();
@@ -2604,7 +2560,7 @@ absl::Status PartitionLoader::Rank() {
   if (!counts.ok()) return counts.status();
   starts_.assign(size_ + 1, 0);
   for (uint32_t p = 0; p < size_; ++p) {
-    Reader r((*counts)[p]);
+    ByteReader r((*counts)[p]);
     uint64_t n;
     if (!r.Get(n)) return Malformed();
     starts_[p + 1] = starts_[p] + n;
@@ -2633,7 +2589,7 @@ absl::Status PartitionLoader::Rank() {
   if (!back.ok()) return back.status();
   rank_of_.assign(table_.size(), kNoIndex);
   for (uint32_t b = 0; b < size_; ++b) {
-    Reader r((*back)[b]);
+    ByteReader r((*back)[b]);
     for (size_t i = run_begin[b]; i < run_begin[b + 1]; ++i) {
       if (!r.Get(rank_of_[own[i]])) return Malformed();
     }
@@ -2675,7 +2631,7 @@ absl::Status PartitionLoader::AskRemotes() {
     // meanwhile.
     std::vector<uint32_t> entries;
     for (uint32_t p = 0; p < size_; ++p) {
-      Reader r((*in)[p]);
+      ByteReader r((*in)[p]);
       uint8_t has_more;
       if (!r.Get(has_more)) return Malformed();
       more = more || has_more != 0;
@@ -2704,7 +2660,7 @@ absl::Status PartitionLoader::AskRemotes() {
     auto back = exchange_.AllToAll(std::move(replies));
     if (!back.ok()) return back.status();
     for (uint32_t p = 0; p < size_; ++p) {
-      Reader r((*back)[p]);
+      ByteReader r((*back)[p]);
       for (size_t i = done[p]; i < end[p]; ++i) {
         const uint32_t v = asked[p][i];
         if (!r.Get(rank_of_[v]) || !r.Get(table_.uuid[v])) return Malformed();
@@ -3103,22 +3059,6 @@ absl::StatusOr<PartitionInput> LoadPartition(const GraphSource& source, WeightUs
   return loader.Run();
 }
 
-absl::Status AgreeOnStatus(Exchange& exchange, const absl::Status& status) {
-  auto all = AllGather(exchange, EncodeStatus(status));
-  if (!all.ok()) return all.status();
-  for (const std::string& s : *all) {
-    Reader r(s);
-    int32_t code;
-    if (!r.Get(code)) return Malformed();
-    if (code == 0) continue;
-    std::string_view message;
-    r.GetBytes(s.size() - sizeof code, message);
-    return absl::Status(static_cast<absl::StatusCode>(code),
-                        absl::string_view(message.data(), message.size()));
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::vector<bool>> HaveVertices(const Topology& topology, Exchange& exchange,
                                                const std::vector<std::string>& names) {
   std::string mine(names.size(), '\0');
@@ -3153,7 +3093,7 @@ absl::StatusOr<absl::flat_hash_map<uint32_t, std::string>> ResolveNames(
   if (!in.ok()) return in.status();
   std::vector<std::string> replies(size);
   for (uint32_t p = 0; p < size; ++p) {
-    Reader r((*in)[p]);
+    ByteReader r((*in)[p]);
     while (!r.empty()) {
       uint32_t g;
       if (!r.Get(g) || g < names.first() || g - names.first() >= names.size()) return Malformed();
@@ -3168,7 +3108,7 @@ absl::StatusOr<absl::flat_hash_map<uint32_t, std::string>> ResolveNames(
   absl::flat_hash_map<uint32_t, std::string> resolved;
   resolved.reserve(globals.size());
   for (uint32_t p = 0; p < size; ++p) {
-    Reader r((*back)[p]);
+    ByteReader r((*back)[p]);
     for (uint32_t g : asked[p]) {
       uint32_t n;
       std::string_view name;

@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "lockstep/bsp/collectives.h"
 #include "lockstep/bsp/exchange.h"
 #include "lockstep/bsp/graph.h"
 #include "lockstep/bsp/graph_input.h"
@@ -152,10 +153,5 @@ absl::StatusOr<std::vector<bool>> HaveVertices(const Topology& topology, Exchang
 // the workers that hold their ranges.
 absl::StatusOr<absl::flat_hash_map<uint32_t, std::string>> ResolveNames(
     const RankNames& names, Exchange& exchange, std::vector<uint32_t> globals);
-
-// Collective: OK if every worker's `status` is OK, else the failure of the lowest-ranked failing
-// worker, the same on every worker (so that all fail alike). An exchange failure is returned as
-// it is.
-absl::Status AgreeOnStatus(Exchange& exchange, const absl::Status& status);
 
 }  // namespace lockstep::bsp
