@@ -97,10 +97,12 @@ def masked(path):
 
 
 def contents(path):
-    """A result: a file's bytes, or a directory's files' by name."""
+    """A result: a file's bytes, or a directory's result files' by name (not _SUCCESS, which
+    names the job)."""
     if not os.path.isdir(path):
         return open(path, "rb").read()
-    return {n: contents(os.path.join(path, n)) for n in sorted(os.listdir(path))}
+    return {n: contents(os.path.join(path, n)) for n in sorted(os.listdir(path))
+            if n != "_SUCCESS"}
 
 
 def same_form(a, b):
