@@ -30,6 +30,7 @@
 #include "lockstep/apps/sssp/sssp.h"
 #include "lockstep/apps/wcc/wcc.h"
 #include "lockstep/bsp/app.h"
+#include "lockstep/load/source.h"
 #include "tbb/global_control.h"
 #include "tbb/parallel_for.h"
 #include "util/engine_cluster.h"
@@ -182,7 +183,7 @@ bsp::GraphInput Load(const Options& o, Timing& load) {
   absl::StatusOr<bsp::GraphInput> input;
   for (int t = 0; t < (o.wants("load") ? o.trials : 1); ++t) {
     const auto start = Clock::now();
-    input = bsp::LoadGraph(source, bsp::WeightUse::kNonNegative);
+    input = load::LoadGraph(source, bsp::WeightUse::kNonNegative);
     load.trials.push_back(Seconds(start));
     if (!input.ok()) Fail("", input.status());
   }

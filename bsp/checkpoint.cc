@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lockstep/bsp/bytes.h"
-#include "lockstep/bsp/job.h"
+#include "lockstep/bsp/checksum.h"
 #include "lockstep/bsp/output.h"
 
 namespace lockstep::bsp {

@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "exit_codes.h"
 #include "flags.h"
-#include "lockstep/bsp/part_files.h"
 #include "lockstep/cli/job_params.h"
+#include "lockstep/load/input_form.h"
 
 namespace lockstep::cli {
 namespace {
@@ -82,12 +82,12 @@ absl::Status CheckJobFlags(const catalogue::AppInfo& app, const JobFlags& flags,
     }
   }
   if (auto st = CheckDatabaseFlags(flags); !st.ok()) return st;
-  if (bsp::IsPartitionedGraph(flags.graph) && !flags.format.empty()) {
+  if (load::IsPartitionedForm(flags.graph) && !flags.format.empty()) {
     return absl::InvalidArgumentError(
         "--format does not apply to a partitioned graph (a directory written by `lockstep "
         "partition`)");
   }
-  if (flags.undirected && bsp::IsGraphalytics(job.graph)) {
+  if (flags.undirected && load::IsGraphalytics(job.graph)) {
     return absl::InvalidArgumentError(
         "--undirected applies to edge lists; a Graphalytics graph says whether it is directed in "
         "its .properties file");

@@ -2,7 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/graph_input.h"
-#include "lockstep/bsp/part_files.h"
+#include "lockstep/load/graphalytics.h"
+#include "lockstep/load/input_form.h"
+#include "lockstep/load/partitioned_form.h"
 
 namespace lockstep::cli {
 
@@ -11,25 +13,25 @@ absl::StatusOr<JobParams> MakeJobParams(const catalogue::AppInfo& app,
                                         const std::map<std::string, std::string>& flags) {
   JobParams job;
   for (const catalogue::AppParam& p : app.params) job.values[p.name] = p.default_value;
-  if (bsp::IsPartitionedGraph(graph.path)) {
+  if (load::IsPartitionedForm(graph.path)) {
     // A partitioned graph keeps the properties of the Graphalytics graph it was written from.
-    auto facts = bsp::ReadPartGraphFacts(graph.path);
+    auto facts = load::ReadPartitionedFormFacts(graph.path);
     if (!facts.ok()) return facts.status();
     if (facts->format == "graphalytics") {
       for (const auto& [param, property] :
            catalogue::ParamsFromGraphalytics(app, facts->properties, job.values)) {
-        job.from_file[param] = absl::StrCat(graph.path, "/", bsp::kPartManifestName,
+        job.from_file[param] = absl::StrCat(graph.path, "/", load::kFormManifestName,
                                             ": Graphalytics property ", property);
       }
     }
-  } else if (bsp::IsGraphalytics(graph)) {
-    auto lines = bsp::ReadGraphalyticsPropertyLines(graph.path);
+  } else if (load::IsGraphalytics(graph)) {
+    auto lines = load::ReadGraphalyticsPropertyLines(graph.path);
     if (!lines.ok()) return lines.status();
     std::map<std::string, std::string> properties;
     for (const auto& [key, line] : *lines) properties[key] = line.value;
     for (const auto& [param, property] :
          catalogue::ParamsFromGraphalytics(app, properties, job.values)) {
-      const bsp::PropertyLine& line = lines->at(property);
+      const load::PropertyLine& line = lines->at(property);
       job.from_file[param] = absl::StrCat(graph.path, ":", line.line, ": ", line.key);
     }
   }

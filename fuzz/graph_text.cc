@@ -7,6 +7,7 @@
 #include <string>
 
 #include "lockstep/bsp/graph_input.h"
+#include "lockstep/load/source.h"
 
 namespace {
 
@@ -50,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (mode & 4) != 0 ? lockstep::bsp::WeightUse::kNonNegative : lockstep::bsp::WeightUse::kIgnore;
   // Bad input is an error, never a crash; a good graph is a consistent one: every edge's ends
   // are vertices, one weight per edge if any.
-  auto graph = lockstep::bsp::LoadGraph(source, weights);
+  auto graph = lockstep::load::LoadGraph(source, weights);
   if (!graph.ok()) return 0;
   const size_t n = graph->num_vertices();
   for (size_t e = 0; e < graph->src.size(); ++e) {

@@ -7,10 +7,11 @@
 
 #include "input_file.h"
 #include "lockstep/bsp/graph_input.h"
+#include "lockstep/load/graphalytics.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = lockstep::fuzz::InputFile(data, size);
   if (path.empty()) return 0;
-  (void)lockstep::bsp::ReadGraphalyticsProperties(path);
+  (void)lockstep::load::ReadGraphalyticsProperties(path);
   return 0;
 }

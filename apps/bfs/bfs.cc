@@ -3,6 +3,7 @@
 #include <deque>
 
 #include "lockstep/apps/common/source.h"
+#include "lockstep/runner/program_runner.h"
 
 namespace lockstep::apps::bfs {
 
@@ -24,7 +25,7 @@ catalogue::AppInfo Info() {
   info.params = {{"source", "", "the source vertex (external ID)"}};
   info.graphalytics = {{"bfs.source-vertex", "source", {}}};
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
-    return std::make_unique<bsp::ProgramRunner<App>>(report);
+    return std::make_unique<runner::ProgramRunner<App>>(report);
   };
   return info;
 }

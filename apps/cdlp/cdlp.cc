@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "lockstep/runner/program_runner.h"
+
 namespace lockstep::apps::cdlp {
 
 namespace {
@@ -78,7 +80,7 @@ catalogue::AppInfo Info() {
   info.iterations_param = "max-iterations";
   info.graphalytics = {{"cdlp.max-iterations", "max-iterations", {}}};
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
-    return std::make_unique<bsp::ProgramRunner<App>>(report);
+    return std::make_unique<runner::ProgramRunner<App>>(report);
   };
   return info;
 }

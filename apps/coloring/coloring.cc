@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "lockstep/runner/program_runner.h"
+
 namespace lockstep::apps::coloring {
 namespace {
 
@@ -180,7 +182,7 @@ catalogue::AppInfo Info() {
       {"precolored", "", "file of 'vertex colour' lines whose colours are kept", true},
   };
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
-    return std::make_unique<bsp::ProgramRunner<App>>(report);
+    return std::make_unique<runner::ProgramRunner<App>>(report);
   };
   return info;
 }

@@ -3,6 +3,8 @@
 #include <bit>
 #include <set>
 
+#include "lockstep/runner/program_runner.h"
+
 namespace lockstep::apps::lcc {
 
 void Program::Compute(bsp::Context<Program>& ctx, std::span<const Message> messages) const {
@@ -68,7 +70,7 @@ catalogue::AppInfo Info() {
                   "spread the triangle enumeration over this many supersteps "
                   "(bounds message memory)"}};
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
-    return std::make_unique<bsp::ProgramRunner<App>>(report);
+    return std::make_unique<runner::ProgramRunner<App>>(report);
   };
   return info;
 }

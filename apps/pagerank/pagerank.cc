@@ -1,5 +1,7 @@
 #include "lockstep/apps/pagerank/pagerank.h"
 
+#include "lockstep/runner/program_runner.h"
+
 namespace lockstep::apps::pagerank {
 
 absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphFacts&) {
@@ -40,7 +42,7 @@ catalogue::AppInfo Info() {
       {"pr.num-iterations", "max-iterations", {{"tolerance", "0"}}},
   };
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
-    return std::make_unique<bsp::ProgramRunner<App>>(report);
+    return std::make_unique<runner::ProgramRunner<App>>(report);
   };
   return info;
 }

@@ -4,6 +4,7 @@
 #include <queue>
 
 #include "lockstep/apps/common/source.h"
+#include "lockstep/runner/program_runner.h"
 
 namespace lockstep::apps::sssp {
 
@@ -100,7 +101,7 @@ catalogue::AppInfo Info() {
   };
   info.graphalytics = {{"sssp.source-vertex", "source", {}}};
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
-    return std::make_unique<bsp::ProgramRunner<App>>(report);
+    return std::make_unique<runner::ProgramRunner<App>>(report);
   };
   return info;
 }

@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "lockstep/runner/program_runner.h"
+
 namespace lockstep::apps::wcc {
 
 catalogue::AppInfo Info() {
@@ -11,7 +13,7 @@ catalogue::AppInfo Info() {
   info.validation = catalogue::ValidationRule::kEquivalence;
   info.values = catalogue::ValueKind::kVertex;
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
-    return std::make_unique<bsp::ProgramRunner<App>>(report);
+    return std::make_unique<runner::ProgramRunner<App>>(report);
   };
   return info;
 }

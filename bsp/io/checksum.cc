@@ -4,7 +4,7 @@
 #include <nmmintrin.h>
 #endif
 
-#include "lockstep/bsp/job.h"
+#include "lockstep/bsp/checksum.h"
 
 namespace lockstep::bsp {
 

@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "database.h"
 #include "exit_codes.h"
-#include "lockstep/bsp/part_files.h"
 #include "lockstep/cli/duration.h"
+#include "lockstep/load/input_form.h"
 
 namespace lockstep::cli {
 namespace {
@@ -41,7 +41,7 @@ const std::set<std::string>& FlagsWithResume() {
 // or a periodic service, has no use for it. Sets the job's absolute path.
 absl::Status SetSaveParts(const MasterFlags& m, const JobFlags& flags, bsp::JobDetails& job) {
   if (m.save_parts.empty()) return absl::OkStatus();
-  if (bsp::IsPartitionedGraph(flags.graph)) {
+  if (load::IsPartitionedForm(flags.graph)) {
     return absl::InvalidArgumentError(
         "--save-parts: the graph already is a partitioned graph (a directory written by "
         "`lockstep partition`)");

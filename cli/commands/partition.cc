@@ -8,7 +8,9 @@
 #include "exit_codes.h"
 #include "flags.h"
 #include "lockstep/bsp/graph_input.h"
-#include "lockstep/bsp/part_files.h"
+#include "lockstep/load/input_form.h"
+#include "lockstep/load/partitioned_form.h"
+#include "lockstep/load/source.h"
 #include "spdlog/spdlog.h"
 #include "timing.h"
 
@@ -49,19 +51,19 @@ class PartitionCommand final : public Command {
   // the result), and written as `parts` files.
   int Run() override {
     const bsp::GraphSource source{graph_, format_, undirected_};
-    if (undirected_ && bsp::IsGraphalytics(source)) {
+    if (undirected_ && load::IsGraphalytics(source)) {
       return UsageError(absl::InvalidArgumentError(
           "--undirected applies to edge lists; a Graphalytics graph says whether it is directed "
           "in its .properties file"));
     }
     const auto start = std::chrono::steady_clock::now();
-    auto input = bsp::LoadGraph(source, bsp::WeightUse::kNonNegative);
+    auto input = load::LoadGraph(source, bsp::WeightUse::kNonNegative);
     if (!input.ok()) return Fail(input.status());
     const double load_s = SecondsSince(start);
-    bsp::PartWriteOptions options;
-    options.parts = parts_;
-    options.format = bsp::IsGraphalytics(source) ? "graphalytics" : "edgelist";
-    if (auto st = bsp::WritePartFiles(*input, out_, options); !st.ok()) {
+    load::PartitionedFormOptions options;
+    options.shards = parts_;
+    options.format = load::IsGraphalytics(source) ? "graphalytics" : "edgelist";
+    if (auto st = load::WritePartitionedForm(*input, out_, options); !st.ok()) {
       return absl::IsFailedPrecondition(st) || absl::IsInvalidArgument(st) ? UsageError(st)
                                                                            : Fail(st);
     }

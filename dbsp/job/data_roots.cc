@@ -6,6 +6,8 @@
 #include "lockstep/bsp/graph_input.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/dbsp/settings.h"
+#include "lockstep/load/graphalytics.h"
+#include "lockstep/load/input_form.h"
 
 namespace lockstep::dbsp::job {
 namespace {
@@ -57,10 +59,10 @@ absl::StatusOr<NamedPaths> UriPaths(const bsp::JobDetails& d, const WorkerOption
 NamedPaths GraphalyticsPaths(const bsp::JobDetails& d,
                              const std::vector<std::filesystem::path>& roots) {
   NamedPaths paths;
-  if (IsDatabase(d.graph.path) || !bsp::IsGraphalytics(d.graph) || !Within(d.graph.path, roots)) {
+  if (IsDatabase(d.graph.path) || !load::IsGraphalytics(d.graph) || !Within(d.graph.path, roots)) {
     return paths;
   }
-  auto props = bsp::ReadGraphalyticsProperties(d.graph.path);
+  auto props = load::ReadGraphalyticsProperties(d.graph.path);
   if (!props.ok()) return paths;
   const std::string dir = std::filesystem::path(d.graph.path).parent_path().string();
   for (const char* key : {"vertex-file", "edge-file"}) {

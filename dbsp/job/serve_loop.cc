@@ -10,7 +10,7 @@
 #include "job/shipping_runner.h"
 #include "job/worker_phases.h"
 #include "lockstep/bsp/free_memory.h"
-#include "lockstep/bsp/partitioned_load.h"
+#include "lockstep/bsp/load_stats.h"
 #include "lockstep/bsp/text.h"
 #include "lockstep/dbsp/settings.h"
 #include "spdlog/spdlog.h"

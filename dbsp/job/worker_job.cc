@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lockstep/bsp/checkpoint.h"
-#include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/text.h"
 #include "spdlog/spdlog.h"
 

@@ -8,6 +8,7 @@
 
 #include "lockstep/bsp/app.h"
 #include "lockstep/catalogue/app.h"
+#include "lockstep/runner/program_runner.h"
 
 namespace example {
 
@@ -66,7 +67,7 @@ inline lockstep::catalogue::AppInfo InDegreeInfo() {
   info.summary = "count each vertex's in-edges (an example of a user-written vertex program)";
   info.params = {{"min-weight", "0", "count only edges with at least this weight"}};
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<lockstep::bsp::JobRunner> {
-    return std::make_unique<lockstep::bsp::ProgramRunner<InDegreeApp>>(report);
+    return std::make_unique<lockstep::runner::ProgramRunner<InDegreeApp>>(report);
   };
   return info;
 }

@@ -13,6 +13,7 @@
 
 #include "lockstep/bsp/app.h"
 #include "lockstep/catalogue/app.h"
+#include "lockstep/runner/program_runner.h"
 
 namespace example {
 
@@ -58,7 +59,7 @@ inline lockstep::catalogue::AppInfo MinReachInfo() {
       "the smallest vertex reaching each vertex along directed edges (an example of a "
       "user-written program that gets push/pull for free)";
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<lockstep::bsp::JobRunner> {
-    return std::make_unique<lockstep::bsp::ProgramRunner<MinReachApp>>(report);
+    return std::make_unique<lockstep::runner::ProgramRunner<MinReachApp>>(report);
   };
   return info;
 }

@@ -39,6 +39,7 @@
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/app.h"
 #include "lockstep/catalogue/app.h"
+#include "lockstep/runner/program_runner.h"
 
 namespace lockstep::fault {
 
@@ -245,7 +246,7 @@ class Runner final : public bsp::JobRunner {
   }
 
  private:
-  bsp::ProgramRunner<App<Msg>> inner_;
+  runner::ProgramRunner<App<Msg>> inner_;
   bool armed_ = false;
 };
 

@@ -2,20 +2,24 @@
 # The dependency rules of the house style, checked on the C++ sources (.h and .cc) of each folder.
 # Each violation prints as `file:line: rule: code`, and the test fails if there is any.
 #
-# Layering: cli -> {apps, db, dbsp, generate, validate} -> catalogue -> bsp -> partition.
+# Layering: cli -> {apps, db, dbsp, generate, validate} -> catalogue -> bsp -> partition, with the
+# load library (graph input) above bsp and partition and the runner above the load, below the apps,
+# dbsp and cli that use them (docs/design.md §2.1).
 #   1. bsp and partition never include grpc, protobuf (google/protobuf, *.pb.h), dbsp, apps, cli,
-#      catalogue, generate or validate headers; partition does not include bsp either.
+#      catalogue, generate, validate, load or runner headers; partition does not include bsp
+#      either. load never includes grpc, protobuf, a database client, db, dbsp, apps, cli,
+#      catalogue, generate, validate or runner headers; runner none of those but load.
 #   2. The installed dbsp headers (dbsp/include/...) never include generated protobuf (*.pb.h) or
 #      grpc headers: an embedder of dbsp must not need the generated types.
-#   3. The engine (bsp, partition, dbsp) never names an app: no include of lockstep/apps headers,
+#   3. The engine (bsp, partition, load, runner, dbsp) never names an app: no include of lockstep/apps headers,
 #      and none of the names pagerank, sssp, bfs, wcc, cdlp, lcc, coloring, colouring anywhere in
 #      code, in any case, as a part of an identifier or string (`kPageRank`, "wcc.labels"): a
 #      name counts where a word part starts (after a non-letter, or at a capital after a lower-case
 #      letter) and ends (not followed by a lower-case letter), so `ProcessSpace` holds no "sssp".
 #      Comments may mention apps (they explain where a design comes from). The short aliases
 #      "pr" and "color" are not checked: as parts of words they would match ordinary code.
-#   4. apps include, of lockstep's own modules, only bsp, catalogue and apps; and never grpc or
-#      protobuf.
+#   4. apps include, of lockstep's own modules, only bsp, catalogue, runner and apps; and never
+#      grpc or protobuf.
 #   5. catalogue includes, of lockstep's own modules, only bsp and catalogue.
 #   6. Below the command line (bsp, partition, dbsp, apps, catalogue) no string names a flag
 #      (`"--checkpoint-dir: ..."`): dbsp names a setting with SettingName (dbsp/settings.h) and the
@@ -53,13 +57,15 @@ sources() { find "$@" -type f \( -name '*.cc' -o -name '*.h' \) 2>/dev/null | so
 
 inc='^\s*#\s*include\s*[<"]'
 rpc='(grpc|grpcpp|grpc\+\+)/|google/protobuf/|[^>"]*\.pb\.h[>"]'
-mapfile -t engine < <(sources bsp partition dbsp)
+mapfile -t engine < <(sources bsp partition load runner dbsp)
 mapfile -t lower < <(sources bsp partition)
+mapfile -t input < <(sources load)
+mapfile -t runner < <(sources runner)
 mapfile -t part < <(sources partition)
 mapfile -t dbsp_public < <(sources dbsp/include)
 mapfile -t apps < <(sources apps)
 mapfile -t catalogue < <(sources catalogue)
-for list in engine lower apps catalogue; do
+for list in engine lower input runner apps catalogue; do
   declare -n files=$list
   if [ ${#files[@]} -eq 0 ]; then
     echo "FAIL: no C++ files found for '$list' under $source_dir" >&2
@@ -68,8 +74,15 @@ for list in engine lower apps catalogue; do
 done
 
 check "bsp and partition never include grpc or protobuf" "$inc($rpc)" "${lower[@]}"
-check "bsp and partition never include db, dbsp, apps, cli, catalogue, generate or validate" \
-  "$inc(lockstep/)?(db|dbsp|apps|cli|catalogue|generate|validate)/" "${lower[@]}"
+check "bsp and partition never include db, dbsp, apps, cli, catalogue, generate, validate, load or runner" \
+  "$inc(lockstep/)?(db|dbsp|apps|cli|catalogue|generate|validate|load|runner)/" "${lower[@]}"
+check "load never includes grpc or protobuf" "$inc($rpc)" "${input[@]}"
+check "load never includes db, dbsp, apps, cli, catalogue, generate, validate or runner" \
+  "$inc(lockstep/)?(db|dbsp|apps|cli|catalogue|generate|validate|runner)/" "${input[@]}"
+check "load never includes a database client" "$inc(libpq|pqxx|postgresql)" "${input[@]}"
+check "runner never includes grpc or protobuf" "$inc($rpc)" "${runner[@]}"
+check "runner never includes db, dbsp, apps, cli, catalogue, generate or validate" \
+  "$inc(lockstep/)?(db|dbsp|apps|cli|catalogue|generate|validate)/" "${runner[@]}"
 check "bsp and partition never include a database client" "$inc(libpq|pqxx|postgresql)" \
   "${lower[@]}"
 check "partition never includes bsp" "$inc(lockstep/)?bsp/" "${part[@]}"
@@ -79,8 +92,8 @@ check "the engine never includes apps headers" "$inc(lockstep/)?apps/" "${engine
 check "the engine never names an app" \
   '(?:(?<![A-Za-z])|(?<=[a-z0-9])(?=[A-Z]))(?i:pagerank|sssp|bfs|wcc|cdlp|lcc|colou?ring)(?![a-z])' \
   "${engine[@]}"
-check "apps include only bsp and catalogue (of lockstep)" \
-  "$inc(lockstep/(?!bsp/|catalogue/|apps/)|(dbsp|cli|partition|generate|validate)/)" \
+check "apps include only bsp, catalogue and runner (of lockstep)" \
+  "$inc(lockstep/(?!bsp/|catalogue/|runner/|apps/)|(dbsp|cli|partition|generate|validate|load)/)" \
   "${apps[@]}"
 check "apps never include grpc or protobuf" "$inc($rpc)" "${apps[@]}"
 check "catalogue includes only bsp (of lockstep)" \

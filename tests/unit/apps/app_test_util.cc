@@ -14,6 +14,9 @@
 #include <sstream>
 
 #include "lockstep/bsp/executor.h"
+#include "lockstep/load/graphalytics.h"
+#include "lockstep/load/input_form.h"
+#include "lockstep/load/source.h"
 #include "tbb/global_control.h"
 
 namespace lockstep::apps::testing {
@@ -39,8 +42,8 @@ RunResult RunApp(const catalogue::AppInfo& app, const bsp::GraphSource& graph,
   job.graph = graph;
   job.output = dir.File("out.txt");
   for (const catalogue::AppParam& p : app.params) job.params[p.name] = p.default_value;
-  if (bsp::IsGraphalytics(graph)) {
-    auto props = bsp::ReadGraphalyticsProperties(graph.path);
+  if (load::IsGraphalytics(graph)) {
+    auto props = load::ReadGraphalyticsProperties(graph.path);
     if (!props.ok()) {
       result.status = props.status();
       return result;
@@ -114,7 +117,7 @@ std::vector<double> ByInputIndex(const RunResult& result, const bsp::GraphInput&
 }
 
 bsp::GraphInput LoadOrDie(const bsp::GraphSource& graph, bsp::WeightUse weights) {
-  auto input = bsp::LoadGraph(graph, weights);
+  auto input = load::LoadGraph(graph, weights);
   EXPECT_TRUE(input.ok()) << input.status();
   return input.ok() ? *std::move(input) : bsp::GraphInput{};
 }

@@ -23,6 +23,7 @@
 #include "lockstep/apps/sssp/sssp.h"
 #include "lockstep/apps/wcc/wcc.h"
 #include "lockstep/bsp/checkpoint.h"
+#include "lockstep/load/source.h"
 #include "minreach.h"  // examples/minreach
 #include "util/cluster_output.h"
 #include "util/engine_cluster.h"
@@ -56,7 +57,7 @@ class CheckpointAppsTest : public ::testing::TestWithParam<Case> {
   void Check(const bsp::Params& params) {
     using P = typename App::Program;
     const auto [from, to, at] = GetParam();
-    auto input = bsp::LoadGraph({path_, "edgelist", false}, App::kWeights);
+    auto input = load::LoadGraph({path_, "edgelist", false}, App::kWeights);
     ASSERT_TRUE(input.ok()) << input.status();
     auto program = App::Make(params, bsp::FactsOf<App>(params, *input));
     ASSERT_TRUE(program.ok()) << program.status();
@@ -153,7 +154,7 @@ TEST(CheckpointRestoreTest, RefusesAnotherGraphsCheckpoint) {
   const bsp::Params params = {{"damping", "0.85"}, {"tolerance", "0"}, {"max-iterations", "5"}};
   auto load = [&](const std::string& extra) {
     std::ofstream(path, std::ios::app) << extra;
-    auto input = bsp::LoadGraph({path, "edgelist", false}, pagerank::App::kWeights);
+    auto input = load::LoadGraph({path, "edgelist", false}, pagerank::App::kWeights);
     EXPECT_TRUE(input.ok()) << input.status();
     return *std::move(input);
   };

@@ -2,6 +2,8 @@
 // through its .properties file (parameters from the file, as the CLI takes them) and compared with
 // the expected output by the Graphalytics rule: |expected - actual| <= 1e-4 * expected, infinity
 // only matches infinity, and the same vertex set.
+#include "lockstep/load/graphalytics.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -52,7 +54,7 @@ std::vector<GraphalyticsCase> Cases() {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(kGraphDir, ec)) {
     if (entry.path().extension() != ".properties") continue;
-    auto props = bsp::ReadGraphalyticsProperties(entry.path().string());
+    auto props = load::ReadGraphalyticsProperties(entry.path().string());
     if (!props.ok()) continue;  // GraphalyticsTest.FolderHasTheKnownCases reports it
     for (const std::string& algorithm : SplitList((*props)["algorithms"])) {
       if (algorithm == "pr" || algorithm == "sssp") {
@@ -134,7 +136,7 @@ TEST(GraphalyticsFolderTest, HasTheKnownCases) {
   }
   for (const auto& entry : fs::directory_iterator(kGraphDir)) {
     if (entry.path().extension() != ".properties") continue;
-    EXPECT_TRUE(bsp::ReadGraphalyticsProperties(entry.path().string()).ok()) << entry.path();
+    EXPECT_TRUE(load::ReadGraphalyticsProperties(entry.path().string()).ok()) << entry.path();
   }
 }
 

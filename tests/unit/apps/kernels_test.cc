@@ -13,6 +13,8 @@
 #include "lockstep/apps/lcc/lcc.h"
 #include "lockstep/apps/sssp/sssp.h"
 #include "lockstep/apps/wcc/wcc.h"
+#include "lockstep/load/source.h"
+#include "lockstep/runner/program_runner.h"
 #include "minreach.h"  // examples/minreach
 #include "tbb/global_control.h"
 #include "util/engine_cluster.h"
@@ -51,7 +53,7 @@ template <class App>
 std::pair<std::string, std::vector<typename App::Program::VertexValue>> RunApp(
     const RandomGraph& g, const bsp::Params& params, int threads) {
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
-  bsp::ProgramRunner<App> runner;
+  runner::ProgramRunner<App> runner;
   bsp::JobDetails job;
   job.graph = {g.path, "edgelist", g.undirected};
   job.params = params;
@@ -71,7 +73,8 @@ class KernelsTest : public ::testing::TestWithParam<std::tuple<uint32_t, bool, b
   void SetUp() override {
     const auto [seed, strings, undirected] = GetParam();
     graph_ = WriteGraph(dir_.path(), seed, 3000, 9000, strings, undirected);
-    input_ = *bsp::LoadGraph({graph_.path, "edgelist", graph_.undirected}, bsp::WeightUse::kIgnore);
+    input_ =
+        *load::LoadGraph({graph_.path, "edgelist", graph_.undirected}, bsp::WeightUse::kIgnore);
   }
 
   test::TempDir dir_{"lockstep-kernels"};
@@ -165,7 +168,7 @@ TEST(SsspDirectionTest, EveryPartCountAndDirectionGivesTheOraclesDistances) {
   for (bool undirected : {false, true}) {
     SCOPED_TRACE(undirected ? "undirected" : "directed");
     auto input =
-        bsp::LoadGraph({path.string(), "edgelist", undirected}, bsp::WeightUse::kNonNegative);
+        load::LoadGraph({path.string(), "edgelist", undirected}, bsp::WeightUse::kNonNegative);
     ASSERT_TRUE(input.ok()) << input.status();
     const uint32_t source = static_cast<uint32_t>(
         std::find(input->external_ids.begin(), input->external_ids.end(), "0") -

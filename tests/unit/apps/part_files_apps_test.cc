@@ -1,4 +1,4 @@
-// The apps on a graph's partitioned binary form (bsp/part_files.h): each worker's part is read
+// The apps on a graph's partitioned form (load/partitioned_form.h): each worker's part is read
 // from the files through LoadPartition (threads over an in-process Exchange, as a job's workers
 // load), the engines run together, and every vertex's output must equal the text's whole-graph
 // run, byte for byte, at 1, 2 and 4 workers and for files written with 1 and 3 parts.
@@ -15,8 +15,9 @@
 #include "lockstep/apps/pagerank/pagerank.h"
 #include "lockstep/apps/sssp/sssp.h"
 #include "lockstep/apps/wcc/wcc.h"
-#include "lockstep/bsp/part_files.h"
-#include "lockstep/bsp/partitioned_load.h"
+#include "lockstep/load/partition_input.h"
+#include "lockstep/load/partitioned_form.h"
+#include "lockstep/load/source.h"
 #include "util/cluster_output.h"
 #include "util/engine_cluster.h"
 #include "util/temp_dir.h"
@@ -33,7 +34,7 @@ using test::InputNames;
 template <class App>
 std::map<std::string, std::string> RunApp(const bsp::GraphSource& source, const bsp::Params& params,
                                           uint32_t parts, bool by_partition) {
-  auto input = bsp::LoadGraph(source, App::kWeights);
+  auto input = load::LoadGraph(source, App::kWeights);
   EXPECT_TRUE(input.ok()) << input.status();
   if (!input.ok()) return {};
   auto program = App::Make(params, bsp::FactsOf<App>(params, *input));
@@ -49,7 +50,7 @@ std::map<std::string, std::string> RunApp(const bsp::GraphSource& source, const 
       threads.emplace_back([&, r] {
         test::ThreadExchange exchange(group, r);
         const bool in_edges = bsp::NeedsInEdges<Program>();
-        auto part = bsp::LoadPartition(source, App::kWeights, exchange, in_edges);
+        auto part = load::LoadPartition(source, App::kWeights, exchange, in_edges);
         if (!part.ok()) {
           graphs[r] = part.status();
           return;
@@ -58,7 +59,7 @@ std::map<std::string, std::string> RunApp(const bsp::GraphSource& source, const 
         // As the worker builds it (bsp/app.h): no in-edges for a min broadcast on a symmetric
         // graph.
         const bool symmetric = part->packed ? part->edges.symmetric : part->input.symmetric;
-        graphs[r] = bsp::BuildPartGraph<typename Program::EdgeValue>(
+        graphs[r] = load::BuildPartGraph<typename Program::EdgeValue>(
             *part, *split, r, bsp::NeedsInEdges<Program>(symmetric));
       });
     }
@@ -116,11 +117,11 @@ class PartFilesAppsTest : public ::testing::Test {
     const bsp::GraphSource text{.path = path_, .undirected = undirected};
     const auto want = RunApp<App>(text, params, 1, false);
     ASSERT_FALSE(want.empty());
-    auto input = bsp::LoadGraph(text, bsp::WeightUse::kNonNegative);
+    auto input = load::LoadGraph(text, bsp::WeightUse::kNonNegative);
     ASSERT_TRUE(input.ok());
     for (uint32_t files : {1u, 3u}) {
       const std::string dir = dir_.File("parts");
-      ASSERT_TRUE(bsp::WritePartFiles(*input, dir, {.parts = files}).ok());
+      ASSERT_TRUE(load::WritePartitionedForm(*input, dir, {.shards = files}).ok());
       for (uint32_t workers : {1u, 2u, 4u}) {
         EXPECT_TRUE(RunApp<App>({.path = dir}, params, workers, true) == want)
             << files << " files, " << workers << " workers: the values differ";

@@ -24,6 +24,8 @@
 #include "lockstep/apps/pagerank/pagerank.h"
 #include "lockstep/apps/sssp/sssp.h"
 #include "lockstep/apps/wcc/wcc.h"
+#include "lockstep/load/source.h"
+#include "lockstep/runner/program_runner.h"
 #include "util/cluster_output.h"
 #include "util/engine_cluster.h"
 #include "util/temp_dir.h"
@@ -63,7 +65,7 @@ struct PartsRun {
 template <class App>
 PartsRun RunParts(const std::string& path, const bsp::Params& params, uint32_t parts, bool connect,
                   uint64_t max_batch_bytes = 0) {
-  auto input = bsp::LoadGraph({path, "edgelist", false}, App::kWeights);
+  auto input = load::LoadGraph({path, "edgelist", false}, App::kWeights);
   EXPECT_TRUE(input.ok()) << input.status();
   auto program = App::Make(params, bsp::FactsOf<App>(params, *input));
   EXPECT_TRUE(program.ok()) << program.status();
@@ -169,7 +171,7 @@ void CheckNeighbourhoodProgram(PartitionedAppsTest& test, const std::string& pat
     test.Check<App>(params, message_bytes, 2.0);
     return;
   }
-  auto input = bsp::LoadGraph({path, "edgelist", false}, App::kWeights);
+  auto input = load::LoadGraph({path, "edgelist", false}, App::kWeights);
   ASSERT_TRUE(input.ok()) << input.status();
   auto program = App::Make(params, bsp::FactsOf<App>(params, *input));
   ASSERT_TRUE(program.ok()) << program.status();
@@ -198,7 +200,7 @@ TEST(StartJobTest, ConnectsThePeersThroughTheJobsExchange) {
   test::TempDir dir("lockstep-startjob");
   const std::string path = WriteGraph(dir.path());
   auto group = std::make_shared<test::ThreadExchangeGroup>(2);
-  bsp::ProgramRunner<wcc::App> runners[2];
+  runner::ProgramRunner<wcc::App> runners[2];
   absl::Status status[2];
   std::vector<std::thread> workers;
   for (uint32_t w = 0; w < 2; ++w) {
@@ -217,7 +219,7 @@ TEST(StartJobTest, ConnectsThePeersThroughTheJobsExchange) {
     ASSERT_TRUE(status[w].ok()) << status[w];
     EXPECT_TRUE(runners[w].engine()->connected());
   }
-  bsp::ProgramRunner<wcc::App> local;
+  runner::ProgramRunner<wcc::App> local;
   bsp::JobDetails job;
   job.graph = {path, "edgelist", false};
   ASSERT_TRUE(local.StartJob(job, bsp::LocalExecutorFactory()).ok());
@@ -232,11 +234,11 @@ std::vector<absl::Status> StartOn(const std::string& path, const bsp::Params& pa
   job.graph = {path, "edgelist", false};
   job.params = params;
   if (workers == 0) {
-    bsp::ProgramRunner<App> local;
+    runner::ProgramRunner<App> local;
     return {local.StartJob(job, bsp::LocalExecutorFactory()).status()};
   }
   auto group = std::make_shared<test::ThreadExchangeGroup>(workers);
-  std::vector<bsp::ProgramRunner<App>> runners(workers);
+  std::vector<runner::ProgramRunner<App>> runners(workers);
   std::vector<absl::Status> status(workers);
   std::vector<std::thread> threads;
   for (uint32_t w = 0; w < workers; ++w) {
@@ -274,7 +276,7 @@ TEST(StartJobTest, AnEmptyGraphLacksTheVerticesTheParametersName) {
   bsp::JobDetails master;
   master.coordinator = true;
   master.params = {{"source", "9"}};
-  bsp::ProgramRunner<bfs::App> coordinator;
+  runner::ProgramRunner<bfs::App> coordinator;
   EXPECT_TRUE(coordinator.StartJob(master, bsp::LocalExecutorFactory()).ok());
 }
 

@@ -21,6 +21,7 @@
 #include "lockstep/apps/pagerank/pagerank.h"
 #include "lockstep/apps/sssp/sssp.h"
 #include "lockstep/apps/wcc/wcc.h"
+#include "lockstep/load/source.h"
 #include "util/cluster_output.h"
 #include "util/engine_cluster.h"
 #include "util/temp_dir.h"
@@ -53,7 +54,7 @@ struct TracedRun {
 template <class App>
 TracedRun RunTraced(const std::string& path, const bsp::Params& params, uint32_t parts,
                     const std::vector<std::string>& trace) {
-  auto input = bsp::LoadGraph({path, "edgelist", false}, App::kWeights);
+  auto input = load::LoadGraph({path, "edgelist", false}, App::kWeights);
   EXPECT_TRUE(input.ok()) << input.status();
   auto program = App::Make(params, bsp::FactsOf<App>(params, *input));
   EXPECT_TRUE(program.ok()) << program.status();
@@ -162,7 +163,7 @@ TEST(TraceLineTest, SaysWhatTheVertexDid) {
     out << "0 11\n";
   }
   const bsp::Params params{{"max-iterations", "2"}};
-  auto input = bsp::LoadGraph({path, "edgelist", false}, cdlp::App::kWeights);
+  auto input = load::LoadGraph({path, "edgelist", false}, cdlp::App::kWeights);
   ASSERT_TRUE(input.ok()) << input.status();
   auto program = cdlp::App::Make(params, bsp::FactsOf<cdlp::App>(params, *input));
   ASSERT_TRUE(program.ok()) << program.status();

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "lockstep/bsp/job.h"
-#include "lockstep/bsp/part_files.h"
 #include "util/temp_dir.h"
 
 namespace lockstep::bsp {

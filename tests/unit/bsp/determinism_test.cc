@@ -15,6 +15,7 @@
 #include "lockstep/bsp/engine.h"
 #include "lockstep/bsp/executor.h"
 #include "lockstep/bsp/graph_input.h"
+#include "lockstep/load/source.h"
 #include "tbb/global_control.h"
 #include "tbb/task_arena.h"
 #include "test_graphs.h"
@@ -233,7 +234,7 @@ TEST(DeterminismTest, LoaderIsIndependentOfThreadCount) {
     tbb::task_arena arena(threads);
     arena.execute([&] {
       for (const std::string& path : {ints_path, names_path}) {
-        auto input = LoadGraph({.path = path}, WeightUse::kNonNegative);
+        auto input = load::LoadGraph({.path = path}, WeightUse::kNonNegative);
         ASSERT_TRUE(input.ok()) << input.status();
         loaded.push_back(*std::move(input));
       }

@@ -10,8 +10,9 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "lockstep/bsp/part_files.h"
 #include "lockstep/cli/registry.h"
+#include "lockstep/load/partitioned_form.h"
+#include "lockstep/load/source.h"
 #include "util/temp_dir.h"
 
 namespace lockstep::cli {
@@ -73,10 +74,11 @@ TEST_F(JobParamsTest, AFlagOverridesTheFileAndIsNamedAsAFlag) {
 }
 
 TEST_F(JobParamsTest, APartitionedGraphNamesItsManifestAndTheProperty) {
-  auto input = bsp::LoadGraph({.path = props_}, bsp::WeightUse::kNonNegative);
+  auto input = load::LoadGraph({.path = props_}, bsp::WeightUse::kNonNegative);
   ASSERT_TRUE(input.ok()) << input.status();
   const std::string parts = dir_.File("parts");
-  ASSERT_TRUE(bsp::WritePartFiles(*input, parts, {.parts = 1, .format = "graphalytics"}).ok());
+  ASSERT_TRUE(
+      load::WritePartitionedForm(*input, parts, {.shards = 1, .format = "graphalytics"}).ok());
   auto job = MakeJobParams(PageRank(), {.path = parts}, {});
   ASSERT_TRUE(job.ok()) << job.status();
   EXPECT_EQ(job->values.at("damping"), "2");

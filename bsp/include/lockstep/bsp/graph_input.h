@@ -1,5 +1,9 @@
 #pragma once
 
+// What the engine knows of an input graph: where it comes from (GraphSource) and a whole graph
+// with dense global indexes (GraphInput), with the order of external IDs that gives those indexes.
+// Reading and parsing a graph is the load library's (lockstep/load/source.h, docs/design.md §4).
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -12,7 +16,7 @@
 namespace lockstep::bsp {
 
 // The text of a graph that does not live in files (a database's tables), in the edge-list form,
-// for LoadGraph to parse (docs/design.md §10). Errors name `edges_name` or `vertices_name` and a
+// for the load to parse (docs/design.md §10). Errors name `edges_name` or `vertices_name` and a
 // row (its position in the text and its fields), not a file and line.
 struct GraphText {
   std::string edges;  // "src\tdst[\tweight]\n" per stored edge, in any order
@@ -34,8 +38,8 @@ class GraphTextShare {
   virtual uint64_t rows() const = 0;
 };
 
-// Where the text of a graph that is not a file comes from. The engine links no database client:
-// whoever holds the command line sets one on the GraphSource.
+// Where the text of a graph that is not a file comes from. Neither the engine nor the load links a
+// database client: whoever holds the command line sets one on the GraphSource.
 class GraphTextSource {
  public:
   virtual ~GraphTextSource() = default;
@@ -123,28 +127,6 @@ GraphInput WithReverseEdges(const GraphInput& input);
 // Marks an input whose edges stand for both directions as symmetric (counts num_reverse).
 void MakeSymmetric(GraphInput& input);
 
-absl::StatusOr<GraphInput> LoadGraph(const GraphSource& source, WeightUse weights);
-// Roughly the bytes LoadGraph needs at its peak for `source`, from the sizes of its files (0 if
-// they cannot be read): for out-of-memory errors.
-uint64_t EstimateLoadBytes(const GraphSource& source);
-
-// The properties of a Graphalytics graph with their "graph.<name>." prefix removed. The file must
-// describe one graph, with a vertex file and `directed` set to "true" or "false"; otherwise the
-// error names the file (and line).
-absl::StatusOr<std::map<std::string, std::string>> ReadGraphalyticsProperties(
-    const std::string& path);
-// A property as its file gives it, so that an error about its value can name the line and key.
-struct PropertyLine {
-  std::string value;
-  uint64_t line = 0;  // the line that gave it (the last, if the key is repeated)
-  std::string key;    // as the file spells it (a Graphalytics key with its "graph.<name>.")
-};
-// As ReadGraphalyticsProperties, with each property's line and key.
-absl::StatusOr<std::map<std::string, PropertyLine>> ReadGraphalyticsPropertyLines(
-    const std::string& path);
-// True if the source names a Graphalytics .properties file (explicitly or by its suffix).
-bool IsGraphalytics(const GraphSource& source);
-
 // True if `text` is the canonical decimal form of an unsigned 64-bit integer.
 bool ParseIntegerId(std::string_view text, uint64_t& value);
 
@@ -153,9 +135,6 @@ bool ExternalIdLess(std::string_view a, std::string_view b);
 
 // True if the graph has a vertex with this external ID (a binary search: IDs are sorted).
 bool HasVertex(const GraphInput& input, std::string_view external);
-
-// Reads a Java-style properties file (key = value, '#' and '!' comments).
-absl::StatusOr<std::map<std::string, std::string>> ReadProperties(const std::string& path);
 
 // Reads a whole file; the error names the path.
 absl::StatusOr<std::string> ReadFile(const std::string& path);

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lockstep/bsp/checksum.h"
 #include "lockstep/bsp/exchange.h"
 #include "lockstep/bsp/executor.h"
 #include "lockstep/bsp/graph_input.h"
@@ -17,7 +18,7 @@
 
 namespace lockstep::bsp {
 
-struct PartitionLoadStats;  // partitioned_load.h
+struct PartitionLoadStats;  // load_stats.h
 
 // Everything a process needs to run its part of a job, in plain types (the distributed layer
 // converts it to and from the wire).
@@ -35,7 +36,7 @@ struct JobDetails {
   // `output`, which then names the sink).
   std::map<std::string, std::string> output_options;
   // Distributed workers only: if set, they first write the graph's partitioned binary form to
-  // this directory (WritePartFilesDistributed) and the job runs on it.
+  // this directory (load::WritePartitionedFormDistributed) and the job runs on it.
   std::string save_parts;
   // Distributed workers only: the job's checkpoint directory (docs/design.md §7.6), shared by
   // every process; empty: no checkpoints.
@@ -75,12 +76,6 @@ struct OutputSummary {
   uint64_t bytes = 0;
   uint32_t crc32c = 0;  // CRC-32C (Castagnoli) of the bytes
 };
-
-// CRC-32C of `bytes`, continuing from `crc` (0 to start): with the SSE 4.2 instruction where the
-// CPU has it, else Crc32cPortable.
-uint32_t Crc32c(std::string_view bytes, uint32_t crc = 0);
-// The same by Boost's table, on any CPU.
-uint32_t Crc32cPortable(std::string_view bytes, uint32_t crc = 0);
 
 // One app's way to run a job: load, build the executor through the given factory, persist.
 class JobRunner {

@@ -29,7 +29,7 @@ struct VertexIdHash {
   }
 };
 
-// The vertices of a worker's part of a graph loaded by partition (partitioned_load.h): those it
+// The vertices of a worker's part of a graph loaded by partition (lockstep/load/): those it
 // owns and the remote ends of its edges, with their UUIDs (not hashed again) and global indexes;
 // the external IDs of the owned ones only, in global-index order (the GraphInput handed to
 // Topology::BuildPart has none); and the number of vertices of the whole input.

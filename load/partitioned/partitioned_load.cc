@@ -21,7 +21,7 @@
 // (share, line in the share); all exchange them with their line counts at the end of the input,
 // and every worker picks the same failure, in the order the whole-graph loader would report it,
 // with its line in the whole file.
-#include "lockstep/bsp/partitioned_load.h"
+#include "lockstep/load/partitioned_load.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -45,28 +45,46 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "io/parse.h"
-#include "io/share_reader.h"
 #include "lockstep/bsp/bytes.h"
 #include "lockstep/bsp/collectives.h"
 #include "lockstep/bsp/free_memory.h"
 #include "lockstep/bsp/oom_safe.h"
-#include "lockstep/bsp/part_files.h"
 #include "lockstep/bsp/radix_sort.h"
 #include "lockstep/bsp/vertex_id.h"
+#include "lockstep/load/input_form.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
+#include "text/parse.h"
+#include "text/share_reader.h"
 
-namespace lockstep::bsp {
+namespace lockstep::load {
 namespace {
 
-using io::Dictionary;
-using io::FileKind;
-using io::IdMode;
-using io::kNoIndex;
-using io::ParsedChunk;
-using io::ParsedFile;
-using io::TextKey;
+using bsp::AgreeOnStatus;
+using bsp::AllGather;
+using bsp::ByteReader;
+using bsp::Exchange;
+using bsp::GraphInput;
+using bsp::GraphSource;
+using bsp::GraphTextShare;
+using bsp::GrowOrAbandon;
+using bsp::PartEdges;
+using bsp::PartitionLoadStats;
+using bsp::PartVertices;
+using bsp::Put;
+using bsp::ReturnFreedMemory;
+using bsp::SortByHighWord;
+using bsp::VertexId;
+using bsp::VertexIdFromExternal;
+using bsp::VertexIdFromInteger;
+using bsp::WeightUse;
+using text::Dictionary;
+using text::FileKind;
+using text::IdMode;
+using text::kNoIndex;
+using text::ParsedChunk;
+using text::ParsedFile;
+using text::TextKey;
 
 absl::Status Malformed() {
   return absl::InternalError("partitioned load: a peer sent a malformed record");
@@ -883,7 +901,7 @@ class ShareText {
   const std::vector<std::pair<uint32_t, uint64_t>>& lines() const { return file_.lines(); }
 
  private:
-  io::ShareReader file_;
+  text::ShareReader file_;
   std::unique_ptr<GraphTextShare> rows_;
 };
 
@@ -1320,7 +1338,7 @@ bool PartitionLoader::MeetIdsDirect(const ParsedFile& file, uint64_t max_id,
 
 // The line (in the chunk) of each record of a vertex-file chunk.
 std::vector<uint64_t> RecordLines(const ParsedFile& file, size_t chunk) {
-  const io::Span s = file.spans[chunk];
+  const text::Span s = file.spans[chunk];
   const std::string_view text = std::string_view(*file.data).substr(s.begin, s.end - s.begin);
   std::vector<uint64_t> lines;
   uint64_t line = 0;
@@ -1328,10 +1346,10 @@ std::vector<uint64_t> RecordLines(const ParsedFile& file, size_t chunk) {
   for (size_t pos = 0; pos < text.size();) {
     size_t nl = text.find('\n', pos);
     if (nl == std::string_view::npos) nl = text.size();
-    const size_t n = io::Tokenize(text.substr(pos, nl - pos), tok, 3);
+    const size_t n = text::Tokenize(text.substr(pos, nl - pos), tok, 3);
     pos = nl + 1;
     ++line;
-    if (n == 0 || io::IsComment(tok[0])) continue;
+    if (n == 0 || text::IsComment(tok[0])) continue;
     lines.push_back(line);
   }
   return lines;
@@ -1369,7 +1387,7 @@ std::optional<Failure> ParseFailure(const ParsedFile& file, uint32_t kind, uint3
 
 ParsedFile PartitionLoader::ParseRound(const std::string& path, std::string text, FileKind kind,
                                        bool keep_weights) const {
-  ParsedFile file = io::ParseTextKeepingErrors(path, std::move(text), kind, keep_weights, true);
+  ParsedFile file = text::ParseTextKeepingErrors(path, std::move(text), kind, keep_weights, true);
   file.rows = source_.text != nullptr;
   return file;
 }
@@ -1668,8 +1686,8 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           if (((ps | pd) & kUnlistedBit) != 0) {
             if (!unlisted[c]) {
               unlisted[c] = failure_at(kUnlisted, c, i, [&](const std::string_view* tok) {
-                return io::UnlistedVertexMessage((ps & kUnlistedBit) ? tok[0] : tok[1],
-                                                 vertex_file_);
+                return text::UnlistedVertexMessage((ps & kUnlistedBit) ? tok[0] : tok[1],
+                                                   vertex_file_);
               });
             }
             continue;
@@ -1677,7 +1695,7 @@ absl::Status PartitionLoader::LoadEdgeFile(const std::string& path, bool graphal
           const double w = keep_weights() ? ch.weights[i] : 0.0;
           if (keep_weights() && (w < 0 || std::isinf(w)) && !bad_weight[c]) {
             bad_weight[c] = failure_at(kBadWeight, c, i, [&](const std::string_view* tok) {
-              return io::BadWeightMessage(w, tok[2]);
+              return text::BadWeightMessage(w, tok[2]);
             });
           }
           emit(ps, pd, i, w);
@@ -2321,9 +2339,9 @@ absl::Status PartitionLoader::Resolve(bool& weighted) {
   }
   const auto [file, line] = locate(best.share, best.line);
   const auto [aux_file, aux] = locate(best.aux_share, best.aux_line);
-  std::string message = best.kind == kListedTwice ? io::ListedTwiceMessage(best.text, aux)
+  std::string message = best.kind == kListedTwice ? text::ListedTwiceMessage(best.text, aux)
                         : best.kind == kMissingWeight
-                            ? io::MissingWeightMessage(file, aux_file, aux)
+                            ? text::MissingWeightMessage(file, aux_file, aux)
                             : best.text;
   return absl::Status(code, absl::StrCat(file, ":", line, ": ", message));
 }
@@ -2951,8 +2969,8 @@ absl::StatusOr<PartitionInput> PartitionLoader::Assemble(bool weighted) {
   lay_out(&EdgesFrom::dst, g.dst);
   from_.clear();
   // The vertices are in global-index order here: the edges sort as LoadGraph sorts them.
-  if (sorted_) io::SortStoredEdges(g);
-  if (symmetric_) MakeSymmetric(g);
+  if (sorted_) text::SortStoredEdges(g);
+  if (symmetric_) bsp::MakeSymmetric(g);
   result.names = RankNames(starts_, rank_, std::move(names_ints_), std::move(names_texts_));
   result.stats = stats_;
   return result;
@@ -2988,7 +3006,7 @@ absl::StatusOr<PartitionInput> PartitionLoader::Run() {
     }
   } else if (format == "graphalytics") {
     graphalytics_ = true;
-    auto files = io::ResolveGraphalytics(source_);
+    auto files = text::ResolveGraphalytics(source_);
     if (files.ok()) {
       properties_ = std::move(files->properties);
       vertex_file_ = std::move(files->vertex_file);
@@ -3032,91 +3050,11 @@ absl::StatusOr<PartitionInput> PartitionLoader::Run() {
 
 }  // namespace
 
-uint32_t RankNames::HolderOf(uint64_t g) const {
-  auto it = std::upper_bound(starts_.begin(), starts_.end(), g);
-  return static_cast<uint32_t>(std::max<ptrdiff_t>(1, it - starts_.begin()) - 1);
-}
-
-void RankNames::Append(uint64_t g, std::string& out) const {
-  const uint64_t i = g - first();
-  if (i < ints_.size()) {
-    char buf[24];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, ints_[i]);
-    out.append(buf, end);
-  } else {
-    out += texts_[i - ints_.size()];
-  }
-}
-
-absl::StatusOr<PartitionInput> LoadPartition(const GraphSource& source, WeightUse weights,
-                                             Exchange& exchange, bool in_edges,
-                                             const PartitionLoadOptions& options) {
-  // The partitioned binary form: each worker reads the files of its own range (part_files.h).
-  if (IsPartitionedGraph(source.path)) {
-    return LoadPartitionFromPartFiles(source, weights, exchange, in_edges);
-  }
+absl::StatusOr<PartitionInput> LoadPartitionFromText(const GraphSource& source, WeightUse weights,
+                                                     Exchange& exchange, bool in_edges,
+                                                     const PartitionLoadOptions& options) {
   PartitionLoader loader(source, weights, exchange, in_edges, options);
   return loader.Run();
 }
 
-absl::StatusOr<std::vector<bool>> HaveVertices(const Topology& topology, Exchange& exchange,
-                                               const std::vector<std::string>& names) {
-  std::string mine(names.size(), '\0');
-  for (size_t i = 0; i < names.size(); ++i) {
-    const uint32_t v = topology.Find(VertexIdFromExternal(names[i]));
-    mine[i] = v != kNoVertex && topology.external_id(v) == names[i] ? 1 : 0;
-  }
-  auto all = AllGather(exchange, mine);
-  if (!all.ok()) return all.status();
-  std::vector<bool> have(names.size(), false);
-  for (const std::string& s : *all) {
-    if (s.size() != names.size()) return Malformed();
-    for (size_t i = 0; i < names.size(); ++i) have[i] = have[i] || s[i] != 0;
-  }
-  return have;
-}
-
-absl::StatusOr<absl::flat_hash_map<uint32_t, std::string>> ResolveNames(
-    const RankNames& names, Exchange& exchange, std::vector<uint32_t> globals) {
-  std::sort(globals.begin(), globals.end());
-  globals.erase(std::unique(globals.begin(), globals.end()), globals.end());
-  const uint32_t size = exchange.size();
-  std::vector<std::string> out(size);
-  std::vector<std::vector<uint32_t>> asked(size);
-  for (uint32_t g : globals) {
-    const uint32_t holder = names.HolderOf(g);
-    if (holder >= size) return absl::InternalError("a global index out of range");
-    Put(out[holder], g);
-    asked[holder].push_back(g);
-  }
-  auto in = exchange.AllToAll(std::move(out));
-  if (!in.ok()) return in.status();
-  std::vector<std::string> replies(size);
-  for (uint32_t p = 0; p < size; ++p) {
-    ByteReader r((*in)[p]);
-    while (!r.empty()) {
-      uint32_t g;
-      if (!r.Get(g) || g < names.first() || g - names.first() >= names.size()) return Malformed();
-      std::string name;
-      names.Append(g, name);
-      Put(replies[p], static_cast<uint32_t>(name.size()));
-      replies[p] += name;
-    }
-  }
-  auto back = exchange.AllToAll(std::move(replies));
-  if (!back.ok()) return back.status();
-  absl::flat_hash_map<uint32_t, std::string> resolved;
-  resolved.reserve(globals.size());
-  for (uint32_t p = 0; p < size; ++p) {
-    ByteReader r((*back)[p]);
-    for (uint32_t g : asked[p]) {
-      uint32_t n;
-      std::string_view name;
-      if (!r.Get(n) || !r.GetBytes(n, name)) return Malformed();
-      GrowOrAbandon(resolved, [&] { return resolved.emplace(g, std::string(name)); });
-    }
-  }
-  return resolved;
-}
-
-}  // namespace lockstep::bsp
+}  // namespace lockstep::load

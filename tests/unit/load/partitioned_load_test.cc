@@ -1,8 +1,6 @@
 // Loading by partition (partitioned_load.h): N workers as N threads over an in-process Exchange.
 // Each worker's part must equal, field by field, what Topology::Build makes of the whole input for
 // that part; errors must be the whole-graph loader's, on every worker.
-#include "lockstep/bsp/partitioned_load.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -28,12 +26,32 @@
 #include "lockstep/bsp/graph.h"
 #include "lockstep/bsp/graph_input.h"
 #include "lockstep/bsp/vertex_id.h"
+#include "lockstep/load/source.h"
 #include "lockstep/partition/range.h"
+#include "lockstep/runner/program_runner.h"
 #include "util/temp_dir.h"
 #include "util/thread_exchange.h"
 
-namespace lockstep::bsp {
+namespace lockstep::load {
 namespace {
+
+using bsp::Context;
+using bsp::Exchange;
+using bsp::Graph;
+using bsp::GraphFacts;
+using bsp::GraphInput;
+using bsp::GraphSource;
+using bsp::JobDetails;
+using bsp::LocalExecutorFactory;
+using bsp::NoValue;
+using bsp::ParamError;
+using bsp::Params;
+using bsp::ParamString;
+using bsp::PartitionLoadStats;
+using bsp::Topology;
+using bsp::VertexIdFromInteger;
+using bsp::VertexNames;
+using bsp::WeightUse;
 
 using ::testing::HasSubstr;
 
@@ -1392,7 +1410,7 @@ std::pair<std::vector<absl::Status>, std::vector<std::string>> RunNearest(const 
     details.worker_count = n;
     details.exchange = exchange ? &ex : nullptr;
     outputs[r] = details.output;
-    ProgramRunner<NearestApp> runner;
+    runner::ProgramRunner<NearestApp> runner;
     auto executor = runner.StartJob(details, LocalExecutorFactory());
     if (!executor.ok()) {
       status[r] = executor.status();
@@ -1426,7 +1444,7 @@ TEST_F(PartitionedLoadTest, RunnerReportsWhatEachWorkerLoaded) {
       details.on_partition_loaded = [&, r](const PartitionLoadStats& s) {
         reported[r].push_back(s);
       };
-      ProgramRunner<NearestApp> runner;
+      runner::ProgramRunner<NearestApp> runner;
       auto executor = runner.StartJob(details, LocalExecutorFactory());
       ASSERT_TRUE(executor.ok()) << executor.status();
     });
@@ -1477,4 +1495,4 @@ TEST_F(PartitionedLoadTest, RunnerLoadsByPartitionWhenGivenAnExchange) {
 }
 
 }  // namespace
-}  // namespace lockstep::bsp
+}  // namespace lockstep::load

@@ -1,4 +1,4 @@
-#include "io/parse.h"
+#include "text/parse.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -8,9 +8,10 @@
 #include <cstring>
 
 #include "lockstep/bsp/text.h"
+#include "lockstep/load/input_form.h"
 #include "tbb/task_arena.h"
 
-namespace lockstep::bsp::io {
+namespace lockstep::load::text {
 
 std::vector<Span> SplitAtLines(std::string_view data, size_t parts) {
   std::vector<Span> spans;
@@ -185,8 +186,8 @@ void ParseChunk(std::string_view text, FileKind kind, IdMode mode, bool keep_wei
       const char* e = b + tok[2].size();
       auto [ptr, ec] = std::from_chars(b, e, w);
       if (ec != std::errc() || ptr != e || std::isnan(w)) {
-        out.Fail(line_no,
-                 absl::StrCat("invalid weight '", SanitizeForLog(tok[2], kQuotedTokenBytes), "'"));
+        out.Fail(line_no, absl::StrCat("invalid weight '",
+                                       bsp::SanitizeForLog(tok[2], bsp::kQuotedTokenBytes), "'"));
         break;
       }
     }
@@ -237,7 +238,7 @@ absl::StatusOr<ParsedFile> ParseText(std::string path, std::string data, FileKin
 
 absl::StatusOr<ParsedFile> ParseFile(const std::string& path, FileKind kind, bool keep_weights,
                                      bool allow_integer_mode) {
-  auto data = ReadFile(path);
+  auto data = bsp::ReadFile(path);
   if (!data.ok()) return data.status();
   return ParseText(path, std::move(*data), kind, keep_weights, allow_integer_mode);
 }
@@ -254,7 +255,7 @@ std::string ParsedFile::RowFields(size_t chunk, uint64_t line) const {
   for (size_t field = 0; !row.empty() || field == 0; ++field) {
     const size_t tab = row.find('\t');
     if (field > 0) out += ", ";
-    out += SanitizeForLog(row.substr(0, tab), 64);
+    out += bsp::SanitizeForLog(row.substr(0, tab), 64);
     row = tab == std::string_view::npos ? std::string_view() : row.substr(tab + 1);
   }
   return out;
@@ -263,13 +264,6 @@ std::string ParsedFile::RowFields(size_t chunk, uint64_t line) const {
 bool IsDirectory(const std::string& path) {
   struct stat info;
   return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
-}
-
-bool IsPartsFileName(std::string_view name) {
-  return name == kPartsManifest ||
-         (name.size() == kPartsManifest.size() + 4 && name.starts_with(kPartsManifest) &&
-          name.ends_with(".tmp")) ||
-         ((name.starts_with("part-") || name.starts_with("names-")) && name.ends_with(".lsp"));
 }
 
 absl::StatusOr<std::vector<InputFile>> ListEdgeFiles(const std::string& path) {
@@ -284,8 +278,8 @@ absl::StatusOr<std::vector<InputFile>> ListEdgeFiles(const std::string& path) {
   while (const dirent* entry = ::readdir(dir)) {
     const std::string_view name = entry->d_name;
     if (name.empty() || name[0] == '.') continue;
-    if (name == kPartsManifest) manifest = true;
-    if (IsPartsFileName(name)) parts = true;
+    if (name == kFormManifestName) manifest = true;
+    if (IsFormFileName(name)) parts = true;
     names.emplace_back(name);
   }
   const int read_errno = errno;
@@ -297,14 +291,13 @@ absl::StatusOr<std::vector<InputFile>> ListEdgeFiles(const std::string& path) {
     // The partitioned binary form (its reader branches before the edge-list loaders): its files
     // are not text, and reading them as edges would only give a confusing parse error.
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": holds ", std::string(kPartsManifest),
+        absl::StrCat(path, ": holds ", kFormManifestName,
                      ", a graph in partitioned binary form, not edge lists"));
   }
   if (parts) {
     // What an interrupted writer leaves: its manifest, written last, is missing.
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": holds the files of a graph in partitioned binary form but no ",
-        std::string(kPartsManifest),
+        path, ": holds the files of a graph in partitioned binary form but no ", kFormManifestName,
         ": the partitioned graph is incomplete (its writing was interrupted); write it again"));
   }
   std::sort(names.begin(), names.end());  // std::string compares bytes as unsigned char
@@ -351,7 +344,7 @@ absl::StatusOr<ParsedFile> ParseEdgeInput(const std::string& path, bool keep_wei
   data.reserve(total);
   std::vector<FilePiece> pieces;
   for (const InputFile& f : *files) {
-    auto text = ReadFile(f.path);
+    auto text = bsp::ReadFile(f.path);
     if (!text.ok()) return text.status();
     // A file's last line ends with the file.
     if (!text->empty() && text->back() != '\n') text->push_back('\n');
@@ -365,4 +358,4 @@ absl::StatusOr<ParsedFile> ParseEdgeInput(const std::string& path, bool keep_wei
   return file;
 }
 
-}  // namespace lockstep::bsp::io
+}  // namespace lockstep::load::text

@@ -1,6 +1,6 @@
-// The parsing pieces that the whole-graph loader (graph_input.cc) and the partitioned loader
-// (partitioned_load.cc) share: cutting text at line boundaries, the chunk parser with its fast
-// integer path, the per-file ID dictionary, and the wording of input errors. Private to bsp.
+// The parsing pieces that the whole-graph loader (text_graph.cc) and the partitioned loader
+// (partitioned/) share: cutting text at line boundaries, the chunk parser with its fast integer
+// path, the per-file ID dictionary, and the wording of input errors. Private to the load library.
 #pragma once
 
 #include <algorithm>
@@ -22,7 +22,11 @@
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
 
-namespace lockstep::bsp::io {
+namespace lockstep::load::text {
+
+using bsp::GraphInput;
+using bsp::GraphSource;
+using bsp::ParseIntegerId;
 
 inline constexpr uint32_t kNoIndex = std::numeric_limits<uint32_t>::max();
 
@@ -89,19 +93,12 @@ struct InputFile {
   uint64_t size = 0;
 };
 
-// A directory holding this file is a graph in lockstep's partitioned binary form, not a directory
-// of edge-list text: its reader, not the edge-list loaders, must take it.
-inline constexpr std::string_view kPartsManifest = "lockstep-parts.manifest";
-// The names a partitioned graph's writers give its files: the manifest, its temporary file, the
-// data and names files.
-bool IsPartsFileName(std::string_view name);
-
 bool IsDirectory(const std::string& path);
 
 // The files of an edge-list input at `path`: `path` itself if it is not a directory (its size is
 // left 0: opening it says what is wrong), else the regular files directly in it, in byte-wise name
 // order, names that start with '.' skipped. A directory without any is an error naming it, and so
-// is one holding a partitioned graph's files (complete or not).
+// is one holding a partitioned form's files (complete or not, IsFormFileName).
 absl::StatusOr<std::vector<InputFile>> ListEdgeFiles(const std::string& path);
 
 // One file's lines in the line numbering of a concatenation of files.
@@ -333,5 +330,7 @@ struct GraphalyticsFiles {
   bool directed = true;
 };
 absl::StatusOr<GraphalyticsFiles> ResolveGraphalytics(const GraphSource& source);
+// A file a Graphalytics .properties file names: `name` if absolute, else beside `properties`.
+std::string FileBeside(const std::string& properties, const std::string& name);
 
-}  // namespace lockstep::bsp::io
+}  // namespace lockstep::load::text

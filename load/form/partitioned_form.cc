@@ -1,4 +1,4 @@
-// The partitioned binary form of a graph (part_files.h, docs/design.md §4).
+// The partitioned form of a graph (partitioned_form.h, docs/design.md §4).
 //
 // A data file covers part k of Range::Whole(K) and holds, after a fixed header, first what a
 // reader of the whole graph needs:
@@ -17,7 +17,7 @@
 // once. The lists, each in input order, are merged by input position.
 //
 // All integers are little-endian, as the header's byte-order mark checks.
-#include "lockstep/bsp/part_files.h"
+#include "lockstep/load/partitioned_form.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -43,21 +43,42 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "io/parse.h"
-#include "io/share_reader.h"
 #include "lockstep/bsp/bytes.h"
+#include "lockstep/bsp/checksum.h"
 #include "lockstep/bsp/collectives.h"
 #include "lockstep/bsp/free_memory.h"
-#include "lockstep/bsp/job.h"
 #include "lockstep/bsp/oom_safe.h"
 #include "lockstep/bsp/topology.h"
 #include "lockstep/bsp/vertex_id.h"
+#include "lockstep/load/partitioned_load.h"
 #include "lockstep/partition/range.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
+#include "text/parse.h"
+#include "text/share_reader.h"
 
-namespace lockstep::bsp {
+namespace lockstep::load {
 namespace {
+
+using bsp::AgreeOnStatus;
+using bsp::AllGather;
+using bsp::ByteReader;
+using bsp::Crc32c;
+using bsp::Exchange;
+using bsp::GraphInput;
+using bsp::GraphSource;
+using bsp::GrowOrAbandon;
+using bsp::kNoVertex;
+using bsp::ParseIntegerId;
+using bsp::ParseUuid;
+using bsp::PartVertices;
+using bsp::Put;
+using bsp::ReadFile;
+using bsp::ReturnFreedMemory;
+using bsp::ToString;
+using bsp::VertexId;
+using bsp::VertexIdFromExternal;
+using bsp::WeightUse;
 
 constexpr char kMagic[8] = {'L', 'S', 'P', 'A', 'R', 'T', 'S', '\n'};
 constexpr uint32_t kVersion = 1;
@@ -171,12 +192,12 @@ struct Manifest {
   std::string dir;
   uint64_t graph_id = 0;
   uint64_t block_bytes = kBlockBytes;
-  PartGraphFacts facts;
+  PartitionedFormFacts facts;
   std::vector<FileEntry> data;
   std::vector<FileEntry> names;  // in global-index order, covering [0, vertices)
 };
 
-std::string ManifestPath(const std::string& dir) { return dir + "/" + kPartManifestName; }
+std::string ManifestPath(const std::string& dir) { return dir + "/" + kFormManifestName; }
 
 void PutFileLine(std::string& out, const char* kind, const FileEntry& f, bool with_range) {
   absl::StrAppend(&out, kind, " ", f.name);
@@ -282,7 +303,7 @@ absl::StatusOr<Manifest> ReadManifest(const std::string& dir) {
   struct stat info;
   if (::stat(m.path.c_str(), &info) != 0) {
     return absl::NotFoundError(
-        absl::StrCat(dir, ": not a partitioned graph (no ", kPartManifestName, ")"));
+        absl::StrCat(dir, ": not a partitioned graph (no ", kFormManifestName, ")"));
   }
   auto text = ReadFile(m.path);
   if (!text.ok()) return text.status();
@@ -382,8 +403,8 @@ absl::StatusOr<Manifest> ReadManifest(const std::string& dir) {
       return bad(absl::StrCat("file ", f.name, ": wrong number of checksums"));
     }
   }
-  m.facts.num_files = static_cast<uint32_t>(m.data.size());
-  for (const FileEntry& f : m.data) m.facts.data_bytes += f.size;
+  m.facts.num_shards = static_cast<uint32_t>(m.data.size());
+  for (const FileEntry& f : m.data) m.facts.shard_bytes += f.size;
   return m;
 }
 
@@ -455,7 +476,7 @@ class CheckedFile {
     }
     if (static_cast<uint64_t>(info.st_size) != entry_.size) {
       return absl::DataLossError(absl::StrCat(path_, ": ", info.st_size, " bytes, ",
-                                              kPartManifestName, " says ", entry_.size,
+                                              kFormManifestName, " says ", entry_.size,
                                               " (truncated or replaced)"));
     }
     return absl::OkStatus();
@@ -534,7 +555,7 @@ class CheckedFile {
     }
     if (h.graph_id != manifest_.graph_id) {
       return bad(absl::StrCat("belongs to another partitioned graph (not the one ",
-                              kPartManifestName, " describes)"));
+                              kFormManifestName, " describes)"));
     }
     const size_t files = kind == kKindData ? manifest_.data.size() : manifest_.names.size();
     if (h.kind != kind || h.part != part || h.parts != files ||
@@ -689,7 +710,7 @@ void FinishInput(const Manifest& m, WeightUse weights, GraphInput& g) {
   if (weights == WeightUse::kIgnore) std::vector<double>().swap(g.weights);
   g.directed = !m.facts.symmetric;
   g.properties = m.facts.properties;
-  if (m.facts.symmetric) MakeSymmetric(g);
+  if (m.facts.symmetric) bsp::MakeSymmetric(g);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -889,15 +910,15 @@ absl::Status PrepareDir(const std::string& dir, std::vector<std::string>& old_fi
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
       // A directory holding nothing but the writers' files may be written over.
-      if (!io::IsPartsFileName(name)) {
+      if (!IsFormFileName(name)) {
         return absl::FailedPreconditionError(
             absl::StrCat(dir, " exists and is not a partitioned graph (it holds ", name,
                          "; give a new or empty directory)"));
       }
-      if (name != kPartManifestName) old_files.push_back(name);
+      if (name != kFormManifestName) old_files.push_back(name);
     }
     if (ec) return absl::InternalError(absl::StrCat("cannot list ", dir, ": ", ec.message()));
-    if (IsPartitionedGraph(dir)) {
+    if (IsPartitionedForm(dir)) {
       // The old manifest goes first: from here until the new one is in place, the directory is
       // not a partitioned graph, so no reader takes a mix of old and new files.
       if (::unlink(ManifestPath(dir).c_str()) != 0) {
@@ -1017,9 +1038,9 @@ absl::Status CheckNamesFile(const Manifest& m, uint32_t k, const std::vector<std
 // The distributed writer.
 
 // Worker `rank` of `size`'s share of `path` (a file, or a directory's edge-list files read as one
-// input), as the partitioned load cuts it (io::ShareReader); only the share is read.
+// input), as the partitioned load cuts it (text::ShareReader); only the share is read.
 absl::StatusOr<std::string> ReadShare(const std::string& path, uint32_t rank, uint32_t size) {
-  io::ShareReader reader;
+  text::ShareReader reader;
   if (auto st = reader.Open(path, rank, size, /*directories=*/true); !st.ok()) return st;
   return reader.Next(std::numeric_limits<uint64_t>::max());
 }
@@ -1049,7 +1070,7 @@ bool GetEntry(ByteReader& in, FileEntry& f) {
   return true;
 }
 
-// A worker's share of the distributed write, up to its files (WritePartFilesDistributed).
+// A worker's share of the distributed write, up to its files (WritePartitionedFormDistributed).
 class DistributedWriter {
  public:
   DistributedWriter(const GraphSource& source, Exchange& exchange, const std::string& dir)
@@ -1105,8 +1126,8 @@ absl::Status DistributedWriter::Positions(const std::string& edge_file) {
       const std::string_view line = text.substr(0, nl);
       text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
       std::string_view tok[3];
-      const size_t n = io::Tokenize(line, tok, 3);
-      if (n == 0 || io::IsComment(tok[0])) continue;
+      const size_t n = text::Tokenize(line, tok, 3);
+      if (n == 0 || text::IsComment(tok[0])) continue;
       if (n < 2) {
         read =
             absl::InternalError(absl::StrCat(edge_file, ": a line the load took is not an edge"));
@@ -1216,8 +1237,8 @@ absl::Status DistributedWriter::Run() {
   if (!first.Get(graph_id_)) return absl::InternalError("partitioned write: no graph id");
 
   // The edges as a GraphInput's arrays: the writer reads them by stored edge.
-  auto part = LoadPartition(source_, WeightUse::kNonNegative, exchange_, /*in_edges=*/true,
-                            {.packed_edges = false});
+  auto part = LoadPartitionFromText(source_, WeightUse::kNonNegative, exchange_, /*in_edges=*/true,
+                                    {.packed_edges = false});
   if (!part.ok()) return part.status();
   part_ = std::move(*part);
   // What the assembly freed goes back before the files are encoded (a job's build does so
@@ -1226,7 +1247,7 @@ absl::Status DistributedWriter::Run() {
   std::string edge_file = source_.path;
   format_ = "edgelist";
   if (IsGraphalytics(source_)) {
-    auto files = io::ResolveGraphalytics(source_);
+    auto files = text::ResolveGraphalytics(source_);
     if (!files.ok()) return files.status();  // the load read them: the same on every worker
     edge_file = files->edge_file;
     format_ = "graphalytics";
@@ -1277,21 +1298,15 @@ absl::Status DistributedWriter::Run() {
 
 }  // namespace
 
-bool IsPartitionedGraph(const std::string& path) {
-  struct stat info;
-  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode) &&
-         ::stat(ManifestPath(path).c_str(), &info) == 0;
-}
-
-absl::StatusOr<PartGraphFacts> ReadPartGraphFacts(const std::string& dir) {
+absl::StatusOr<PartitionedFormFacts> ReadPartitionedFormFacts(const std::string& dir) {
   auto m = ReadManifest(dir);
   if (!m.ok()) return m.status();
   return m->facts;
 }
 
-absl::Status WritePartFiles(const GraphInput& g, const std::string& dir,
-                            const PartWriteOptions& options) {
-  const uint32_t parts = options.parts;
+absl::Status WritePartitionedForm(const GraphInput& g, const std::string& dir,
+                                  const PartitionedFormOptions& options) {
+  const uint32_t parts = options.shards;
   if (parts == 0 || parts > (uint32_t{1} << 16)) {
     return absl::InvalidArgumentError("partitioned graph: the number of parts must be 1..65536");
   }
@@ -1381,13 +1396,13 @@ absl::Status WritePartFiles(const GraphInput& g, const std::string& dir,
   return CommitManifest(m, old_files);
 }
 
-absl::Status WritePartFilesDistributed(const GraphSource& source, Exchange& exchange,
-                                       const std::string& dir) {
+absl::Status WritePartitionedFormDistributed(const GraphSource& source, Exchange& exchange,
+                                             const std::string& dir) {
   DistributedWriter writer(source, exchange, dir);
   return writer.Run();
 }
 
-absl::StatusOr<GraphInput> LoadPartFiles(const GraphSource& source, WeightUse weights) {
+absl::StatusOr<GraphInput> LoadPartitionedForm(const GraphSource& source, WeightUse weights) {
   auto m = OpenSource(source);
   if (!m.ok()) return m.status();
   const uint64_t n = m->facts.num_vertices, edges = m->facts.num_stored_edges;
@@ -1438,8 +1453,8 @@ absl::StatusOr<GraphInput> LoadPartFiles(const GraphSource& source, WeightUse we
   return g;
 }
 
-absl::StatusOr<PartitionInput> ReadPartFiles(const GraphSource& source, WeightUse weights,
-                                             uint32_t workers, uint32_t rank, bool in_edges) {
+absl::StatusOr<PartitionInput> ReadPartitionedForm(const GraphSource& source, WeightUse weights,
+                                                   uint32_t workers, uint32_t rank, bool in_edges) {
   auto m = OpenSource(source);
   if (!m.ok()) return m.status();
   auto split = partition::Range::Whole(workers);
@@ -1615,12 +1630,11 @@ absl::StatusOr<PartitionInput> ReadPartFiles(const GraphSource& source, WeightUs
   return result;
 }
 
-absl::StatusOr<PartitionInput> LoadPartitionFromPartFiles(const GraphSource& source,
-                                                          WeightUse weights, Exchange& exchange,
-                                                          bool in_edges) {
-  auto part = ReadPartFiles(source, weights, exchange.size(), exchange.rank(), in_edges);
+absl::StatusOr<PartitionInput> LoadPartitionFromForm(const GraphSource& source, WeightUse weights,
+                                                     Exchange& exchange, bool in_edges) {
+  auto part = ReadPartitionedForm(source, weights, exchange.size(), exchange.rank(), in_edges);
   if (auto st = AgreeOnStatus(exchange, part.status()); !st.ok()) return st;
   return part;
 }
 
-}  // namespace lockstep::bsp
+}  // namespace lockstep::load

@@ -2,7 +2,7 @@
 // and 4 workers (threads over an in-process Exchange, through LoadPartition as a job calls it)
 // must give each worker exactly the PartitionInput LoadPartition gives for the text, and the whole
 // graph exactly what LoadGraph gives; a damaged directory is refused, naming the file.
-#include "lockstep/bsp/part_files.h"
+#include "lockstep/load/partitioned_form.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -21,12 +21,20 @@
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/graph_input.h"
 #include "lockstep/bsp/job.h"
-#include "lockstep/bsp/partitioned_load.h"
+#include "lockstep/load/source.h"
 #include "util/temp_dir.h"
 #include "util/thread_exchange.h"
 
-namespace lockstep::bsp {
+namespace lockstep::load {
 namespace {
+
+using bsp::Crc32c;
+using bsp::Exchange;
+using bsp::GraphInput;
+using bsp::GraphSource;
+using bsp::PartVertices;
+using bsp::ReadFile;
+using bsp::WeightUse;
 
 using ::testing::HasSubstr;
 
@@ -85,7 +93,7 @@ void ExpectReadsLikeText(const GraphSource& source, const std::string& dir,
                          const std::string& what) {
   auto text = LoadGraph(source, WeightUse::kNonNegative);
   ASSERT_TRUE(text.ok()) << text.status();
-  ASSERT_TRUE(IsPartitionedGraph(dir));
+  ASSERT_TRUE(IsPartitionedForm(dir));
   const GraphSource binary{.path = dir};
   for (WeightUse weights : {WeightUse::kNonNegative, WeightUse::kIgnore}) {
     const std::string w = weights == WeightUse::kIgnore ? " ignore-weights" : " weights";
@@ -120,16 +128,16 @@ void ExpectReadsLikeText(const GraphSource& source, const std::string& dir,
 }
 
 // Writes `source`'s graph with 1 and 3 parts in one process, and with 1, 2 and 3 workers
-// (threads over an in-process Exchange, WritePartFilesDistributed), and checks every reading
+// (threads over an in-process Exchange, WritePartitionedFormDistributed), and checks every reading
 // against the text's.
 void ExpectSameAsText(const GraphSource& source, const std::string& dir) {
   auto text = LoadGraph(source, WeightUse::kNonNegative);
   ASSERT_TRUE(text.ok()) << text.status();
   for (uint32_t parts : {1u, 3u}) {
-    PartWriteOptions options;
-    options.parts = parts;
+    PartitionedFormOptions options;
+    options.shards = parts;
     options.format = IsGraphalytics(source) ? "graphalytics" : "edgelist";
-    ASSERT_TRUE(WritePartFiles(*text, dir, options).ok());
+    ASSERT_TRUE(WritePartitionedForm(*text, dir, options).ok());
     ExpectReadsLikeText(source, dir, "K=" + std::to_string(parts));
   }
   for (uint32_t writers : {1u, 2u, 3u}) {
@@ -139,14 +147,14 @@ void ExpectSameAsText(const GraphSource& source, const std::string& dir) {
     for (uint32_t r = 0; r < writers; ++r) {
       threads.emplace_back([&, r] {
         test::ThreadExchange exchange(group, r);
-        status[r] = WritePartFilesDistributed(source, exchange, dir);
+        status[r] = WritePartitionedFormDistributed(source, exchange, dir);
       });
     }
     for (auto& t : threads) t.join();
     for (const absl::Status& st : status) ASSERT_TRUE(st.ok()) << st;
     ExpectReadsLikeText(source, dir, std::to_string(writers) + " writers");
   }
-  auto facts = ReadPartGraphFacts(dir);
+  auto facts = ReadPartitionedFormFacts(dir);
   ASSERT_TRUE(facts.ok());
   EXPECT_EQ(facts->format, IsGraphalytics(source) ? "graphalytics" : "edgelist");
 }
@@ -224,7 +232,7 @@ TEST_F(PartFilesTest, GraphalyticsWithIsolatedVerticesAndTextIds) {
   }
   ExpectSameAsText({.path = Graphalytics(v, e, true)}, Out());
   ExpectSameAsText({.path = Graphalytics(v, e, false)}, Out());
-  auto facts = ReadPartGraphFacts(Out());
+  auto facts = ReadPartitionedFormFacts(Out());
   ASSERT_TRUE(facts.ok()) << facts.status();
   EXPECT_EQ(facts->format, "graphalytics");
   EXPECT_EQ(facts->properties.at("pr.damping-factor"), "0.85");
@@ -234,7 +242,7 @@ TEST_F(PartFilesTest, SevenFilesReadByThreeAndFiveWorkers) {
   const GraphSource source{.path = RandomGraph(7, true)};
   auto text = LoadGraph(source, WeightUse::kNonNegative);
   ASSERT_TRUE(text.ok());
-  ASSERT_TRUE(WritePartFiles(*text, Out(), {.parts = 7}).ok());
+  ASSERT_TRUE(WritePartitionedForm(*text, Out(), {.shards = 7}).ok());
   for (uint32_t n : {3u, 5u}) {
     for (bool in_edges : {false, true}) {
       auto want = LoadOnWorkers(source, WeightUse::kNonNegative, n, in_edges);
@@ -262,7 +270,7 @@ class PartFilesDamageTest : public PartFilesTest {
   void SetUp() override {
     auto g = LoadGraph({.path = RandomGraph(4, true)}, WeightUse::kNonNegative);
     ASSERT_TRUE(g.ok());
-    ASSERT_TRUE(WritePartFiles(*g, Out(), {.parts = 3}).ok());
+    ASSERT_TRUE(WritePartitionedForm(*g, Out(), {.shards = 3}).ok());
   }
   // The error every reading gives: the whole graph, and each of 2 workers.
   void ExpectRefused(const std::string& message) {
@@ -368,7 +376,7 @@ TEST_F(PartFilesDamageTest, FileOfAnotherGraphIsForeign) {
   auto g = LoadGraph({.path = RandomGraph(4, true)}, WeightUse::kNonNegative);
   ASSERT_TRUE(g.ok());
   const std::string other = dir_.File("other");
-  ASSERT_TRUE(WritePartFiles(*g, other, {.parts = 3}).ok());
+  ASSERT_TRUE(WritePartitionedForm(*g, other, {.shards = 3}).ok());
   auto mine = ReadFile(Out() + "/lockstep-parts.manifest");
   auto theirs = ReadFile(other + "/lockstep-parts.manifest");
   ASSERT_TRUE(mine.ok() && theirs.ok());
@@ -393,8 +401,8 @@ TEST_F(PartFilesDamageTest, FileOfAnotherGraphIsForeign) {
 
 TEST_F(PartFilesDamageTest, WithoutManifestItIsNotAPartitionedGraph) {
   std::filesystem::remove(Out() + "/lockstep-parts.manifest");
-  EXPECT_FALSE(IsPartitionedGraph(Out()));
-  auto facts = ReadPartGraphFacts(Out());
+  EXPECT_FALSE(IsPartitionedForm(Out()));
+  auto facts = ReadPartitionedFormFacts(Out());
   EXPECT_EQ(facts.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(facts.status().message()), HasSubstr("not a partitioned graph"));
   // Nor is it edge-list text: its readers say what it is, not where its bytes fail to parse.
@@ -414,7 +422,7 @@ TEST_F(PartFilesDamageTest, WithoutManifestItIsNotAPartitionedGraph) {
 TEST_F(PartFilesDamageTest, RewriteReplacesAndRefusesForeignDirectories) {
   auto g = LoadGraph({.path = RandomGraph(5, false), .undirected = true}, WeightUse::kIgnore);
   ASSERT_TRUE(g.ok());
-  ASSERT_TRUE(WritePartFiles(*g, Out(), {.parts = 2}).ok());
+  ASSERT_TRUE(WritePartitionedForm(*g, Out(), {.shards = 2}).ok());
   EXPECT_FALSE(std::filesystem::exists(Out() + "/part-00002-of-00003.lsp"));
   auto again = LoadGraph({.path = Out()}, WeightUse::kIgnore);
   ASSERT_TRUE(again.ok()) << again.status();
@@ -423,22 +431,22 @@ TEST_F(PartFilesDamageTest, RewriteReplacesAndRefusesForeignDirectories) {
   // `partition` may write over it.
   std::filesystem::remove(Out() + "/lockstep-parts.manifest");
   dir_.Write("parts/lockstep-parts.manifest.tmp", "half a manifest");
-  EXPECT_FALSE(IsPartitionedGraph(Out()));
-  ASSERT_TRUE(WritePartFiles(*g, Out(), {.parts = 1}).ok());
+  EXPECT_FALSE(IsPartitionedForm(Out()));
+  ASSERT_TRUE(WritePartitionedForm(*g, Out(), {.shards = 1}).ok());
   EXPECT_EQ(ListDir(Out()),
             (std::vector<std::string>{"lockstep-parts.manifest", "names-00000-of-00001.lsp",
                                       "part-00000-of-00001.lsp"}));
   // A directory of other files is not overwritten.
   dir_.Write("mine.txt", "x");
-  auto st = WritePartFiles(*g, dir_.path().string(), {});
+  auto st = WritePartitionedForm(*g, dir_.path().string(), {});
   EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
   // A directed partitioned graph is not read as undirected.
-  ASSERT_TRUE(
-      WritePartFiles(*LoadGraph({.path = RandomGraph(6, false)}, WeightUse::kIgnore), Out(), {})
-          .ok());
+  ASSERT_TRUE(WritePartitionedForm(*LoadGraph({.path = RandomGraph(6, false)}, WeightUse::kIgnore),
+                                   Out(), {})
+                  .ok());
   auto undirected = LoadGraph({.path = Out(), .undirected = true}, WeightUse::kIgnore);
   EXPECT_THAT(std::string(undirected.status().message()), HasSubstr("directed"));
 }
 
 }  // namespace
-}  // namespace lockstep::bsp
+}  // namespace lockstep::load

@@ -1,5 +1,5 @@
-// A worker's share of a text input, read in rounds: private to bsp, used by the partitioned load
-// (partitioned_load.cc) and the distributed writer of the partitioned form (part_files.cc), so
+// A worker's share of a text input, read in rounds: private to the load library, used by the
+// partitioned load (partitioned/) and the distributed writer of the partitioned form (form/), so
 // that both cut the input at the same lines.
 #pragma once
 
@@ -18,9 +18,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "io/parse.h"
+#include "text/parse.h"
 
-namespace lockstep::bsp::io {
+namespace lockstep::load::text {
 
 // A share of an input: the lines that start in this worker's byte range, read in rounds. The
 // input is one file or the concatenation of a directory's files (ListEdgeFiles), in which
@@ -191,4 +191,4 @@ class ShareReader {
   std::vector<std::pair<uint32_t, uint64_t>> lines_;
 };
 
-}  // namespace lockstep::bsp::io
+}  // namespace lockstep::load::text

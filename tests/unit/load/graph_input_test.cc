@@ -15,13 +15,28 @@
 
 #include "absl/status/status.h"
 #include "lockstep/bsp/vertex_id.h"
+#include "lockstep/load/graphalytics.h"
+#include "lockstep/load/input_form.h"
+#include "lockstep/load/source.h"
 #include "tbb/global_control.h"
 #include "tbb/task_arena.h"
-#include "test_graphs.h"
+#include "unit/bsp/test_graphs.h"
 #include "util/temp_dir.h"
 
-namespace lockstep::bsp {
+namespace lockstep::load {
 namespace {
+
+using bsp::ExternalIdLess;
+using bsp::ForEachEdge;
+using bsp::GraphInput;
+using bsp::GraphSource;
+using bsp::ParseIntegerId;
+using bsp::ParseUuid;
+using bsp::ToString;
+using bsp::VertexId;
+using bsp::VertexIdFromExternal;
+using bsp::WeightUse;
+using bsp::WithReverseEdges;
 
 using ::testing::AllOf;
 using ::testing::ElementsAre;
@@ -418,7 +433,8 @@ TEST_F(GraphalyticsFilesTest, IsolatedVerticesAndSelfLoops) {
 }
 
 TEST_F(GraphalyticsFilesTest, StringIdsAndExplicitFormat) {
-  const std::string props = bsptest::ReadAll(Write("x\ny\nz\n10\n", "x y\n10 z\n", true, "named"));
+  const std::string props =
+      bsp::bsptest::ReadAll(Write("x\ny\nz\n10\n", "x y\n10 z\n", true, "named"));
   // An explicit format does not need the .properties suffix to be recognised.
   const std::string path = dir_.Write("named.props", props);
   EXPECT_FALSE(IsGraphalytics({.path = path}));
@@ -538,4 +554,4 @@ TEST_F(GraphalyticsFilesTest, MissingVertexFileProperty) {
 }
 
 }  // namespace
-}  // namespace lockstep::bsp
+}  // namespace lockstep::load
