@@ -54,6 +54,8 @@
 #include "lockstep/load/input_form.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
+#include "text/dictionary.h"
+#include "text/messages.h"
 #include "text/parse.h"
 #include "text/share_reader.h"
 

@@ -1,6 +1,7 @@
 // The parsing pieces that the whole-graph loader (text_graph.cc) and the partitioned loader
-// (partitioned/) share: cutting text at line boundaries, the chunk parser with its fast integer
-// path, the per-file ID dictionary, and the wording of input errors. Private to the load library.
+// (partitioned/) share: cutting text at line boundaries and the chunk parser with its fast integer
+// path. Private to the load library; the ID dictionary is dictionary.h, the wording of input
+// errors messages.h.
 #pragma once
 
 #include <algorithm>
@@ -19,8 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/graph_input.h"
-#include "tbb/parallel_for.h"
-#include "tbb/parallel_sort.h"
+#include "text/input_files.h"
 
 namespace lockstep::load::text {
 
@@ -85,32 +85,6 @@ enum class FileKind { kEdges, kVertices };
 // sets not_integer or too_wide.
 void ParseChunk(std::string_view text, FileKind kind, IdMode mode, bool keep_weights,
                 ParsedChunk& out);
-
-// An edge list may be a directory of files, read as the concatenation of its files (docs/design.md
-// §4). Lines never span files: a file that does not end in a newline ends its last line there.
-struct InputFile {
-  std::string path;
-  uint64_t size = 0;
-};
-
-bool IsDirectory(const std::string& path);
-
-// The files of an edge-list input at `path`: `path` itself if it is not a directory (its size is
-// left 0: opening it says what is wrong), else the regular files directly in it, in byte-wise name
-// order, names that start with '.' skipped. A directory without any is an error naming it, and so
-// is one holding a partitioned form's files (complete or not, IsFormFileName).
-absl::StatusOr<std::vector<InputFile>> ListEdgeFiles(const std::string& path);
-
-// One file's lines in the line numbering of a concatenation of files.
-struct FilePiece {
-  std::string path;
-  uint64_t lines = 0;
-};
-
-// Line `line` (1-based) of the concatenation of `pieces` as its file and the line in that file;
-// without pieces, line `line` of `path`.
-std::pair<const std::string*, uint64_t> Locate(const std::string& path,
-                                               const std::vector<FilePiece>& pieces, uint64_t line);
 
 struct ParsedFile {
   std::string path;
@@ -184,139 +158,6 @@ absl::StatusOr<ParsedFile> ParseFile(const std::string& path, FileKind kind, boo
 // ParseText of the whole edge-list input at `path`: one file, or the concatenation of a
 // directory's files (ListEdgeFiles), with `pieces` set.
 absl::StatusOr<ParsedFile> ParseEdgeInput(const std::string& path, bool keep_weights);
-
-// The key of an ID in text mode: integers order before text and among themselves numerically.
-struct TextKey {
-  bool is_int;
-  uint64_t value;
-  std::string_view text;
-  static TextKey Of(std::string_view t) {
-    TextKey k{false, 0, t};
-    k.is_int = ParseIntegerId(t, k.value);
-    return k;
-  }
-  friend bool operator<(const TextKey& a, const TextKey& b) {
-    if (a.is_int != b.is_int) return a.is_int;
-    if (a.is_int) return a.value < b.value;
-    return a.text < b.text;
-  }
-  friend bool operator==(const TextKey& a, const TextKey& b) {
-    return a.is_int == b.is_int && (a.is_int ? a.value == b.value : a.text == b.text);
-  }
-};
-
-// The sorted, distinct vertex IDs of a graph and the lookup of an ID's index.
-class Dictionary {
- public:
-  // Integer IDs: a direct table if the largest ID is small enough, else a sorted array.
-  void BuildIntegers(const std::vector<ParsedChunk>& chunks, IdMode mode) {
-    if (mode == IdMode::kNarrow) {
-      BuildIntegers(chunks, &ParsedChunk::narrow);
-    } else {
-      BuildIntegers(chunks, &ParsedChunk::wide);
-    }
-  }
-  template <class T>
-  void BuildIntegers(const std::vector<ParsedChunk>& chunks, std::vector<T> ParsedChunk::*ids) {
-    integer_ = true;
-    std::vector<uint64_t> chunk_max(chunks.size(), 0);
-    tbb::parallel_for(size_t{0}, chunks.size(), [&](size_t c) {
-      T m = 0;
-      for (T v : chunks[c].*ids) m = std::max(m, v);
-      chunk_max[c] = m;
-    });
-    uint64_t max_id = 0;
-    size_t count = 0;
-    for (size_t c = 0; c < chunks.size(); ++c) {
-      count += (chunks[c].*ids).size();
-      max_id = std::max(max_id, chunk_max[c]);
-    }
-    if (count == 0) return;
-    if (max_id < kNoIndex && max_id <= 8 * count + (1u << 20)) {
-      direct_.assign(max_id + 1, kNoIndex);
-      tbb::parallel_for(size_t{0}, chunks.size(), [&](size_t c) {
-        for (T v : chunks[c].*ids) {
-          std::atomic_ref<uint32_t>(direct_[v]).store(0, std::memory_order_relaxed);
-        }
-      });
-      uint32_t next = 0;
-      for (uint64_t v = 0; v <= max_id; ++v) {
-        if (direct_[v] != kNoIndex) {
-          direct_[v] = next++;
-          ints_.push_back(v);
-        }
-      }
-      return;
-    }
-    ints_.reserve(count);
-    for (const auto& c : chunks) ints_.insert(ints_.end(), (c.*ids).begin(), (c.*ids).end());
-    tbb::parallel_sort(ints_.begin(), ints_.end());
-    ints_.erase(std::unique(ints_.begin(), ints_.end()), ints_.end());
-  }
-
-  void BuildText(const std::vector<ParsedChunk>& chunks) {
-    integer_ = false;
-    for (const auto& c : chunks) {
-      for (std::string_view t : c.strs) text_.push_back(TextKey::Of(t));
-    }
-    tbb::parallel_sort(text_.begin(), text_.end());
-    text_.erase(std::unique(text_.begin(), text_.end()), text_.end());
-  }
-
-  size_t size() const { return integer_ ? ints_.size() : text_.size(); }
-  // The i-th ID in ExternalIdLess order.
-  TextKey KeyAt(size_t i) const { return integer_ ? TextKey{true, ints_[i], {}} : text_[i]; }
-
-  // A hint that Find(id) comes soon: a direct table is larger than the caches, and IDs come in
-  // random order.
-  void Prefetch(uint64_t id) const {
-    if (id < direct_.size()) __builtin_prefetch(direct_.data() + id);
-  }
-  uint32_t Find(uint64_t id) const {
-    if (!direct_.empty()) return id < direct_.size() ? direct_[id] : kNoIndex;
-    auto it = std::lower_bound(ints_.begin(), ints_.end(), id);
-    return it != ints_.end() && *it == id ? static_cast<uint32_t>(it - ints_.begin()) : kNoIndex;
-  }
-  uint32_t Find(std::string_view id) const {
-    if (integer_) {
-      uint64_t v;
-      return ParseIntegerId(id, v) ? Find(v) : kNoIndex;
-    }
-    const TextKey key = TextKey::Of(id);
-    auto it = std::lower_bound(text_.begin(), text_.end(), key);
-    return it != text_.end() && *it == key ? static_cast<uint32_t>(it - text_.begin()) : kNoIndex;
-  }
-
-  std::vector<std::string> Names() const {
-    std::vector<std::string> names(size());
-    tbb::parallel_for(size_t{0}, names.size(), [&](size_t i) {
-      if (integer_) {
-        char buf[24];
-        auto [end, ec] = std::to_chars(buf, buf + sizeof buf, ints_[i]);
-        names[i].assign(buf, end);
-      } else {
-        names[i] = std::string(text_[i].text);
-      }
-    });
-    return names;
-  }
-
- private:
-  bool integer_ = true;
-  std::vector<uint32_t> direct_;
-  std::vector<uint64_t> ints_;
-  std::vector<TextKey> text_;
-};
-
-// The wording of input errors, shared by both loaders so that they say the same.
-std::string ListedTwiceMessage(std::string_view token, uint64_t first_line);
-std::string UnlistedVertexMessage(std::string_view token, const std::string& vertex_file);
-// An edge without a weight at a line of `error_file`, where line `weight_line` of `weight_file`
-// has one (the file is named only if it is another).
-std::string MissingWeightMessage(std::string_view error_file, std::string_view weight_file,
-                                 uint64_t weight_line);
-// A weight that is negative or infinite.
-std::string BadWeightMessage(double weight, std::string_view token);
 
 // Sorts the stored edges by (source, target, weight): global indexes follow the external IDs'
 // order, so the result does not depend on the order the edges came in (a table's rows).
