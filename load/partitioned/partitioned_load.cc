@@ -80,13 +80,14 @@ absl::StatusOr<Setup> PlanTable(const LoadFrame& frame) {
 }
 
 // Files: a Graphalytics graph's properties name its vertex and edge files; an edge list is one.
+// (A partitioned form's directory read as text is an edge list that refuses it: ListEdgeFiles.)
 Setup PlanFiles(const bsp::GraphSource& source) {
-  const std::string format = IsGraphalytics(source)  ? "graphalytics"
-                             : source.format.empty() ? "edgelist"
-                                                     : source.format;
   Setup setup;
   InputPlan& plan = setup.plan;
-  if (format == "graphalytics") {
+  auto form = FormOf(source);
+  if (!form.ok()) {
+    setup.status = form.status();
+  } else if (*form == InputForm::kGraphalytics) {
     plan.graphalytics = true;
     auto files = text::ResolveGraphalytics(source);
     if (files.ok()) {
@@ -97,12 +98,9 @@ Setup PlanFiles(const bsp::GraphSource& source) {
     } else {
       setup.status = files.status();
     }
-  } else if (format == "edgelist") {
+  } else {
     plan.edge_file = source.path;
     plan.symmetric = source.undirected;
-  } else {
-    setup.status = absl::InvalidArgumentError(absl::StrCat(
-        "graph format: unknown format '", format, "' (expected edgelist or graphalytics)"));
   }
   return setup;
 }

@@ -24,7 +24,7 @@ my $root = shift or die "usage: rooms_test.pl SOURCE_DIR\n";
 chdir $root or die "cannot enter $root: $!\n";
 
 my @dirs = grep { -d } qw(api apps bench bsp catalogue cli db dbsp examples fuzz generate partition
-                          validate load);
+                          validate load runner);
 my @files;
 find(sub { push @files, $File::Find::name if /\.(cc|h)$/ && -f }, @dirs);
 @files = sort map { s{^\./}{}r } @files;
