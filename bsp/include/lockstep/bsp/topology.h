@@ -293,13 +293,9 @@ class Topology {
 
  private:
   Topology(partition::Range split) : split_(std::move(split)) {}
-  // `edges` (topology.cc) gives the stored edges as vertex numbers of `input` or `vertices`.
+  // A build from stored edges, in steps (topology_build.cc).
   template <class Edges>
-  static absl::StatusOr<Topology> Build(Edges& edges, const GraphInput* input, GraphInput* release,
-                                        PartVertices* vertices, const partition::Range& split,
-                                        uint64_t part, bool in_edges,
-                                        std::vector<uint32_t>* input_edge_of_out,
-                                        std::vector<uint32_t>* input_edge_of_in);
+  class Builder;
 
   partition::Range split_;
   uint64_t part_ = 0;
