@@ -1,4 +1,4 @@
-// The byte layout of the partitioned form's files (partitioned_form.h, docs/design.md §4).
+// The byte layout of the partitioned form's files (partitioned_form.h, docs/design.md §4.5).
 //
 // A data file covers part k of Range::Whole(K) and holds, after a fixed header, first what a
 // reader of the whole graph needs:

@@ -1,4 +1,4 @@
-// The agreement at the end of a partitioned load's input (docs/design.md §4): every worker
+// The agreement at the end of a partitioned load's input (docs/design.md §4.4): every worker
 // gathers every share's tally (ShareTally) and picks the same failure, in the order the
 // whole-graph loader would report it, with its line in the whole file; and learns whether the
 // input is weighted and whether every worker still receives its IDs raw. Private to the load

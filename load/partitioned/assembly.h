@@ -1,4 +1,4 @@
-// The assembly of a partitioned load (docs/design.md §4): the worker's vertices (its own and the
+// The assembly of a partitioned load (docs/design.md §4.4): the worker's vertices (its own and the
 // remote ends of its edges) with their global indexes and UUIDs, and its received edges laid out
 // for the build (bsp::PartEdges, or a GraphInput's arrays), which then makes exactly the part
 // Topology::Build makes from the whole input. Private to the load library.

@@ -1,4 +1,4 @@
-// Where a worker of a partitioned load (docs/design.md §4) keeps the edges it receives: in blocks
+// Where a worker of a partitioned load (docs/design.md §4.4) keeps the edges it receives: in blocks
 // mapped from the kernel, per sender. Private to the load library.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The receiving side of a partitioned load's edge round (docs/design.md §4): a worker files the
+// The receiving side of a partitioned load's edge round (docs/design.md §4.4): a worker files the
 // edges it is sent under their senders, each end as its vertex-table entry, or while it receives
 // raw (raw_ids.h) as its position. Private to the load library.
 #pragma once

@@ -1,4 +1,4 @@
-// The edge rounds of a partitioned load (docs/design.md §4): each round, a worker parses the
+// The edge rounds of a partitioned load (docs/design.md §4.4): each round, a worker parses the
 // next lines of its share of the edge input, hashes the IDs its share has not met and tells their
 // owners (the vertex of an edge list, with its UUID; the question "is it listed?" for a listed
 // graph), and sends every stored edge to the owners of its ends (edge_sender.h), which take them

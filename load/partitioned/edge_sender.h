@@ -1,4 +1,4 @@
-// The sending side of a partitioned load's edge round (docs/design.md §4): every stored edge goes
+// The sending side of a partitioned load's edge round (docs/design.md §4.4): every stored edge goes
 // to the owner of its source and, when the program needs in-edges or the input is symmetric, of
 // its target, as compact records (records.h), with the partition of the end the receiver does not
 // own; weights and the bad-weight checks on the way. Private to the load library.

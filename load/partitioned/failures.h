@@ -1,4 +1,4 @@
-// The failures of a partitioned load (docs/design.md §4), kept as (kind, position) so that every
+// The failures of a partitioned load (docs/design.md §4.4), kept as (kind, position) so that every
 // worker can pick the one LoadGraph reports: each worker keeps its first of each kind with its
 // share and its line in the share, and the agreement (agreement.h) picks among everyone's.
 // Private to the load library.

@@ -1,4 +1,4 @@
-// The state of a partitioned load (docs/design.md §4), in the pieces its phases hand each other:
+// The state of a partitioned load (docs/design.md §4.4), in the pieces its phases hand each other:
 // who this worker is (LoadFrame), what the input is (InputPlan), what its shares read
 // (ShareTally) and what it received (Received). Each phase takes the pieces it reads or fills
 // explicitly. Private to the load library.

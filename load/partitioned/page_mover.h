@@ -1,5 +1,5 @@
 // The pages of drained receive blocks moved into a partition's packed edges, on the assembly of a
-// partitioned load (docs/design.md §4). Private to the load library.
+// partitioned load (docs/design.md §4.4). Private to the load library.
 #pragma once
 
 #include <cstddef>

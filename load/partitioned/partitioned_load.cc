@@ -1,4 +1,4 @@
-// Loading by partition (docs/design.md §4).
+// Loading by partition (docs/design.md §4.4).
 //
 // Worker r of P reads share r of each file: the lines that start in bytes [r*S/P, (r+1)*S/P) of
 // a file of S bytes, in rounds of a bounded number of bytes (rounds.h). Each round is parsed in

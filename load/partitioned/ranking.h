@@ -1,4 +1,4 @@
-// The ranking of a partitioned load (docs/design.md §4): global indexes are ranks in
+// The ranking of a partitioned load (docs/design.md §4.4): global indexes are ranks in
 // ExternalIdLess order. While every worker still receives raw, they come from the union of the
 // owned IDs' bitmaps with no sort (RankRaw); else from a sample sort over the exchange: the owners
 // send their sorted names to the workers whose rank range they fall in, which count, rank and

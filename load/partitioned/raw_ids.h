@@ -1,4 +1,4 @@
-// The raw-ID fast path of a partitioned load (docs/design.md §4): while every ID a worker
+// The raw-ID fast path of a partitioned load (docs/design.md §4.4): while every ID a worker
 // receives is an integer in a range [base, base + bound), it keeps the received edges' IDs as they
 // come, less the base (positions), and a byte per position below the bound (the ID's partition,
 // or kUnknown for one not met), instead of looking each up in the vertex table; the IDs are

@@ -1,4 +1,4 @@
-// The records a sender of a partitioned load's edge round (docs/design.md §4) writes for a
+// The records a sender of a partitioned load's edge round (docs/design.md §4.4) writes for a
 // destination. Private to the load library.
 #pragma once
 

@@ -1,4 +1,4 @@
-// How the workers of a partitioned load (docs/design.md §4) spell vertex IDs and edges in the
+// How the workers of a partitioned load (docs/design.md §4.4) spell vertex IDs and edges in the
 // batches they exchange: the codings of a batch's IDs, the fixed-size edge records that carry
 // their ends' partitions, and the lead of an edge round's batch. Private to the load library.
 #pragma once

@@ -1,4 +1,4 @@
-// The rounds of a partitioned load (docs/design.md §4): worker r of P reads share r of a file in
+// The rounds of a partitioned load (docs/design.md §4.4): worker r of P reads share r of a file in
 // rounds of a bounded number of bytes, and every worker runs the same number of rounds: each
 // round's first step tells all whether anyone has more, or met a bad line, which ends the rounds.
 // The vertex rounds (vertex_rounds.h) and the edge rounds (edge_rounds.h) are built of these.

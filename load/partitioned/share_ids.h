@@ -1,5 +1,5 @@
 // The IDs a worker's share of an input has met, on the sending side of a partitioned load
-// (docs/design.md §4): each hashed to its UUID once per share, which gives its owner. Private to
+// (docs/design.md §4.4): each hashed to its UUID once per share, which gives its owner. Private to
 // the load library.
 #pragma once
 

@@ -1,4 +1,4 @@
-// A worker's share of one input in a partitioned load (docs/design.md §4). Private to the load
+// A worker's share of one input in a partitioned load (docs/design.md §4.4). Private to the load
 // library.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The vertex rounds of a partitioned load (docs/design.md §4): the vertices a graph lists
+// The vertex rounds of a partitioned load (docs/design.md §4.4): the vertices a graph lists
 // (Graphalytics' .v file, or a vertex table) go to their owners, each with its UUID and its line;
 // a vertex listed twice is an error at its second listing in file order. Private to the load
 // library.

@@ -1,4 +1,4 @@
-// The vertices a worker of a partitioned load (docs/design.md §4) knows, on the receiving side:
+// The vertices a worker of a partitioned load (docs/design.md §4.4) knows, on the receiving side:
 // its own and the remote ends of its edges, each with an entry (the index its edges are numbered
 // by until the assembly). Private to the load library.
 #pragma once

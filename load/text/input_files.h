@@ -1,5 +1,5 @@
 // The files of an input: an edge list may be a directory of files, read as their concatenation
-// (docs/design.md §4), and errors then name the file and the line in it. Private to the load
+// (docs/design.md §4.2), and errors then name the file and the line in it. Private to the load
 // library.
 #pragma once
 

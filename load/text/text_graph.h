@@ -8,7 +8,7 @@
 
 namespace lockstep::load::text {
 
-// An edge list: one file, or a directory's files read as one (docs/design.md §4).
+// An edge list: one file, or a directory's files read as one (docs/design.md §4.2).
 absl::StatusOr<bsp::GraphInput> LoadEdgeList(const bsp::GraphSource& source, bsp::WeightUse use);
 // A Graphalytics graph: its .properties, .v and .e files.
 absl::StatusOr<bsp::GraphInput> LoadGraphalytics(const bsp::GraphSource& source,

@@ -595,7 +595,7 @@ TEST(ConformanceScale, SixteenWorkersComplete) {
   ExpectSameLines(local, published->lines, "pagerank on kron10 at 16 workers");
 }
 
-// --- No process reads or holds the whole graph (docs/design.md §4)
+// --- No process reads or holds the whole graph (docs/design.md §4.4)
 
 // What a worker logged when its partitioned load ended.
 struct LoadFigures {

@@ -373,7 +373,7 @@ TEST_F(PartitionedLoadTest, EdgeRecordsWithAndWithoutPartitionsInTheirIds) {
 // on, every line with a weight. With `base` past the room of 6-byte records (2^22 for 3 or 4
 // workers, 2^23 for 2), the ring goes in 8-byte ones. With as many copies as workers, each share
 // meets all 540 K small IDs, enough for a direct table that covers 2^22 + 300 (8 per ID), and
-// each worker reads more than that many bytes, the bound of raw IDs (docs/design.md §4).
+// each worker reads more than that many bytes, the bound of raw IDs (docs/design.md §4.4).
 std::string SmallThenRingFrom(uint64_t base, int copies) {
   std::string text;
   for (int c = 0; c < copies; ++c) {

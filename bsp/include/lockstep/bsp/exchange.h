@@ -9,7 +9,7 @@
 namespace lockstep::bsp {
 
 // A process's link to the other processes of a distributed job, for the collective steps that are
-// not supersteps: the partitioned load (docs/design.md §4) and the engine's set-up. Every process
+// not supersteps: the partitioned load (docs/design.md §4.4) and the engine's set-up. Every process
 // of a job calls the same collective operations in the same order; a call returns when this
 // process has received what every process sent it. Local mode has none (a null Exchange*).
 //

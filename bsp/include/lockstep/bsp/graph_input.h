@@ -27,7 +27,7 @@ struct GraphText {
   std::string vertices_name;
 };
 
-// One worker's share of a table's rows, read in rounds (a partitioned load, docs/design.md §4).
+// One worker's share of a table's rows, read in rounds (a partitioned load, docs/design.md §4.4).
 class GraphTextShare {
  public:
   virtual ~GraphTextShare() = default;

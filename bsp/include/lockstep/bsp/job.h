@@ -62,7 +62,7 @@ struct JobDetails {
   VertexId range_last{};
   // The process's link to the other workers of its job (not on the wire: the distributed layer
   // sets it on every worker). Null in local mode and on the master, which load the graph whole
-  // and nothing respectively; a worker with one loads its share of the input (docs/design.md §4).
+  // and nothing respectively; a worker with one loads its share of the input (docs/design.md §4.4).
   Exchange* exchange = nullptr;
   // Told what a worker's partitioned load read and kept, when it ends (not on the wire: the
   // distributed layer sets it to log the figures, which show that no process holds the graph).

@@ -27,7 +27,7 @@ struct PartitionLoadStats {
   // Bytes of the received edges' blocks whose pages became the packed edges' (moved, not faulted
   // in afresh).
   uint64_t bytes_moved = 0;
-  // Where the worker stopped receiving integer IDs raw (docs/design.md §4): it never did (not an
+  // Where the worker stopped receiving integer IDs raw (docs/design.md §4.4): it never did (not an
   // edge list, or turned off); at an announcement or a record it could not keep so; at the
   // ranking, because another worker had stopped; or it never stopped, and the global indexes
   // came from the union of the owned IDs' bitmaps.

@@ -8,7 +8,7 @@
 
 namespace lockstep::bsp {
 
-// A vertex's global identity: a 128-bit UUID ordered as big-endian bytes (docs/design.md §4).
+// A vertex's global identity: a 128-bit UUID ordered as big-endian bytes (docs/design.md §4.1).
 using VertexId = partition::Uuid;
 
 // Maps an external vertex ID to its UUID. Text that already is a UUID in canonical form

@@ -1,6 +1,6 @@
 #pragma once
 
-// What form a graph's input has (docs/design.md §4), decided in one place: the loaders of
+// What form a graph's input has (docs/design.md §4.2), decided in one place: the loaders of
 // source.h dispatch on it, and the readers below them ask it rather than look for themselves.
 
 #include <string>

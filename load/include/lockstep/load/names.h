@@ -1,6 +1,6 @@
 #pragma once
 
-// The names of a graph loaded by partition (docs/design.md §4): no process holds every vertex's
+// The names of a graph loaded by partition (docs/design.md §4.4): no process holds every vertex's
 // external ID. Each worker keeps those of one range of global indexes (RankNames), and the
 // collectives below turn indexes into names, or names into "is it in the graph", by asking the
 // workers that hold them.

@@ -1,6 +1,6 @@
 #pragma once
 
-// What loading a worker's partition gives (docs/design.md §4), whatever the input's form: the
+// What loading a worker's partition gives (docs/design.md §4.4), whatever the input's form: the
 // partition's vertices and edges, its slice of the names and the figures of the load, from which
 // the worker builds its graph (BuildPartGraph).
 
@@ -32,7 +32,7 @@ struct PartitionLoadOptions {
   std::optional<bool> in_edges_if_symmetric;
   // Whether a worker may receive an edge list's integer IDs raw (a byte per ID below a bound,
   // numbered once all have come) and, if all do, rank them by the union of bitmaps of the owned
-  // IDs instead of a sort (docs/design.md §4). Off: through the vertex table, as other IDs.
+  // IDs instead of a sort (docs/design.md §4.4). Off: through the vertex table, as other IDs.
   bool raw_integer_ids = true;
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// The partitioned form of a graph (docs/design.md §4): the parsed graph written once as shard
+// The partitioned form of a graph (docs/design.md §4.5): the parsed graph written once as shard
 // files that each cover a range of the UUID space, in a directory any number of workers can read,
 // each reading only the shard files of its own partition. A job on it loads at disk speed without
 // parsing, and gets exactly what loading the text gives (LoadGraph, LoadPartition), at any worker

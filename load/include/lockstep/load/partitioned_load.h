@@ -1,7 +1,7 @@
 #pragma once
 
-// Loading by partition (docs/design.md §4): every worker of a distributed job reads a share of the
-// input, sends each vertex and edge to the worker that owns it, and builds its partition of the
+// Loading by partition (docs/design.md §4.4): every worker of a distributed job reads a share of
+// the input, sends each vertex and edge to the worker that owns it, and builds its partition of the
 // graph from what it owns. No process holds or reads the whole graph, and each partition equals
 // what Topology::Build gives for the whole input (the same vertices, global indexes, CSR order and
 // remote table), so results do not depend on how the graph was loaded. LoadPartition

@@ -1,6 +1,6 @@
 #pragma once
 
-// Where a graph is read from, resolved in one place (docs/design.md §4). A GraphSource names one
+// Where a graph is read from, resolved in one place (docs/design.md §4.2). A GraphSource names one
 // of four input forms: a table (its text comes through GraphSource::text, which the command line
 // attaches: no database client is linked here), the partitioned form (a directory holding its
 // manifest), a Graphalytics graph (a .properties file naming a vertex and an edge file), or an

@@ -9,7 +9,7 @@
 
 namespace lockstep::partition {
 
-// A vertex's global id (docs/design.md §4). Boost stores the 16 bytes big-endian, so the
+// A vertex's global id (docs/design.md §4.1). Boost stores the 16 bytes big-endian, so the
 // byte-wise operator< that boost provides is exactly numeric order, which is the order ranges are
 // cut in.
 using Uuid = boost::uuids::uuid;
