@@ -121,24 +121,25 @@ absl::StatusOr<std::string> PublishRunResults(const catalogue::AppInfo& app, con
 }
 
 void AttachDatabase(dbsp::JobSpec& spec) {
-  const bsp::JobDetails& d = spec.details;
-  if (db::IsPostgresUri(d.graph.path)) spec.ephemeral_graph_options = {db::kSnapshotOption};
-  if (!db::IsPostgresUri(d.output)) return;
+  const runner::JobDetails& d = spec.details;
+  if (db::IsPostgresUri(d.work.graph.path)) spec.ephemeral_graph_options = {db::kSnapshotOption};
+  if (!db::IsPostgresUri(d.work.output)) return;
   JobFlags flags;
-  flags.graph = d.graph.path;
-  if (db::IsPostgresUri(d.graph.path)) flags.tables = db::TablesFromOptions(d.graph.options);
-  flags.out = d.output;
-  auto table = d.output_options.find(kTableOption);
-  if (table != d.output_options.end()) flags.out_table = table->second;
+  flags.graph = d.work.graph.path;
+  if (db::IsPostgresUri(d.work.graph.path))
+    flags.tables = db::TablesFromOptions(d.work.graph.options);
+  flags.out = d.work.output;
+  auto table = d.work.output_options.find(kTableOption);
+  if (table != d.work.output_options.end()) flags.out_table = table->second;
   spec.sink = DatabaseSink(*spec.app, flags);
 }
 
 absl::StatusOr<std::unique_ptr<db::ExportedSnapshot>> ExportSnapshot(dbsp::JobSpec& spec) {
-  if (!db::IsPostgresUri(spec.details.graph.path)) return nullptr;
-  auto exported = db::ExportedSnapshot::Export(spec.details.graph.path,
-                                               db::TablesFromOptions(spec.details.graph.options));
+  if (!db::IsPostgresUri(spec.details.work.graph.path)) return nullptr;
+  auto exported = db::ExportedSnapshot::Export(
+      spec.details.work.graph.path, db::TablesFromOptions(spec.details.work.graph.options));
   if (!exported.ok()) return exported.status();
-  spec.details.graph.options[db::kSnapshotOption] = (*exported)->id();
+  spec.details.work.graph.options[db::kSnapshotOption] = (*exported)->id();
   spdlog::info("the job reads snapshot {} of the database", (*exported)->id());
   return exported;
 }
@@ -146,12 +147,12 @@ absl::StatusOr<std::unique_ptr<db::ExportedSnapshot>> ExportSnapshot(dbsp::JobSp
 void AttachDatabase(dbsp::WorkerOptions& options) {
   options.attach_graph = db::AttachSource;
   options.uri_paths = db::UriPaths;
-  options.ship_results = [](const bsp::JobDetails& d, const std::string& results) {
-    auto stage = d.output_options.find(db::kStageOption);
-    if (!db::IsPostgresUri(d.output) || stage == d.output_options.end()) {
+  options.ship_results = [](const runner::JobDetails& d, const std::string& results) {
+    auto stage = d.work.output_options.find(db::kStageOption);
+    if (!db::IsPostgresUri(d.work.output) || stage == d.work.output_options.end()) {
       return absl::InvalidArgumentError("job details: results for a sink this worker lacks");
     }
-    return db::CopyIntoStage(d.output, stage->second, results);
+    return db::CopyIntoStage(d.work.output, stage->second, results);
   };
 }
 

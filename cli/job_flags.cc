@@ -72,7 +72,7 @@ absl::Status CheckDatabaseFlags(const JobFlags& flags) {
 // to another app, a flag that does not apply to the graph's format, app parameters that are wrong
 // whatever the graph (JobRunner::CheckParams).
 absl::Status CheckJobFlags(const catalogue::AppInfo& app, const JobFlags& flags,
-                           const bsp::JobDetails& job) {
+                           const runner::JobDetails& job) {
   for (const auto& [name, value] : flags.params) {
     const bool known = std::any_of(app.params.begin(), app.params.end(),
                                    [&](const catalogue::AppParam& p) { return p.name == name; });
@@ -87,33 +87,33 @@ absl::Status CheckJobFlags(const catalogue::AppInfo& app, const JobFlags& flags,
         "--format does not apply to a partitioned graph (a directory written by `lockstep "
         "partition`)");
   }
-  if (flags.undirected && load::IsGraphalytics(job.graph)) {
+  if (flags.undirected && load::IsGraphalytics(job.work.graph)) {
     return absl::InvalidArgumentError(
         "--undirected applies to edge lists; a Graphalytics graph says whether it is directed in "
         "its .properties file");
   }
-  return app.make_runner(nullptr)->CheckParams(job);
+  return app.make_runner(nullptr)->CheckParams(job.work);
 }
 
 // The job an app runs: defaults, then Graphalytics properties, then flags, with which parameters
 // a file of the graph gave.
 absl::StatusOr<MadeJob> MakeJobDetails(const catalogue::AppInfo& app, const JobFlags& flags) {
   MadeJob made;
-  bsp::JobDetails& job = made.details;
-  job.job_id = "local";
-  job.app = app.name;
-  job.graph = {flags.graph, flags.format, flags.undirected};
+  runner::JobDetails& job = made.details;
+  job.work.job_id = "local";
+  job.work.app = app.name;
+  job.work.graph = {flags.graph, flags.format, flags.undirected};
   if (db::IsPostgresUri(flags.graph)) {
     // A PostgreSQL URI: the graph reads `tables` through the db module.
-    job.graph.options = db::TablesAsOptions(flags.tables);
-    job.graph.text = db::OpenSource(job.graph.path, flags.tables);
+    job.work.graph.options = db::TablesAsOptions(flags.tables);
+    job.work.graph.text = db::OpenSource(job.work.graph.path, flags.tables);
   }
-  job.output = flags.out;
-  job.max_supersteps = flags.max_supersteps;
-  job.trace_vertices = flags.trace_vertices;
-  auto params = MakeJobParams(app, job.graph, flags.params);
+  job.work.output = flags.out;
+  job.work.max_supersteps = flags.max_supersteps;
+  job.work.trace_vertices = flags.trace_vertices;
+  auto params = MakeJobParams(app, job.work.graph, flags.params);
   if (!params.ok()) return params.status();
-  job.params = std::move(params->values);
+  job.work.params = std::move(params->values);
   made.from_file = std::move(params->from_file);
   return made;
 }

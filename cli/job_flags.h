@@ -13,9 +13,9 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
-#include "lockstep/bsp/job.h"
 #include "lockstep/catalogue/app.h"
 #include "lockstep/db/postgres.h"
+#include "lockstep/runner/job_runner.h"
 
 namespace lockstep::cli {
 
@@ -50,7 +50,7 @@ struct AppOptions {
 
 // A job made of the command line, and the parameters a file of the graph gave (JobParams).
 struct MadeJob {
-  bsp::JobDetails details;
+  runner::JobDetails details;
   std::map<std::string, std::string> from_file;
 };
 

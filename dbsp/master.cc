@@ -28,10 +28,11 @@ int64_t NowUnixMs() {
 // For `lockstep status`: the job's bound on its supersteps, an iteration count's (which takes one
 // superstep more) if its app has one.
 uint64_t SuperstepBound(const JobSpec& spec) {
-  const bsp::JobDetails& details = spec.details;
-  uint64_t bound = details.max_supersteps;
+  const runner::JobDetails& details = spec.details;
+  uint64_t bound = details.work.max_supersteps;
   const std::string& param = spec.app->iterations_param;
-  if (auto it = details.params.find(param); !param.empty() && it != details.params.end()) {
+  if (auto it = details.work.params.find(param);
+      !param.empty() && it != details.work.params.end()) {
     uint64_t iterations = 0;
     if (absl::SimpleAtoi(it->second, &iterations)) bound = std::min(bound, iterations + 1);
   }
@@ -42,11 +43,11 @@ uint64_t SuperstepBound(const JobSpec& spec) {
 // the app's parameters (the master's own empty-graph start checks them).
 absl::Status CheckJob(const JobSpec& spec, const std::string& job_id) {
   if (!spec.sink) {
-    if (auto st = job::CheckOutput(spec.details.output); !st.ok()) return st;
+    if (auto st = job::CheckOutput(spec.details.work.output); !st.ok()) return st;
   }
-  bsp::JobDetails probe = spec.details;
-  probe.job_id = job_id;
-  probe.coordinator = true;
+  runner::JobDetails probe = spec.details;
+  probe.work.job_id = job_id;
+  probe.place.coordinator = true;
   return spec.app->make_runner(nullptr)->StartJob(probe, bsp::LocalExecutorFactory()).status();
 }
 
@@ -110,9 +111,9 @@ absl::StatusOr<JobResult> Master::RunJob(const JobSpec& spec, const std::atomic<
   if (auto st = CheckJob(spec, job_id); !st.ok()) return st;
   server_->status().Begin(job_id, spec.app->name, SuperstepBound(spec));
   const absl::Cleanup ended = [this] { server_->status().End(); };
-  bsp::JobDetails details = spec.details;
-  details.job_id = job_id;
-  details.created_at_unix_ms = NowUnixMs();
+  runner::JobDetails details = spec.details;
+  details.work.job_id = job_id;
+  details.work.created_at_unix_ms = NowUnixMs();
   auto job = job::JobAttempts::Open(spec, std::move(details), started, cancel,
                                     absl::StrCat("job ", job_id, ": "));
   if (!job.ok()) return job.status();

@@ -24,7 +24,7 @@ catalogue::AppInfo Info() {
   bsp::AppendInt(kUnreachable, info.unreachable);
   info.params = {{"source", "", "the source vertex (external ID)"}};
   info.graphalytics = {{"bfs.source-vertex", "source", {}}};
-  info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
+  info.make_runner = [](std::ostream* report) -> std::unique_ptr<runner::JobRunner> {
     return std::make_unique<runner::ProgramRunner<App>>(report);
   };
   return info;

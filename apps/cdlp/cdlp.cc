@@ -79,7 +79,7 @@ catalogue::AppInfo Info() {
   info.params = {{"max-iterations", "10", "rounds of label propagation"}};
   info.iterations_param = "max-iterations";
   info.graphalytics = {{"cdlp.max-iterations", "max-iterations", {}}};
-  info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
+  info.make_runner = [](std::ostream* report) -> std::unique_ptr<runner::JobRunner> {
     return std::make_unique<runner::ProgramRunner<App>>(report);
   };
   return info;

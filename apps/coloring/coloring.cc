@@ -181,7 +181,7 @@ catalogue::AppInfo Info() {
       {"seed", "42", "seed of the random priorities"},
       {"precolored", "", "file of 'vertex colour' lines whose colours are kept", true},
   };
-  info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
+  info.make_runner = [](std::ostream* report) -> std::unique_ptr<runner::JobRunner> {
     return std::make_unique<runner::ProgramRunner<App>>(report);
   };
   return info;

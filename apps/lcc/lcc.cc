@@ -69,7 +69,7 @@ catalogue::AppInfo Info() {
   info.params = {{"phases", "1",
                   "spread the triangle enumeration over this many supersteps "
                   "(bounds message memory)"}};
-  info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
+  info.make_runner = [](std::ostream* report) -> std::unique_ptr<runner::JobRunner> {
     return std::make_unique<runner::ProgramRunner<App>>(report);
   };
   return info;

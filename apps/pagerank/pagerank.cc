@@ -41,7 +41,7 @@ catalogue::AppInfo Info() {
       // Graphalytics runs exactly that many iterations.
       {"pr.num-iterations", "max-iterations", {{"tolerance", "0"}}},
   };
-  info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
+  info.make_runner = [](std::ostream* report) -> std::unique_ptr<runner::JobRunner> {
     return std::make_unique<runner::ProgramRunner<App>>(report);
   };
   return info;

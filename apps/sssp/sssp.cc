@@ -100,7 +100,7 @@ catalogue::AppInfo Info() {
        true},
   };
   info.graphalytics = {{"sssp.source-vertex", "source", {}}};
-  info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
+  info.make_runner = [](std::ostream* report) -> std::unique_ptr<runner::JobRunner> {
     return std::make_unique<runner::ProgramRunner<App>>(report);
   };
   return info;

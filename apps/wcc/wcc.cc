@@ -12,7 +12,7 @@ catalogue::AppInfo Info() {
   info.summary = "weakly connected components, labelled by their smallest vertex ID";
   info.validation = catalogue::ValidationRule::kEquivalence;
   info.values = catalogue::ValueKind::kVertex;
-  info.make_runner = [](std::ostream* report) -> std::unique_ptr<bsp::JobRunner> {
+  info.make_runner = [](std::ostream* report) -> std::unique_ptr<runner::JobRunner> {
     return std::make_unique<runner::ProgramRunner<App>>(report);
   };
   return info;

@@ -39,7 +39,7 @@ const std::set<std::string>& FlagsWithResume() {
 
 // --save-parts: the workers write the graph's partitioned form first; a graph that already is one,
 // or a periodic service, has no use for it. Sets the job's absolute path.
-absl::Status SetSaveParts(const MasterFlags& m, const JobFlags& flags, bsp::JobDetails& job) {
+absl::Status SetSaveParts(const MasterFlags& m, const JobFlags& flags, runner::JobDetails& job) {
   if (m.save_parts.empty()) return absl::OkStatus();
   if (load::IsPartitionedForm(flags.graph)) {
     return absl::InvalidArgumentError(
@@ -52,14 +52,14 @@ absl::Status SetSaveParts(const MasterFlags& m, const JobFlags& flags, bsp::JobD
         "with --graph on the directory");
   }
   std::error_code ec;
-  job.save_parts = std::filesystem::absolute(m.save_parts, ec).string();
+  job.save_form = std::filesystem::absolute(m.save_parts, ec).string();
   return absl::OkStatus();
 }
 
 // The app's parameters on a cluster: a local-only one is refused (never ignore a flag: say where
 // it works instead), and paths are made absolute, for workers elsewhere.
 absl::Status SetClusterParams(const catalogue::AppInfo& app, const JobFlags& flags,
-                              bsp::JobDetails& job) {
+                              runner::JobDetails& job) {
   std::error_code ec;
   for (const catalogue::AppParam& p : app.params) {
     if (p.local_only && flags.params.count(p.name) > 0) {
@@ -67,7 +67,7 @@ absl::Status SetClusterParams(const catalogue::AppInfo& app, const JobFlags& fla
                                                      " is not supported by `lockstep master` (app ",
                                                      app.name, "); use `lockstep run`"));
     }
-    std::string& value = job.params[p.name];
+    std::string& value = job.work.params[p.name];
     if (p.is_path && !value.empty()) value = std::filesystem::absolute(value, ec).string();
   }
   return absl::OkStatus();
@@ -93,14 +93,14 @@ std::variant<int, dbsp::JobSpec> NewJobSpec(const catalogue::AppRegistry& apps,
   if (!database) flags.graph = std::filesystem::absolute(flags.graph, ec).string();  // shared
   auto made = MakeJob(*app, flags);
   if (const JobError* e = std::get_if<JobError>(&made)) return Fail(e->status, e->exit_code);
-  bsp::JobDetails& job = std::get<MadeJob>(made).details;
+  runner::JobDetails& job = std::get<MadeJob>(made).details;
   if (auto st = SetSaveParts(m, flags, job); !st.ok()) return UsageError(st);
   if (auto st = SetClusterParams(*app, flags, job); !st.ok()) return UsageError(st);
   dbsp::JobSpec spec;
   spec.app = app;
   spec.details = std::move(job);
   if (db::IsPostgresUri(flags.out)) {
-    spec.details.output_options[kTableOption] =
+    spec.details.work.output_options[kTableOption] =
         flags.out_table.empty() ? app->name : flags.out_table;
   }
   AttachDatabase(spec);
@@ -216,7 +216,7 @@ std::variant<int, dbsp::JobSpec> RecordedJob(const catalogue::AppRegistry& apps,
   if (!found.ok()) return RefuseJob(found.status());
   dbsp::JobSpec spec = **found;
   // Tracing is how a job is watched, not what it answers: the record's, unless given here.
-  if (!flags.trace_vertices.empty()) spec.details.trace_vertices = flags.trace_vertices;
+  if (!flags.trace_vertices.empty()) spec.details.work.trace_vertices = flags.trace_vertices;
   AttachDatabase(spec);
   return spec;
 }

@@ -148,7 +148,7 @@ int RunCommand::RunLocal(const catalogue::AppInfo& info) const {
   if (auto code = CheckTopTarget()) return *code;
   auto made = MakeJob(info, flags_);
   if (const JobError* e = std::get_if<JobError>(&made)) return Fail(e->status, e->exit_code);
-  bsp::JobDetails* job = &std::get<MadeJob>(made).details;
+  runner::JobDetails* job = &std::get<MadeJob>(made).details;
   const auto& from_file = std::get<MadeJob>(made).from_file;
   // A PostgreSQL --out: the results go to a file of their own, then into the table in one
   // transaction (docs/design.md §10).
@@ -157,10 +157,10 @@ int RunCommand::RunLocal(const catalogue::AppInfo& info) const {
     auto dir = TempDir::Make("lockstep-results");
     if (!dir.ok()) return Fail(dir.status());
     staged = std::move(*dir);
-    job->output = staged->path() + "/results";
+    job->work.output = staged->path() + "/results";
   }
   const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<bsp::JobRunner> runner = info.make_runner(&std::cout);
+  std::unique_ptr<runner::JobRunner> runner = info.make_runner(&std::cout);
   auto executor = runner->StartJob(
       *job, bsp::LocalExecutorFactory(LocalExecutorOptions(flags_.max_supersteps)));
   if (!executor.ok()) return Fail(NameParam(info, from_file, executor.status()).status);
@@ -180,12 +180,12 @@ int RunCommand::RunLocal(const catalogue::AppInfo& info) const {
     db::JobRecord record;
     record.app = info.name;
     record.graph = flags_.graph;
-    record.params = job->params;
+    record.params = job->work.params;
     record.vertices = (*executor)->engine().num_local_vertices();
     record.supersteps = (*executor)->supersteps();
     record.load_seconds = load_s;
     record.compute_seconds = compute_s;
-    auto published = PublishRunResults(info, flags_, job->output, std::move(record));
+    auto published = PublishRunResults(info, flags_, job->work.output, std::move(record));
     if (!published.ok()) return Fail(published.status());
     wrote = *std::move(published);
   }
@@ -195,7 +195,7 @@ int RunCommand::RunLocal(const catalogue::AppInfo& info) const {
       info.name, (*executor)->engine().num_local_vertices(), (*executor)->supersteps(), load_s,
       compute_s, SecondsSince(start), wrote);
   if (top_ > 0) {
-    if (auto st = PrintTop(job->output, top_, info.unreachable, std::cout); !st.ok()) {
+    if (auto st = PrintTop(job->work.output, top_, info.unreachable, std::cout); !st.ok()) {
       return Fail(st);
     }
   }

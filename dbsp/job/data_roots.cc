@@ -35,10 +35,10 @@ using NamedPaths = std::vector<std::pair<std::string, std::string>>;  // (what, 
 
 // The paths a database URI of the job has its client use (a password file, keys, certificates,
 // socket directories); one that no root could confine refuses the job.
-absl::StatusOr<NamedPaths> UriPaths(const bsp::JobDetails& d, const WorkerOptions& options) {
+absl::StatusOr<NamedPaths> UriPaths(const runner::JobDetails& d, const WorkerOptions& options) {
   NamedPaths paths;
-  const std::pair<const char*, const std::string*> uris[] = {{"graph", &d.graph.path},
-                                                             {"output", &d.output}};
+  const std::pair<const char*, const std::string*> uris[] = {{"graph", &d.work.graph.path},
+                                                             {"output", &d.work.output}};
   for (const auto& [what, uri] : uris) {
     if (!IsDatabase(*uri) || !options.uri_paths) continue;
     auto named = options.uri_paths(*uri);
@@ -56,15 +56,16 @@ absl::StatusOr<NamedPaths> UriPaths(const bsp::JobDetails& d, const WorkerOption
 
 // A Graphalytics graph's vertex and edge files, which its properties name (absolute, or beside
 // the properties file); properties that cannot be read fail the job's load, which says why.
-NamedPaths GraphalyticsPaths(const bsp::JobDetails& d,
+NamedPaths GraphalyticsPaths(const runner::JobDetails& d,
                              const std::vector<std::filesystem::path>& roots) {
   NamedPaths paths;
-  if (IsDatabase(d.graph.path) || !load::IsGraphalytics(d.graph) || !Within(d.graph.path, roots)) {
+  if (IsDatabase(d.work.graph.path) || !load::IsGraphalytics(d.work.graph) ||
+      !Within(d.work.graph.path, roots)) {
     return paths;
   }
-  auto props = load::ReadGraphalyticsProperties(d.graph.path);
+  auto props = load::ReadGraphalyticsProperties(d.work.graph.path);
   if (!props.ok()) return paths;
-  const std::string dir = std::filesystem::path(d.graph.path).parent_path().string();
+  const std::string dir = std::filesystem::path(d.work.graph.path).parent_path().string();
   for (const char* key : {"vertex-file", "edge-file"}) {
     if (auto it = props->find(key); it != props->end()) {
       paths.emplace_back(
@@ -77,14 +78,15 @@ NamedPaths GraphalyticsPaths(const bsp::JobDetails& d,
 
 }  // namespace
 
-absl::Status ConfinePaths(const bsp::JobDetails& d, const std::vector<std::filesystem::path>& roots,
+absl::Status ConfinePaths(const runner::JobDetails& d,
+                          const std::vector<std::filesystem::path>& roots,
                           const WorkerOptions& options) {
   if (roots.empty()) return absl::OkStatus();
-  NamedPaths paths = {{"checkpoint directory", d.checkpoint_dir},
-                      {"checkpoint", d.restore_from},
-                      {"partitioned form", d.save_parts}};
-  if (!IsDatabase(d.graph.path)) paths.emplace_back("graph", d.graph.path);
-  if (!IsDatabase(d.output)) paths.emplace_back("output", d.output);
+  NamedPaths paths = {{"checkpoint directory", d.resume.checkpoint_dir},
+                      {"checkpoint", d.resume.restore_from},
+                      {"partitioned form", d.save_form}};
+  if (!IsDatabase(d.work.graph.path)) paths.emplace_back("graph", d.work.graph.path);
+  if (!IsDatabase(d.work.output)) paths.emplace_back("output", d.work.output);
   auto uri_paths = UriPaths(d, options);
   if (!uri_paths.ok()) return uri_paths.status();
   paths.insert(paths.end(), uri_paths->begin(), uri_paths->end());

@@ -9,8 +9,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "lockstep/bsp/job.h"
 #include "lockstep/dbsp/worker_options.h"
+#include "lockstep/runner/job_runner.h"
 
 namespace lockstep::dbsp::job {
 
@@ -22,7 +22,8 @@ absl::StatusOr<std::vector<std::filesystem::path>> DataRoots(const std::vector<s
 // links are resolved: its graph (a Graphalytics graph's vertex and edge files too), output,
 // checkpoints and partitioned form, and the local files a database URI has its client use
 // (options.uri_paths). No roots: any path.
-absl::Status ConfinePaths(const bsp::JobDetails& d, const std::vector<std::filesystem::path>& roots,
+absl::Status ConfinePaths(const runner::JobDetails& d,
+                          const std::vector<std::filesystem::path>& roots,
                           const WorkerOptions& options);
 
 }  // namespace lockstep::dbsp::job

@@ -25,22 +25,22 @@ std::string From(uint64_t superstep) {
 
 }  // namespace
 
-JobAttempts::JobAttempts(const JobSpec& spec, bsp::JobDetails details,
+JobAttempts::JobAttempts(const JobSpec& spec, runner::JobDetails details,
                          AttemptClock::time_point started, const std::atomic<bool>& cancel,
                          std::string log_prefix)
     : spec_(spec),
       details_(std::move(details)),
       cancel_(cancel),
-      job_id_(details_.job_id),
+      job_id_(details_.work.job_id),
       log_prefix_(std::move(log_prefix)),
       started_(started),
       checkpoint_root_(CheckpointRoot(spec, job_id_)),
       staging_(spec, job_id_),
-      choice_(checkpoint_root_, details_.app, job_id_, log_prefix_),
+      choice_(checkpoint_root_, details_.work.app, job_id_, log_prefix_),
       recovery_from_(started) {}
 
 absl::StatusOr<std::unique_ptr<JobAttempts>> JobAttempts::Open(const JobSpec& spec,
-                                                               bsp::JobDetails details,
+                                                               runner::JobDetails details,
                                                                AttemptClock::time_point started,
                                                                const std::atomic<bool>& cancel,
                                                                std::string log_prefix) {
@@ -84,13 +84,13 @@ absl::Status JobAttempts::OpenRecord(bool resuming) {
     auto read = ReadJobRecord(checkpoint_root_);
     if (!read.ok()) return read.status();
     r = *std::move(read);
-    details_.created_at_unix_ms = r.created_at_unix_ms;
+    details_.work.created_at_unix_ms = r.created_at_unix_ms;
     attempt_ = r.attempt + 1;
     workers_before_ = r.workers;
     restarts_ = r.restarts;
   } else {
     r.job_id = job_id_;
-    r.created_at_unix_ms = details_.created_at_unix_ms;
+    r.created_at_unix_ms = details_.work.created_at_unix_ms;
   }
   // What a later master compares a command line with, and goes on with (§7.7).
   r.job = JobOfSpec(spec_);
@@ -104,7 +104,7 @@ void JobAttempts::Resume() {
   // this master cannot read again, so the job starts over on a snapshot of its own (§10).
   bool new_snapshot = false;
   for (const std::string& key : spec_.ephemeral_graph_options) {
-    new_snapshot = new_snapshot || details_.graph.options.contains(key);
+    new_snapshot = new_snapshot || details_.work.graph.options.contains(key);
   }
   if (new_snapshot) {
     std::error_code ec;
@@ -159,9 +159,9 @@ absl::StatusOr<AttemptPlan> JobAttempts::Next() {
   }
   AttemptPlan plan;
   plan.details = details_;
-  plan.details.attempt = attempt_;
-  plan.details.restore_from.clear();
-  plan.details.resume_superstep = 0;
+  plan.details.resume.attempt = attempt_;
+  plan.details.resume.restore_from.clear();
+  plan.details.resume.superstep = 0;
   if (!checkpoint_root_.empty()) {
     // Each attempt writes its checkpoints apart: a worker of a failed attempt that still writes
     // cannot put a file where a later attempt's checkpoint is.
@@ -169,14 +169,14 @@ absl::StatusOr<AttemptPlan> JobAttempts::Next() {
         absl::StrCat(checkpoint_root_, "/attempt-", attempt_ + 1),
         spec_.checkpoint_every,
         spec_.checkpoint_keep,
-        details_.app,
+        details_.work.app,
         job_id_,
         spec_.checkpoint_interval,
         [this](uint64_t superstep) {
           auto st = record_->Update([superstep](JobRecord& r) { r.checkpoint = superstep; });
           if (!st.ok()) spdlog::warn("{}", std::string(st.message()));
         }};
-    plan.details.checkpoint_dir = plan.checkpoints.dir;
+    plan.details.resume.checkpoint_dir = plan.checkpoints.dir;
     auto st = record_->Update([&](JobRecord& r) {
       r.attempt = attempt_;
       r.checkpoint = resume_.superstep;
@@ -191,8 +191,8 @@ absl::StatusOr<AttemptPlan> JobAttempts::Next() {
     plan.pool.min_workers = 1;
     plan.pool.max_workers = spec_.pool.max_workers > 0 ? spec_.pool.max_workers : workers_before_;
     plan.pool.last_call = spec_.recovery_timeout;
-    plan.details.restore_from = resume_.dir;
-    plan.details.resume_superstep = resume_.superstep;
+    plan.details.resume.restore_from = resume_.dir;
+    plan.details.resume.superstep = resume_.superstep;
   }
   plan.last_attempt = restarts_used_ >= spec_.max_restarts;
   return plan;
@@ -233,7 +233,7 @@ JobResult JobAttempts::Published(const AttemptOutcome& outcome) {
   spdlog::info("{}completed: {} vertices, {} supersteps, {:.3f} s{}; published {}", log_prefix_,
                result.vertices, result.supersteps, result.seconds,
                attempt_ == 0 ? "" : absl::StrCat(" (", attempt_ + 1, " attempts)"),
-               details_.output);
+               details_.work.output);
   return result;
 }
 

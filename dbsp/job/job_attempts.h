@@ -22,8 +22,8 @@
 #include "job/master_job.h"
 #include "job/output_dir.h"
 #include "job/result_staging.h"
-#include "lockstep/bsp/job.h"
 #include "lockstep/dbsp/job_spec.h"
+#include "lockstep/runner/job_runner.h"
 #include "nlohmann/json.hpp"
 
 namespace lockstep::dbsp::job {
@@ -32,9 +32,8 @@ using AttemptClock = std::chrono::steady_clock;
 
 // What an attempt is given.
 struct AttemptPlan {
-  // The job's details as this attempt runs them: attempt, restore_from, resume_superstep and
-  // checkpoint_dir are its own.
-  bsp::JobDetails details;
+  // The job's details as this attempt runs them: details.resume is its own.
+  runner::JobDetails details;
   PoolOptions pool;
   CheckpointPlan checkpoints;
   bool last_attempt = false;  // no attempt follows one that loses a worker
@@ -62,7 +61,7 @@ class JobAttempts {
   // its checkpoint directory, lease and record when it checkpoints, the first attempt's staging,
   // and, when resuming, the checkpoint it goes on from. `cancel` is the master's stop (SIGTERM).
   static absl::StatusOr<std::unique_ptr<JobAttempts>> Open(const JobSpec& spec,
-                                                           bsp::JobDetails details,
+                                                           runner::JobDetails details,
                                                            AttemptClock::time_point started,
                                                            const std::atomic<bool>& cancel,
                                                            std::string log_prefix);
@@ -100,7 +99,7 @@ class JobAttempts {
   absl::Status End(absl::Status reason);
 
  private:
-  JobAttempts(const JobSpec& spec, bsp::JobDetails details, AttemptClock::time_point started,
+  JobAttempts(const JobSpec& spec, runner::JobDetails details, AttemptClock::time_point started,
               const std::atomic<bool>& cancel, std::string log_prefix);
   // The checkpoint directory, its lease and the record (a job that checkpoints).
   absl::Status OpenRecord(bool resuming);
@@ -109,7 +108,7 @@ class JobAttempts {
   void RemoveCheckpointDir();
 
   const JobSpec& spec_;
-  bsp::JobDetails details_;
+  runner::JobDetails details_;
   const std::atomic<bool>& cancel_;
   const std::string job_id_, log_prefix_;
   const AttemptClock::time_point started_;

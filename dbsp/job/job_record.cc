@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "lockstep/bsp/job.h"
+#include "lockstep/bsp/checksum.h"
 #include "lockstep/bsp/output.h"
 
 namespace lockstep::dbsp::job {

@@ -94,7 +94,7 @@ AttemptOutcome MasterAttempt::Run() {
   const uint32_t n = static_cast<uint32_t>(workers_.size());
   outcome_.workers = n;
   job_.RecordWorkers(n);
-  plan_.details.worker_count = n;
+  plan_.details.place.worker_count = n;
   std::vector<transport::WorkerStream*> streams;
   for (uint32_t i = 0; i < n; ++i) {
     streams.push_back(workers_[i].get());
@@ -123,17 +123,17 @@ AttemptOutcome MasterAttempt::Run() {
 }
 
 void MasterAttempt::LogStart() const {
-  const bsp::JobDetails& d = plan_.details;
+  const runner::JobDetails& d = plan_.details;
   const size_t n = workers_.size();
-  if (d.attempt == 0) {
-    spdlog::info("{}{} on {} worker{}", job_.log_prefix(), d.app, n, n == 1 ? "" : "s");
+  if (d.resume.attempt == 0) {
+    spdlog::info("{}{} on {} worker{}", job_.log_prefix(), d.work.app, n, n == 1 ? "" : "s");
     return;
   }
-  spdlog::info("{}attempt {} on {} worker{}, from {}", job_.log_prefix(), d.attempt + 1, n,
+  spdlog::info("{}attempt {} on {} worker{}, from {}", job_.log_prefix(), d.resume.attempt + 1, n,
                n == 1 ? "" : "s",
-               d.restore_from.empty()
+               d.resume.restore_from.empty()
                    ? std::string("the start")
-                   : absl::StrCat("the checkpoint at superstep ", d.resume_superstep));
+                   : absl::StrCat("the checkpoint at superstep ", d.resume.superstep));
 }
 
 absl::Status MasterAttempt::RunOn(MasterJob& master) {
@@ -143,31 +143,31 @@ absl::Status MasterAttempt::RunOn(MasterJob& master) {
   auto assignments = Assignments(*split);
   if (!assignments.ok()) return Fail(master, assignments.status());
   master.SetRelayDirect(spec_.relay_direct);
-  master.SetTraced(TracedByWorker(*split, n, plan_.details.trace_vertices));
+  master.SetTraced(TracedByWorker(*split, n, plan_.details.work.trace_vertices));
   auto progress = [this](const MasterProgress& p) {
     if (!outcome_.first_step_at) outcome_.first_step_at = Clock::now();
     server_.status().Step(p);
     if (!spec_.progress) return;
     MasterProgress line = p;
-    line.attempt = plan_.details.attempt + 1;
-    line.job_id = plan_.details.job_id;
+    line.attempt = plan_.details.resume.attempt + 1;
+    line.job_id = plan_.details.work.job_id;
     spec_.progress(line);
   };
   MasterPhases phases(master, progress, plan_.checkpoints, job_.log_prefix());
   // The master runs the same program on an empty graph: callbacks and global aggregators.
-  std::unique_ptr<bsp::JobRunner> runner = spec_.app->make_runner(nullptr);
-  bsp::JobDetails mine = plan_.details;
-  mine.coordinator = true;
-  mine.restore_from.clear();
+  std::unique_ptr<runner::JobRunner> runner = spec_.app->make_runner(nullptr);
+  runner::JobDetails mine = plan_.details;
+  mine.place.coordinator = true;
+  mine.resume.restore_from.clear();
   bsp::ExecutorOptions options;
-  options.max_supersteps = plan_.details.max_supersteps;
+  options.max_supersteps = plan_.details.work.max_supersteps;
   auto executor = runner->StartJob(mine, phases.ExecutorFactory(options));
   if (!executor.ok()) {
     return Fail(master, absl::Status(executor.status().code(),
                                      absl::StrCat("unable to start the job on the master: ",
                                                   std::string(executor.status().message()))));
   }
-  if (!plan_.details.restore_from.empty()) {
+  if (!plan_.details.resume.restore_from.empty()) {
     if (auto st = RestoreAggregators(master, **executor); !st.ok()) return Fail(master, st);
   }
   if (auto st = master.Assign(*std::move(assignments)); !st.ok()) return Fail(master, st);
@@ -206,10 +206,10 @@ absl::StatusOr<std::vector<v1::JobDetails>> MasterAttempt::Assignments(
   for (uint32_t i = 0; i < n; ++i) {
     transport::Assignment a;
     a.details = job_.staging().ForWorker(i, plan_.details);
-    a.details.worker_index = i;
+    a.details.place.worker_index = i;
     auto extents = split.Extents(i);
-    a.details.range_first = extents->first;
-    a.details.range_last = extents->second;
+    a.details.place.range_first = extents->first;
+    a.details.place.range_last = extents->second;
     a.peer_timeout = spec_.peer_timeout;
     a.peer_addresses = peer_addresses;
     a.job_key = job_key;
@@ -223,22 +223,21 @@ absl::StatusOr<std::vector<v1::JobDetails>> MasterAttempt::Assignments(
 
 absl::Status MasterAttempt::RestoreAggregators(MasterJob& master, bsp::Executor& executor) const {
   // The master holds no vertices: its aggregators come from the manifest.
-  const bsp::JobDetails& d = plan_.details;
-  auto manifest = bsp::ReadCheckpointManifest(d.restore_from);
+  const runner::JobDetails& d = plan_.details;
+  auto manifest = bsp::ReadCheckpointManifest(d.resume.restore_from);
   if (!manifest.ok()) {
     master.AbortCheckpointRefused(manifest.status());
     return manifest.status();
   }
   for (const auto& [name, value] : manifest->aggregators) {
     bsp::AggregatorBase* agg = executor.engine().aggregators().Find(name);
-    absl::Status st =
-        agg == nullptr
-            ? absl::DataLossError(absl::StrCat("checkpoint ", d.restore_from, " has aggregator '",
-                                               name, "', which the program lacks"))
-            : agg->SetEncodedValue(value);
+    absl::Status st = agg == nullptr ? absl::DataLossError(absl::StrCat(
+                                           "checkpoint ", d.resume.restore_from,
+                                           " has aggregator '", name, "', which the program lacks"))
+                                     : agg->SetEncodedValue(value);
     if (!st.ok()) return st;
   }
-  executor.ResumeAt(d.resume_superstep);
+  executor.ResumeAt(d.resume.superstep);
   return absl::OkStatus();
 }
 
@@ -272,18 +271,18 @@ absl::Status MasterAttempt::Publish(const MasterPhases::Ended& ended) {
         "the lease on the job's checkpoint directory was lost: another master may drive the job, "
         "so this one publishes nothing");
   }
-  const bsp::JobDetails& d = plan_.details;
+  const runner::JobDetails& d = plan_.details;
   outcome_.seconds = SecondsSince(job_.started());
   nlohmann::json success = {
-      {"job_id", d.job_id},
-      {"app", d.app},
-      {"params", d.params},
-      {"graph", d.graph.path},
-      {"created_at_unix_ms", d.created_at_unix_ms},
+      {"job_id", d.work.job_id},
+      {"app", d.work.app},
+      {"params", d.work.params},
+      {"graph", d.work.graph.path},
+      {"created_at_unix_ms", d.work.created_at_unix_ms},
       {"workers", outcome_.workers},
       {"vertices", ended.vertices},
       {"supersteps", outcome_.supersteps},
-      {"attempts", d.attempt + 1},
+      {"attempts", d.resume.attempt + 1},
       {"timings_seconds",
        {{"total", outcome_.seconds},
         {"attempt", SecondsSince(started_)},
@@ -294,7 +293,7 @@ absl::Status MasterAttempt::Publish(const MasterPhases::Ended& ended) {
   if (!restarts.empty()) success["restarts"] = restarts;
   nlohmann::json listed = nlohmann::json::array();
   for (uint32_t i = 0; i < ended.parts.size(); ++i) {
-    const bsp::OutputSummary& part = ended.parts[i];
+    const runner::OutputSummary& part = ended.parts[i];
     listed.push_back({{"name", PartName(i)},
                       {"vertices", part.vertices},
                       {"bytes", part.bytes},

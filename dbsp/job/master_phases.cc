@@ -177,7 +177,7 @@ absl::Status MasterPhases::Persisted(const Commit& commit) {
   uint64_t written = 0;
   ended_.parts.clear();
   for (uint32_t w = 0; w < entries->size(); ++w) {
-    const bsp::OutputSummary& part = (*entries)[w].part;
+    const runner::OutputSummary& part = (*entries)[w].part;
     if (commit.verify_part) {
       if (auto st = commit.verify_part(w, part); !st.ok()) {
         return absl::DataLossError(absl::StrCat(job_.names()[w], ": ", st.message()));

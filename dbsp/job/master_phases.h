@@ -18,8 +18,8 @@
 #include "absl/status/statusor.h"
 #include "job/master_job.h"
 #include "lockstep/bsp/executor.h"
-#include "lockstep/bsp/job.h"
 #include "lockstep/dbsp/job_spec.h"
+#include "lockstep/runner/job_runner.h"
 
 namespace lockstep::dbsp::job {
 
@@ -29,15 +29,15 @@ class MasterPhases {
 
   // What the end phases gathered from the workers' entries.
   struct Ended {
-    uint64_t vertices = 0;                  // EXECUTED_GRAPH: the workers' vertex counts, summed
-    std::vector<bsp::OutputSummary> parts;  // PERSISTED_RESULTS: what each worker wrote
-    double persist_seconds = 0;             // from every vertex counted to every part written
+    uint64_t vertices = 0;                     // EXECUTED_GRAPH: the workers' vertex counts, summed
+    std::vector<runner::OutputSummary> parts;  // PERSISTED_RESULTS: what each worker wrote
+    double persist_seconds = 0;                // from every vertex counted to every part written
   };
   // What the end phases do with the results: the attempt's (docs/design.md §6.2).
   struct Commit {
     // PERSISTED_RESULTS: checks worker w's part against what its entry says it holds (null: no
     // check here, as for a sink that checks what it publishes).
-    std::function<absl::Status(uint32_t worker, const bsp::OutputSummary& part)> verify_part;
+    std::function<absl::Status(uint32_t worker, const runner::OutputSummary& part)> verify_part;
     // COMPLETED_JOB, once every worker has entered: publishes the job, the commit point.
     std::function<absl::Status(const Ended& ended)> publish;
   };

@@ -279,7 +279,7 @@ absl::StatusOr<PreparedOutput> PrepareOutput(const std::string& dir, const std::
   return prepared;
 }
 
-absl::Status VerifyPart(const std::string& path, const bsp::OutputSummary& reported) {
+absl::Status VerifyPart(const std::string& path, const runner::OutputSummary& reported) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     return absl::DataLossError(absl::StrCat(fs::path(path).filename().string(),
@@ -287,7 +287,7 @@ absl::Status VerifyPart(const std::string& path, const bsp::OutputSummary& repor
                                             " vertices in ", reported.bytes, " bytes)"));
   }
   std::string buffer(1 << 20, '\0');
-  bsp::OutputSummary found;
+  runner::OutputSummary found;
   for (size_t got; (got = std::fread(buffer.data(), 1, buffer.size(), f)) > 0;) {
     const std::string_view chunk(buffer.data(), got);
     found.bytes += got;

@@ -9,7 +9,8 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "lockstep/bsp/job.h"
+#include "lockstep/bsp/checksum.h"
+#include "lockstep/runner/job_runner.h"
 
 namespace lockstep::dbsp::job {
 
@@ -82,7 +83,7 @@ struct PreparedOutput {
 absl::StatusOr<PreparedOutput> PrepareOutput(const std::string& dir, const std::string& job_id);
 // Checks that the part file at `path` holds what its worker reported: it exists, has that many
 // bytes and lines, and that CRC-32C.
-absl::Status VerifyPart(const std::string& path, const bsp::OutputSummary& reported);
+absl::Status VerifyPart(const std::string& path, const runner::OutputSummary& reported);
 // Writes `_SUCCESS` with `success_json`, then points DIR at the job's directory and removes the
 // previously published one.
 absl::Status PublishOutput(const JobOutput& output, const std::string& success_json);

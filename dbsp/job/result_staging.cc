@@ -15,26 +15,27 @@ absl::Status ResultStaging::Prepare(uint32_t attempt) {
     staged_ = *std::move(made);
     return absl::OkStatus();
   }
-  auto prepared = PrepareOutput(spec_.details.output, name);
+  auto prepared = PrepareOutput(spec_.details.work.output, name);
   if (!prepared.ok()) return prepared.status();
   output_ = std::move(prepared->output);
   lease_ = std::move(prepared->lease);
   return absl::OkStatus();
 }
 
-bsp::JobDetails ResultStaging::ForWorker(uint32_t w, bsp::JobDetails details) const {
+runner::JobDetails ResultStaging::ForWorker(uint32_t w, runner::JobDetails details) const {
   if (staged_) {
-    // details.output names the sink; the staging place goes with its options.
-    for (const auto& [k, v] : *staged_) details.output_options[k] = v;
+    // details.work.output names the sink; the staging place goes with its options.
+    for (const auto& [k, v] : *staged_) details.work.output_options[k] = v;
   } else if (output_) {
-    details.output = output_->staging + "/" + PartName(w);
+    details.work.output = output_->staging + "/" + PartName(w);
   }
   return details;
 }
 
-std::function<absl::Status(uint32_t, const bsp::OutputSummary&)> ResultStaging::PartCheck() const {
+std::function<absl::Status(uint32_t, const runner::OutputSummary&)> ResultStaging::PartCheck()
+    const {
   if (!output_) return nullptr;
-  return [staging = output_->staging](uint32_t w, const bsp::OutputSummary& part) {
+  return [staging = output_->staging](uint32_t w, const runner::OutputSummary& part) {
     return VerifyPart(staging + "/" + PartName(w), part);
   };
 }
@@ -44,7 +45,7 @@ absl::StatusOr<std::string> ResultStaging::Publish(const nlohmann::json& success
   std::string published;
   if (staged_) {
     if (auto st = spec_.sink->publish(*staged_, vertices, success.dump()); !st.ok()) return st;
-    published = spec_.details.output;
+    published = spec_.details.work.output;
   } else if (output_) {
     if (auto st = PublishOutput(*output_, success.dump(2) + "\n"); !st.ok()) return st;
     published = output_->final;

@@ -16,8 +16,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "job/output_dir.h"
-#include "lockstep/bsp/job.h"
 #include "lockstep/dbsp/job_spec.h"
+#include "lockstep/runner/job_runner.h"
 #include "nlohmann/json.hpp"
 
 namespace lockstep::dbsp::job {
@@ -25,7 +25,7 @@ namespace lockstep::dbsp::job {
 class ResultStaging {
  public:
   // The results of job `job_id` of `spec` (spec.sink, if set, else the directory
-  // spec.details.output).
+  // spec.details.work.output).
   ResultStaging(const JobSpec& spec, std::string job_id)
       : spec_(spec), job_id_(std::move(job_id)) {}
   ResultStaging(const ResultStaging&) = delete;
@@ -37,10 +37,10 @@ class ResultStaging {
   absl::Status Prepare(uint32_t attempt);
   // `details` of worker w pointed at its place in the staging: its part's path, or the sink's
   // staging options.
-  bsp::JobDetails ForWorker(uint32_t w, bsp::JobDetails details) const;
+  runner::JobDetails ForWorker(uint32_t w, runner::JobDetails details) const;
   // Checks worker w's part against what it reported, where the master can read it (a directory;
   // a sink checks what it publishes). Null when there is nothing to check here.
-  std::function<absl::Status(uint32_t w, const bsp::OutputSummary& part)> PartCheck() const;
+  std::function<absl::Status(uint32_t w, const runner::OutputSummary& part)> PartCheck() const;
   // Publishes what is staged, which holds `vertices` results, with the job's record `success`
   // (the JSON a directory's _SUCCESS holds); returns where the results are now.
   absl::StatusOr<std::string> Publish(const nlohmann::json& success, uint64_t vertices);

@@ -55,7 +55,7 @@ std::function<void(const bsp::PartitionLoadStats&)> LoadReport(std::string tag, 
 }  // namespace
 
 ServeLoop::DataPlane::DataPlane(transport::PeerChannels& channels, const transport::Assignment& a)
-    : links(channels, a.peer_addresses, a.details.worker_index, a.job_key, kPeerInflightBytes,
+    : links(channels, a.peer_addresses, a.details.place.worker_index, a.job_key, kPeerInflightBytes,
             a.peer_timeout),
       collective(links, a.max_batch_bytes, 2 * a.peer_timeout) {}
 
@@ -190,17 +190,17 @@ bool ServeLoop::ServeStream() {
 ServeLoop::JobEnd ServeLoop::ServeJob(transport::MasterLink& link, const v1::JobDetails& details) {
   auto assignment = transport::FromWire(details);
   if (assignment.ok() && options_.attach_graph) {
-    if (auto st = options_.attach_graph(assignment->details.graph); !st.ok()) assignment = st;
+    if (auto st = options_.attach_graph(assignment->details.work.graph); !st.ok()) assignment = st;
   }
   JobEnd end;
-  end.tag = assignment.ok() ? absl::StrCat("job ", assignment->details.job_id, " worker ",
-                                           assignment->details.worker_index, ": ")
+  end.tag = assignment.ok() ? absl::StrCat("job ", assignment->details.work.job_id, " worker ",
+                                           assignment->details.place.worker_index, ": ")
                             : "job ?: ";
   std::optional<DataPlane> plane;
   if (assignment.ok()) {
     peer_channels_.Retain(assignment->peer_addresses);
     plane.emplace(peer_channels_, *assignment);
-    assignment->details.exchange = &plane->collective;
+    assignment->details.place.exchange = &plane->collective;
     assignment->details.on_partition_loaded = LoadReport(end.tag, options_.metrics);
   }
   WorkerJob job(link, assignment.ok() ? *assignment : transport::Assignment{});
@@ -261,14 +261,15 @@ void ServeLoop::WirePeers(WorkerJob& job, transport::MasterLink& link,
 
 absl::Status ServeLoop::RunApp(const transport::Assignment& a, WorkerJob& job,
                                const std::string& tag) {
-  spdlog::info("{}started ({} of {})", tag, a.details.worker_index, a.details.worker_count);
-  const catalogue::AppInfo* app = apps_.Find(a.details.app);
+  spdlog::info("{}started ({} of {})", tag, a.details.place.worker_index,
+               a.details.place.worker_count);
+  const catalogue::AppInfo* app = apps_.Find(a.details.work.app);
   if (app == nullptr) {
     return absl::NotFoundError(absl::StrCat("this worker has no app named '",
-                                            bsp::SanitizeForLog(a.details.app, 64), "'"));
+                                            bsp::SanitizeForLog(a.details.work.app, 64), "'"));
   }
-  std::unique_ptr<bsp::JobRunner> runner = app->make_runner(nullptr);
-  bsp::JobDetails details = a.details;
+  std::unique_ptr<runner::JobRunner> runner = app->make_runner(nullptr);
+  runner::JobDetails details = a.details;
   if (auto st = ConfinePaths(details, roots_, options_); !st.ok()) return st;
   // The job's batches, with their framing, must fit in this worker's messages.
   if (a.max_batch_bytes + (64 << 10) > options_.security->limits().max_message_bytes) {
@@ -278,7 +279,7 @@ absl::Status ServeLoop::RunApp(const transport::Assignment& a, WorkerJob& job,
                                                    options_.security->limits().max_message_bytes));
   }
   std::optional<ShippingRunner> shipping;
-  if (!details.output_options.empty()) {
+  if (!details.work.output_options.empty()) {
     // Results for a sink that is not a file: written to a file of this worker's first.
     auto made = ShippingRunner::Make(*runner, options_.ship_results, details);
     if (!made.ok()) return made.status();
@@ -286,7 +287,7 @@ absl::Status ServeLoop::RunApp(const transport::Assignment& a, WorkerJob& job,
     details = shipping->details();
   }
   try {
-    return WorkerPhases(job).Run(shipping ? static_cast<bsp::JobRunner&>(*shipping) : *runner,
+    return WorkerPhases(job).Run(shipping ? static_cast<runner::JobRunner&>(*shipping) : *runner,
                                  details, tag);
   } catch (const std::exception& e) {
     // The engine turns running out of memory into a status; this is what is left.

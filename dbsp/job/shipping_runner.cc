@@ -11,11 +11,11 @@
 
 namespace lockstep::dbsp::job {
 
-absl::StatusOr<ShippingRunner> ShippingRunner::Make(bsp::JobRunner& inner, Ship ship,
-                                                    const bsp::JobDetails& details) {
+absl::StatusOr<ShippingRunner> ShippingRunner::Make(runner::JobRunner& inner, Ship ship,
+                                                    const runner::JobDetails& details) {
   if (!ship) {
     return absl::UnimplementedError(absl::StrCat("this worker cannot write results to ",
-                                                 bsp::SanitizeForLog(details.output, 100)));
+                                                 bsp::SanitizeForLog(details.work.output, 100)));
   }
   const char* tmp = std::getenv("TMPDIR");
   std::string dir =
@@ -27,14 +27,14 @@ absl::StatusOr<ShippingRunner> ShippingRunner::Make(bsp::JobRunner& inner, Ship 
   return ShippingRunner(inner, std::move(ship), std::move(dir), details);
 }
 
-ShippingRunner::ShippingRunner(bsp::JobRunner& inner, Ship ship, std::string dir,
-                               bsp::JobDetails sink)
+ShippingRunner::ShippingRunner(runner::JobRunner& inner, Ship ship, std::string dir,
+                               runner::JobDetails sink)
     : inner_(inner),
       ship_(std::move(ship)),
       dir_(std::move(dir)),
       sink_(std::move(sink)),
       local_(sink_) {
-  local_.output = dir_ + "/part";
+  local_.work.output = dir_ + "/part";
 }
 
 ShippingRunner::ShippingRunner(ShippingRunner&& o) noexcept
@@ -49,10 +49,10 @@ ShippingRunner::~ShippingRunner() {
   if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
 }
 
-absl::StatusOr<bsp::OutputSummary> ShippingRunner::CompleteJob(const bsp::JobDetails& d) {
+absl::StatusOr<runner::OutputSummary> ShippingRunner::CompleteJob(const runner::JobDetails& d) {
   auto written = inner_.CompleteJob(d);
   if (!written.ok()) return written;
-  if (auto st = ship_(sink_, d.output); !st.ok()) return st;
+  if (auto st = ship_(sink_, d.work.output); !st.ok()) return st;
   return written;
 }
 

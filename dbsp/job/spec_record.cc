@@ -18,24 +18,25 @@ namespace job {
 // A job as its record keeps it (§7.7): what decides its answer and where it goes, compared with a
 // command line's, and how it is run, which a master resuming it without one goes on with.
 nlohmann::json JobOfSpec(const JobSpec& spec) {
-  const bsp::JobDetails& d = spec.details;
+  const runner::JobDetails& d = spec.details;
   std::error_code ec;
   // A graph or an output that is not a file (a database, §10) is named as given.
-  const bool graph_file = d.graph.options.empty();
-  std::map<std::string, std::string> options = d.graph.options;
+  const bool graph_file = d.work.graph.options.empty();
+  std::map<std::string, std::string> options = d.work.graph.options;
   for (const std::string& key : spec.ephemeral_graph_options) options.erase(key);
   nlohmann::json job = {
-      {"app", d.app},
-      {"params", d.params},
+      {"app", d.work.app},
+      {"params", d.work.params},
       {"graph",
-       {{"path", graph_file ? std::filesystem::absolute(d.graph.path, ec).string() : d.graph.path},
-        {"format", d.graph.format},
-        {"undirected", d.graph.undirected}}},
-      {"output", spec.sink ? d.output : std::filesystem::absolute(d.output, ec).string()},
-      {"save_parts", d.save_parts},
-      {"max_supersteps", d.max_supersteps}};
+       {{"path", graph_file ? std::filesystem::absolute(d.work.graph.path, ec).string()
+                            : d.work.graph.path},
+        {"format", d.work.graph.format},
+        {"undirected", d.work.graph.undirected}}},
+      {"output", spec.sink ? d.work.output : std::filesystem::absolute(d.work.output, ec).string()},
+      {"save_parts", d.save_form},
+      {"max_supersteps", d.work.max_supersteps}};
   if (!options.empty()) job["graph"]["options"] = options;
-  if (!d.output_options.empty()) job["output_options"] = d.output_options;
+  if (!d.work.output_options.empty()) job["output_options"] = d.work.output_options;
   return job;
 }
 nlohmann::json RunOfSpec(const JobSpec& spec) {
@@ -54,7 +55,7 @@ nlohmann::json RunOfSpec(const JobSpec& spec) {
           {"straggler_timeout_ms", spec.straggler_timeout.count()},
           {"replace_stragglers", spec.replace_stragglers},
           {"every_ms", spec.every.count()},
-          {"trace_vertices", spec.details.trace_vertices}};
+          {"trace_vertices", spec.details.work.trace_vertices}};
 }
 
 }  // namespace job
@@ -71,21 +72,21 @@ absl::StatusOr<JobSpec> SpecOfRecord(const job::JobRecord& r, const std::string&
   try {
     const nlohmann::json& j = r.job;
     const nlohmann::json& run = r.run;
-    bsp::JobDetails& d = spec.details;
-    d.app = j.at("app").get<std::string>();
-    d.params = j.at("params").get<std::map<std::string, std::string>>();
-    d.graph.path = j.at("graph").at("path").get<std::string>();
-    d.graph.format = j.at("graph").at("format").get<std::string>();
-    d.graph.undirected = j.at("graph").at("undirected").get<bool>();
+    runner::JobDetails& d = spec.details;
+    d.work.app = j.at("app").get<std::string>();
+    d.work.params = j.at("params").get<std::map<std::string, std::string>>();
+    d.work.graph.path = j.at("graph").at("path").get<std::string>();
+    d.work.graph.format = j.at("graph").at("format").get<std::string>();
+    d.work.graph.undirected = j.at("graph").at("undirected").get<bool>();
     if (j.at("graph").contains("options")) {
-      d.graph.options = j.at("graph").at("options").get<std::map<std::string, std::string>>();
+      d.work.graph.options = j.at("graph").at("options").get<std::map<std::string, std::string>>();
     }
-    d.output = j.at("output").get<std::string>();
+    d.work.output = j.at("output").get<std::string>();
     if (j.contains("output_options")) {
-      d.output_options = j.at("output_options").get<std::map<std::string, std::string>>();
+      d.work.output_options = j.at("output_options").get<std::map<std::string, std::string>>();
     }
-    d.save_parts = j.at("save_parts").get<std::string>();
-    d.max_supersteps = j.at("max_supersteps").get<uint64_t>();
+    d.save_form = j.at("save_parts").get<std::string>();
+    d.work.max_supersteps = j.at("max_supersteps").get<uint64_t>();
     using ms = std::chrono::milliseconds;
     spec.pool.min_workers = run.at("min_workers").get<uint32_t>();
     spec.pool.max_workers = run.at("max_workers").get<uint32_t>();
@@ -102,17 +103,17 @@ absl::StatusOr<JobSpec> SpecOfRecord(const job::JobRecord& r, const std::string&
     spec.straggler_timeout = ms(run.at("straggler_timeout_ms").get<int64_t>());
     spec.replace_stragglers = run.at("replace_stragglers").get<bool>();
     spec.every = ms(run.at("every_ms").get<int64_t>());
-    spec.details.trace_vertices =
+    spec.details.work.trace_vertices =
         run.value("trace_vertices", std::vector<std::string>());  // not in older records
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(
         absl::StrCat("job record ", job::JobRecordPath(checkpoint_dir + "/" + r.job_id),
                      " lacks a field or has one of the wrong type: ", e.what()));
   }
-  spec.app = apps.Find(spec.details.app);
+  spec.app = apps.Find(spec.details.work.app);
   if (spec.app == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat("job ", r.job_id, " in ", checkpoint_dir,
-                                                      " is of app '", spec.details.app,
+                                                      " is of app '", spec.details.work.app,
                                                       "', which this build lacks"));
   }
   if (spec.checkpoint_every == 0 && spec.checkpoint_interval.count() == 0) {

@@ -27,16 +27,16 @@ constexpr size_t kShownBytes = 1024;
 
 WorkerJob::WorkerJob(transport::MasterStream& link, const transport::Assignment& assignment)
     : link_(link),
-      index_(assignment.details.worker_index),
+      index_(assignment.details.place.worker_index),
       peer_timeout_(assignment.peer_timeout),
       max_batch_bytes_(assignment.max_batch_bytes),
-      count_(assignment.details.worker_count),
-      app_(assignment.details.app),
-      job_id_(assignment.details.job_id),
-      checkpoint_dir_(assignment.details.checkpoint_dir) {
+      count_(assignment.details.place.worker_count),
+      app_(assignment.details.work.app),
+      job_id_(assignment.details.work.job_id),
+      checkpoint_dir_(assignment.details.resume.checkpoint_dir) {
   const absl::Status st =
-      protocol_.Assign(assignment.details.worker_index, assignment.details.worker_count,
-                       assignment.details.resume_superstep);
+      protocol_.Assign(assignment.details.place.worker_index, assignment.details.place.worker_count,
+                       assignment.details.resume.superstep);
   if (!st.ok()) FailLocked(st, false);  // nobody else sees the job yet
 }
 
@@ -323,8 +323,8 @@ void WorkerJob::SetExecutor(bsp::Executor* executor) {
   if (!status_.ok() && executor_ != nullptr) executor_->Cancel();
 }
 
-absl::StatusOr<bsp::OutputSummary> WorkerJob::WriteCheckpoint(bsp::StepEngine& engine,
-                                                              uint64_t next) {
+absl::StatusOr<runner::OutputSummary> WorkerJob::WriteCheckpoint(bsp::StepEngine& engine,
+                                                                 uint64_t next) {
   if (checkpoint_dir_.empty()) {
     return absl::FailedPreconditionError(
         "the master asked for a checkpoint, but the job has no checkpoint directory");
@@ -342,7 +342,7 @@ absl::StatusOr<bsp::OutputSummary> WorkerJob::WriteCheckpoint(bsp::StepEngine& e
   bsp::CheckpointWriter writer(header, checkpoint_index_crc_, engine.num_local_vertices());
   if (auto st = engine.WriteCheckpoint(next, writer); !st.ok()) return st;
   std::string bytes = writer.Finish();
-  const bsp::OutputSummary summary{writer.records(), bytes.size(), writer.crc32c()};
+  const runner::OutputSummary summary{writer.records(), bytes.size(), writer.crc32c()};
   spdlog::debug("{}checkpoint before superstep {}: {} records, {} bytes encoded in {:.1f} ms",
                 log_tag_, next, summary.vertices, summary.bytes + index.size(),
                 std::chrono::duration<double, std::milli>(PhaseTime::Clock::now() - start).count());

@@ -21,9 +21,9 @@
 #include "job/checkpoint_files.h"
 #include "job/peer_collective.h"
 #include "lockstep/bsp/executor.h"
-#include "lockstep/bsp/job.h"
 #include "lockstep/bsp/relayer.h"
 #include "lockstep/dbsp/metrics.h"
+#include "lockstep/runner/job_runner.h"
 #include "obs/phase_time.h"
 #include "protocol/protocol.h"
 #include "transport/peer.h"
@@ -68,7 +68,7 @@ class WorkerJob final : public transport::MasterStreamHandler,
   // before superstep `next` (docs/design.md §7.6) and writes it into the job's checkpoint
   // directory in the background; says what it holds (records, bytes, CRC-32C) for its CHECKPOINT
   // entry. Every later entry says which checkpoint is durable.
-  absl::StatusOr<bsp::OutputSummary> WriteCheckpoint(bsp::StepEngine& engine, uint64_t next);
+  absl::StatusOr<runner::OutputSummary> WriteCheckpoint(bsp::StepEngine& engine, uint64_t next);
   // Waits until the checkpoint files are written; fails the job if one could not be.
   absl::Status FlushCheckpoints();
 

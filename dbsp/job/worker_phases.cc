@@ -160,7 +160,7 @@ absl::Status WorkerPhases::RunEndPhases(uint64_t vertices, const Persist& persis
   return absl::OkStatus();
 }
 
-absl::Status WorkerPhases::Run(bsp::JobRunner& runner, const bsp::JobDetails& details,
+absl::Status WorkerPhases::Run(runner::JobRunner& runner, const runner::JobDetails& details,
                                const std::string& tag) {
   // The engine dies in the runner's AbortJob or with the runner; from then on the transport must
   // not hand it relay batches that are still in flight from the other workers.
@@ -169,7 +169,7 @@ absl::Status WorkerPhases::Run(bsp::JobRunner& runner, const bsp::JobDetails& de
     ~Detach() { job.DetachEngine(); }
   } detach{job_};
   bsp::ExecutorOptions options;
-  options.max_supersteps = details.max_supersteps;
+  options.max_supersteps = details.work.max_supersteps;
   job_.set_log_tag(tag);
   options.progress = [tag, &job = job_](const bsp::StepStats& s) {
     job.AddStep(s);

@@ -15,14 +15,14 @@
 #include "absl/status/statusor.h"
 #include "job/worker_job.h"
 #include "lockstep/bsp/executor.h"
-#include "lockstep/bsp/job.h"
+#include "lockstep/runner/job_runner.h"
 
 namespace lockstep::dbsp::job {
 
 class WorkerPhases {
  public:
   // Writes this worker's results (complete-job) and says what it wrote.
-  using Persist = std::function<absl::StatusOr<bsp::OutputSummary>()>;
+  using Persist = std::function<absl::StatusOr<runner::OutputSummary>()>;
 
   explicit WorkerPhases(WorkerJob& job) : job_(job) {}
   WorkerPhases(const WorkerPhases&) = delete;
@@ -59,7 +59,8 @@ class WorkerPhases {
 
   // Runs the job of `details` with `runner` through the job: load, supersteps, the end phases.
   // Returns this worker's own error (OK on success).
-  absl::Status Run(bsp::JobRunner& runner, const bsp::JobDetails& details, const std::string& tag);
+  absl::Status Run(runner::JobRunner& runner, const runner::JobDetails& details,
+                   const std::string& tag);
 
  private:
   WorkerJob& job_;

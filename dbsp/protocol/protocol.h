@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "lockstep/bsp/job.h"
+#include "lockstep/runner/job_runner.h"
 
 namespace lockstep::dbsp::protocol {
 
@@ -110,7 +110,7 @@ struct Step {
   uint64_t vertices = 0;
   // Entering PERSISTED_RESULTS: what the worker wrote to its part; entering CHECKPOINT, to its
   // checkpoint file (records, bytes, CRC-32C).
-  bsp::OutputSummary part;
+  runner::OutputSummary part;
   // Entering POST in direct relay mode: the batches and bytes the worker sent its peers in the
   // superstep (the master's progress line shows their sums).
   uint64_t relayed_batches = 0;

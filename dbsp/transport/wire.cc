@@ -20,72 +20,72 @@ bool UuidFromBytes(const std::string& bytes, bsp::VertexId& id) {
 }  // namespace
 
 v1::JobDetails ToWire(const Assignment& a) {
-  const bsp::JobDetails& d = a.details;
+  const runner::JobDetails& d = a.details;
   v1::JobDetails w;
-  w.set_job_id(d.job_id);
-  w.set_created_at_unix_ms(d.created_at_unix_ms);
-  w.set_range_first(UuidBytes(d.range_first));
-  w.set_range_last(UuidBytes(d.range_last));
-  w.set_app(d.app);
-  for (const auto& [k, v] : d.params) (*w.mutable_params())[k] = v;
-  w.set_graph_path(d.graph.path);
-  w.set_graph_format(d.graph.format);
-  w.set_undirected(d.graph.undirected);
-  for (const auto& [k, v] : d.graph.options) (*w.mutable_graph_options())[k] = v;
-  w.set_output(d.output);
-  for (const auto& [k, v] : d.output_options) (*w.mutable_output_options())[k] = v;
-  w.set_worker_index(d.worker_index);
-  w.set_worker_count(d.worker_count);
-  w.set_max_supersteps(d.max_supersteps);
+  w.set_job_id(d.work.job_id);
+  w.set_created_at_unix_ms(d.work.created_at_unix_ms);
+  w.set_range_first(UuidBytes(d.place.range_first));
+  w.set_range_last(UuidBytes(d.place.range_last));
+  w.set_app(d.work.app);
+  for (const auto& [k, v] : d.work.params) (*w.mutable_params())[k] = v;
+  w.set_graph_path(d.work.graph.path);
+  w.set_graph_format(d.work.graph.format);
+  w.set_undirected(d.work.graph.undirected);
+  for (const auto& [k, v] : d.work.graph.options) (*w.mutable_graph_options())[k] = v;
+  w.set_output(d.work.output);
+  for (const auto& [k, v] : d.work.output_options) (*w.mutable_output_options())[k] = v;
+  w.set_worker_index(d.place.worker_index);
+  w.set_worker_count(d.place.worker_count);
+  w.set_max_supersteps(d.work.max_supersteps);
   w.set_peer_timeout_ms(static_cast<uint64_t>(a.peer_timeout.count()));
   for (const std::string& address : a.peer_addresses) w.add_peer_addresses(address);
   w.set_job_key(a.job_key);
   w.set_relay(a.relay_direct ? v1::JobDetails::RELAY_DIRECT : v1::JobDetails::RELAY_MASTER);
   w.set_max_batch_bytes(a.max_batch_bytes);
-  w.set_save_parts(d.save_parts);
-  w.set_checkpoint_dir(d.checkpoint_dir);
-  w.set_attempt(d.attempt);
-  w.set_restore_from(d.restore_from);
-  w.set_resume_superstep(d.resume_superstep);
-  for (const std::string& id : d.trace_vertices) w.add_trace_vertices(id);
+  w.set_save_parts(d.save_form);
+  w.set_checkpoint_dir(d.resume.checkpoint_dir);
+  w.set_attempt(d.resume.attempt);
+  w.set_restore_from(d.resume.restore_from);
+  w.set_resume_superstep(d.resume.superstep);
+  for (const std::string& id : d.work.trace_vertices) w.add_trace_vertices(id);
   return w;
 }
 
 absl::StatusOr<Assignment> FromWire(const v1::JobDetails& w) {
   Assignment a;
-  bsp::JobDetails& d = a.details;
-  d.job_id = w.job_id();
-  d.created_at_unix_ms = w.created_at_unix_ms();
-  if (!UuidFromBytes(w.range_first(), d.range_first) ||
-      !UuidFromBytes(w.range_last(), d.range_last)) {
+  runner::JobDetails& d = a.details;
+  d.work.job_id = w.job_id();
+  d.work.created_at_unix_ms = w.created_at_unix_ms();
+  if (!UuidFromBytes(w.range_first(), d.place.range_first) ||
+      !UuidFromBytes(w.range_last(), d.place.range_last)) {
     return absl::InvalidArgumentError("job details: a range bound is not 16 bytes");
   }
   if (w.worker_count() == 0 || w.worker_index() >= w.worker_count()) {
     return absl::InvalidArgumentError(
         absl::StrCat("job details: worker ", w.worker_index(), " of ", w.worker_count()));
   }
-  d.app = w.app();
-  for (const auto& [k, v] : w.params()) d.params[k] = v;
-  d.graph = {w.graph_path(), w.graph_format(), w.undirected()};
-  for (const auto& [k, v] : w.graph_options()) d.graph.options[k] = v;
-  d.output = w.output();
-  for (const auto& [k, v] : w.output_options()) d.output_options[k] = v;
-  d.save_parts = w.save_parts();
-  d.checkpoint_dir = w.checkpoint_dir();
-  d.attempt = w.attempt();
-  d.restore_from = w.restore_from();
-  d.resume_superstep = w.resume_superstep();
-  d.trace_vertices.assign(w.trace_vertices().begin(), w.trace_vertices().end());
-  if (d.restore_from.empty() != (d.resume_superstep == 0)) {
+  d.work.app = w.app();
+  for (const auto& [k, v] : w.params()) d.work.params[k] = v;
+  d.work.graph = {w.graph_path(), w.graph_format(), w.undirected()};
+  for (const auto& [k, v] : w.graph_options()) d.work.graph.options[k] = v;
+  d.work.output = w.output();
+  for (const auto& [k, v] : w.output_options()) d.work.output_options[k] = v;
+  d.save_form = w.save_parts();
+  d.resume.checkpoint_dir = w.checkpoint_dir();
+  d.resume.attempt = w.attempt();
+  d.resume.restore_from = w.restore_from();
+  d.resume.superstep = w.resume_superstep();
+  d.work.trace_vertices.assign(w.trace_vertices().begin(), w.trace_vertices().end());
+  if (d.resume.restore_from.empty() != (d.resume.superstep == 0)) {
     return absl::InvalidArgumentError(
         "job details: a restore needs both a checkpoint and the superstep it resumes at");
   }
-  d.worker_index = w.worker_index();
-  d.worker_count = w.worker_count();
+  d.place.worker_index = w.worker_index();
+  d.place.worker_count = w.worker_count();
   if (w.max_supersteps() == 0) {
     return absl::InvalidArgumentError("job details: no superstep limit (max_supersteps is 0)");
   }
-  d.max_supersteps = w.max_supersteps();
+  d.work.max_supersteps = w.max_supersteps();
   a.peer_timeout = std::chrono::milliseconds(w.peer_timeout_ms());
   if (static_cast<uint32_t>(w.peer_addresses_size()) != w.worker_count()) {
     return absl::InvalidArgumentError(absl::StrCat("job details: ", w.peer_addresses_size(),

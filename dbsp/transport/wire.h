@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "lockstep/bsp/job.h"
 #include "lockstep/bsp/relayer.h"
+#include "lockstep/runner/job_runner.h"
 #include "lockstep/v1/jobqueue.pb.h"
 #include "protocol/protocol.h"
 
@@ -14,7 +14,7 @@ namespace lockstep::dbsp::transport {
 
 // A worker's job as the master assigns it: the engine's details and the protocol's options.
 struct Assignment {
-  bsp::JobDetails details;
+  runner::JobDetails details;
   std::chrono::milliseconds peer_timeout{0};  // 0: no bound
   // The data plane (docs/design.md §5.7): where each worker's peers reach it, the job's key, and
   // whether supersteps' messages go worker to worker (direct) or through the master.

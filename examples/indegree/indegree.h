@@ -66,7 +66,7 @@ inline lockstep::catalogue::AppInfo InDegreeInfo() {
   info.name = "indegree";
   info.summary = "count each vertex's in-edges (an example of a user-written vertex program)";
   info.params = {{"min-weight", "0", "count only edges with at least this weight"}};
-  info.make_runner = [](std::ostream* report) -> std::unique_ptr<lockstep::bsp::JobRunner> {
+  info.make_runner = [](std::ostream* report) -> std::unique_ptr<lockstep::runner::JobRunner> {
     return std::make_unique<lockstep::runner::ProgramRunner<InDegreeApp>>(report);
   };
   return info;

@@ -58,7 +58,7 @@ inline lockstep::catalogue::AppInfo MinReachInfo() {
   info.summary =
       "the smallest vertex reaching each vertex along directed edges (an example of a "
       "user-written program that gets push/pull for free)";
-  info.make_runner = [](std::ostream* report) -> std::unique_ptr<lockstep::bsp::JobRunner> {
+  info.make_runner = [](std::ostream* report) -> std::unique_ptr<lockstep::runner::JobRunner> {
     return std::make_unique<lockstep::runner::ProgramRunner<MinReachApp>>(report);
   };
   return info;

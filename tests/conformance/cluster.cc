@@ -21,7 +21,7 @@
 
 extern char** environ;
 
-#include "lockstep/bsp/job.h"
+#include "lockstep/bsp/checksum.h"
 
 namespace lockstep::testing {
 

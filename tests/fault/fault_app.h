@@ -195,41 +195,42 @@ inline bool ClaimOnce(const std::string& marker, const std::string& job_id) {
 
 // The job runner: the start and complete faults are the runner's; the others the program's.
 template <class Msg>
-class Runner final : public bsp::JobRunner {
+class Runner final : public runner::JobRunner {
  public:
   absl::StatusOr<std::unique_ptr<bsp::Executor>> StartJob(
-      const bsp::JobDetails& details, const bsp::ExecutorFactory& factory) override {
-    bsp::JobDetails d = details;
-    armed_ = ClaimOnce(bsp::ParamString(details.params, "once"), details.job_id);
-    d.params["armed"] = armed_ ? "1" : "0";
-    auto k = bsp::ParamInt(details.params, "fail-start-worker");
+      const runner::JobDetails& details, const bsp::ExecutorFactory& factory) override {
+    runner::JobDetails d = details;
+    armed_ = ClaimOnce(bsp::ParamString(details.work.params, "once"), details.work.job_id);
+    d.work.params["armed"] = armed_ ? "1" : "0";
+    auto k = bsp::ParamInt(details.work.params, "fail-start-worker");
     if (!k.ok()) return k.status();
-    if (armed_ && !details.coordinator && *k == static_cast<int64_t>(details.worker_index)) {
+    if (armed_ && !details.place.coordinator &&
+        *k == static_cast<int64_t>(details.place.worker_index)) {
       return absl::InternalError(
-          absl::StrCat("fault injected: start-job fails on worker ", details.worker_index));
+          absl::StrCat("fault injected: start-job fails on worker ", details.place.worker_index));
     }
     return inner_.StartJob(d, factory);
   }
 
-  absl::StatusOr<bsp::OutputSummary> CompleteJob(const bsp::JobDetails& details) override {
-    auto k = bsp::ParamInt(details.params, "fail-complete-worker");
+  absl::StatusOr<runner::OutputSummary> CompleteJob(const runner::JobDetails& details) override {
+    auto k = bsp::ParamInt(details.work.params, "fail-complete-worker");
     if (!k.ok()) return k.status();
-    const auto me = static_cast<int64_t>(details.worker_index);
-    if (armed_ && !details.coordinator && *k == me) {
-      return absl::InternalError(
-          absl::StrCat("fault injected: complete-job fails on worker ", details.worker_index));
+    const auto me = static_cast<int64_t>(details.place.worker_index);
+    if (armed_ && !details.place.coordinator && *k == me) {
+      return absl::InternalError(absl::StrCat("fault injected: complete-job fails on worker ",
+                                              details.place.worker_index));
     }
     auto written = inner_.CompleteJob(details);
-    if (!written.ok() || !armed_ || details.coordinator) return written;
+    if (!written.ok() || !armed_ || details.place.coordinator) return written;
     // A worker that goes through the protocol but whose part is missing or damaged: it reports
     // what it wrote, and the master has to notice that the file does not hold it.
-    auto skip = bsp::ParamInt(details.params, "skip-part-worker");
+    auto skip = bsp::ParamInt(details.work.params, "skip-part-worker");
     if (!skip.ok()) return skip.status();
-    if (*skip == me) std::remove(details.output.c_str());
-    auto damage = bsp::ParamInt(details.params, "damage-part-worker");
+    if (*skip == me) std::remove(details.work.output.c_str());
+    auto damage = bsp::ParamInt(details.work.params, "damage-part-worker");
     if (!damage.ok()) return damage.status();
     if (*damage == me && written->bytes > 0) {
-      std::fstream f(details.output, std::ios::in | std::ios::out | std::ios::binary);
+      std::fstream f(details.work.output, std::ios::in | std::ios::out | std::ios::binary);
       char c = 0;
       f.seekg(0);
       f.get(c);
@@ -239,9 +240,9 @@ class Runner final : public bsp::JobRunner {
     return written;
   }
 
-  void AbortJob(const bsp::JobDetails& details) override {
-    std::fprintf(stderr, "fault app: abort_job of job %s on %s %u\n", details.job_id.c_str(),
-                 details.coordinator ? "master" : "worker", details.worker_index);
+  void AbortJob(const runner::JobDetails& details) override {
+    std::fprintf(stderr, "fault app: abort_job of job %s on %s %u\n", details.work.job_id.c_str(),
+                 details.place.coordinator ? "master" : "worker", details.place.worker_index);
     inner_.AbortJob(details);
   }
 
@@ -271,7 +272,7 @@ inline catalogue::AppInfo FaultInfo() {
   info.name = "fault";
   info.summary = "fault injection (tests only)";
   info.params = Params();
-  info.make_runner = [](std::ostream*) -> std::unique_ptr<bsp::JobRunner> {
+  info.make_runner = [](std::ostream*) -> std::unique_ptr<runner::JobRunner> {
     return std::make_unique<Runner<double>>();
   };
   return info;
@@ -282,7 +283,7 @@ inline catalogue::AppInfo PoisonInfo() {
   info.name = "fault-poison";
   info.summary = "fault injection with relayed payloads that cannot be decoded (tests only)";
   info.params = Params();
-  info.make_runner = [](std::ostream*) -> std::unique_ptr<bsp::JobRunner> {
+  info.make_runner = [](std::ostream*) -> std::unique_ptr<runner::JobRunner> {
     return std::make_unique<Runner<Poisonable>>();
   };
   return info;

@@ -2,9 +2,9 @@
 # The dependency rules of the house style, checked on the C++ sources (.h and .cc) of each folder.
 # Each violation prints as `file:line: rule: code`, and the test fails if there is any.
 #
-# Layering: cli -> {apps, db, dbsp, generate, validate} -> catalogue -> bsp -> partition, with the
-# load library (graph input) above bsp and partition and the runner above the load, below the apps,
-# dbsp and cli that use them (docs/design.md §2.1).
+# Layering: cli -> {apps, db, dbsp, generate, validate} -> catalogue -> runner -> load -> bsp ->
+# partition: the load library (graph input) above bsp and partition, the runner (the job description,
+# what a process does before superstep 0, the JobRunner) above the load (docs/design.md §2.1).
 #   1. bsp and partition never include grpc, protobuf (google/protobuf, *.pb.h), dbsp, apps, cli,
 #      catalogue, generate, validate, load or runner headers; partition does not include bsp
 #      either. load never includes grpc, protobuf, a database client, db, dbsp, apps, cli,
@@ -20,10 +20,14 @@
 #      "pr" and "color" are not checked: as parts of words they would match ordinary code.
 #   4. apps include, of lockstep's own modules, only bsp, catalogue, runner and apps; and never
 #      grpc or protobuf.
-#   5. catalogue includes, of lockstep's own modules, only bsp and catalogue.
+#   5. catalogue includes, of lockstep's own modules, only bsp, runner (the JobRunner its entries
+#      make) and catalogue.
 #   6. Below the command line (bsp, partition, dbsp, apps, catalogue) no string names a flag
 #      (`"--checkpoint-dir: ..."`): dbsp names a setting with SettingName (dbsp/settings.h) and the
 #      command line says which flag gives it.
+#   7. bsp and partition carry no job description: their code never names JobDetails, JobRunner,
+#      a coordinator, an attempt, a checkpoint to restore from or a partitioned form to save
+#      (runner/job.h holds them; the engine runs supersteps and takes and restores checkpoints).
 # Comments are removed before the checks (// to the end of the line, /* ... */), string and
 # character literals are kept; raw string literals and digit separators (1'000) are not
 # understood, so a file using them could be misread.
@@ -96,10 +100,13 @@ check "apps include only bsp, catalogue and runner (of lockstep)" \
   "$inc(lockstep/(?!bsp/|catalogue/|runner/|apps/)|(dbsp|cli|partition|generate|validate|load)/)" \
   "${apps[@]}"
 check "apps never include grpc or protobuf" "$inc($rpc)" "${apps[@]}"
-check "catalogue includes only bsp (of lockstep)" \
-  "$inc(lockstep/(?!bsp/|catalogue/)|(dbsp|cli|apps|partition|generate|validate)/)" \
+check "catalogue includes only bsp and runner (of lockstep)" \
+  "$inc(lockstep/(?!bsp/|runner/|catalogue/)|(dbsp|cli|apps|partition|generate|validate|load)/)" \
   "${catalogue[@]}"
 check "catalogue never includes grpc or protobuf" "$inc($rpc)" "${catalogue[@]}"
+check "bsp and partition carry no job description (runner/job.h)" \
+  '(?i)(?<![A-Za-z0-9_])(job_?details|job_?runner|coordinators?|attempts?|restore_from|save_parts)(?![A-Za-z0-9_])' \
+  "${lower[@]}"
 check "nothing below the command line names a flag" '"[^"\n]*--[a-z]' \
   "${engine[@]}" "${apps[@]}" "${catalogue[@]}"
 

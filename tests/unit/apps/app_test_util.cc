@@ -36,24 +36,24 @@ RunResult RunApp(const catalogue::AppInfo& app, const bsp::GraphSource& graph,
   if (threads > 0) limit.emplace(tbb::global_control::max_allowed_parallelism, threads);
 
   test::TempDir dir;
-  bsp::JobDetails job;
-  job.job_id = "test";
-  job.app = app.name;
-  job.graph = graph;
-  job.output = dir.File("out.txt");
-  for (const catalogue::AppParam& p : app.params) job.params[p.name] = p.default_value;
+  runner::JobDetails job;
+  job.work.job_id = "test";
+  job.work.app = app.name;
+  job.work.graph = graph;
+  job.work.output = dir.File("out.txt");
+  for (const catalogue::AppParam& p : app.params) job.work.params[p.name] = p.default_value;
   if (load::IsGraphalytics(graph)) {
     auto props = load::ReadGraphalyticsProperties(graph.path);
     if (!props.ok()) {
       result.status = props.status();
       return result;
     }
-    catalogue::ParamsFromGraphalytics(app, *props, job.params);
+    catalogue::ParamsFromGraphalytics(app, *props, job.work.params);
   }
-  for (const auto& [name, value] : overrides) job.params[name] = value;
+  for (const auto& [name, value] : overrides) job.work.params[name] = value;
 
   std::ostringstream report;
-  std::unique_ptr<bsp::JobRunner> runner = app.make_runner(&report);
+  std::unique_ptr<runner::JobRunner> runner = app.make_runner(&report);
   auto executor = runner->StartJob(job, bsp::LocalExecutorFactory());
   if (!executor.ok()) {
     result.status = executor.status();
@@ -64,11 +64,11 @@ RunResult RunApp(const catalogue::AppInfo& app, const bsp::GraphSource& graph,
   if (result.status.ok()) result.status = runner->CompleteJob(job).status();
   if (!result.status.ok()) {
     runner->AbortJob(job);
-    EXPECT_FALSE(fs::exists(job.output)) << "a failed job wrote " << job.output;
+    EXPECT_FALSE(fs::exists(job.work.output)) << "a failed job wrote " << job.work.output;
     return result;
   }
   result.report = report.str();
-  result.output = ReadWholeFile(job.output);
+  result.output = ReadWholeFile(job.work.output);
 
   std::string_view rest = result.output;
   EXPECT_TRUE(rest.empty() || rest.back() == '\n') << "the output does not end with a newline";

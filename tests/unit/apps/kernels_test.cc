@@ -54,15 +54,15 @@ std::pair<std::string, std::vector<typename App::Program::VertexValue>> RunApp(
     const RandomGraph& g, const bsp::Params& params, int threads) {
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
   runner::ProgramRunner<App> runner;
-  bsp::JobDetails job;
-  job.graph = {g.path, "edgelist", g.undirected};
-  job.params = params;
-  job.output = g.path + ".out";
+  runner::JobDetails job;
+  job.work.graph = {g.path, "edgelist", g.undirected};
+  job.work.params = params;
+  job.work.output = g.path + ".out";
   auto executor = runner.StartJob(job, bsp::LocalExecutorFactory());
   EXPECT_TRUE(executor.ok()) << executor.status();
   EXPECT_TRUE((*executor)->RunToCompletion().ok());
   EXPECT_TRUE(runner.CompleteJob(job).ok());
-  std::ifstream in(job.output);
+  std::ifstream in(job.work.output);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto values = runner.engine()->values();
   return {text, {values.begin(), values.end()}};

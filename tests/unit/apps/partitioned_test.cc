@@ -206,11 +206,11 @@ TEST(StartJobTest, ConnectsThePeersThroughTheJobsExchange) {
   for (uint32_t w = 0; w < 2; ++w) {
     workers.emplace_back([&, w] {
       test::ThreadExchange exchange(group, w);
-      bsp::JobDetails job;
-      job.graph = {path, "edgelist", false};
-      job.worker_index = w;
-      job.worker_count = 2;
-      job.exchange = &exchange;
+      runner::JobDetails job;
+      job.work.graph = {path, "edgelist", false};
+      job.place.worker_index = w;
+      job.place.worker_count = 2;
+      job.place.exchange = &exchange;
       status[w] = runners[w].StartJob(job, bsp::LocalExecutorFactory()).status();
     });
   }
@@ -220,8 +220,8 @@ TEST(StartJobTest, ConnectsThePeersThroughTheJobsExchange) {
     EXPECT_TRUE(runners[w].engine()->connected());
   }
   runner::ProgramRunner<wcc::App> local;
-  bsp::JobDetails job;
-  job.graph = {path, "edgelist", false};
+  runner::JobDetails job;
+  job.work.graph = {path, "edgelist", false};
   ASSERT_TRUE(local.StartJob(job, bsp::LocalExecutorFactory()).ok());
   EXPECT_FALSE(local.engine()->connected());
 }
@@ -230,9 +230,9 @@ TEST(StartJobTest, ConnectsThePeersThroughTheJobsExchange) {
 template <class App>
 std::vector<absl::Status> StartOn(const std::string& path, const bsp::Params& params,
                                   uint32_t workers) {
-  bsp::JobDetails job;
-  job.graph = {path, "edgelist", false};
-  job.params = params;
+  runner::JobDetails job;
+  job.work.graph = {path, "edgelist", false};
+  job.work.params = params;
   if (workers == 0) {
     runner::ProgramRunner<App> local;
     return {local.StartJob(job, bsp::LocalExecutorFactory()).status()};
@@ -244,9 +244,9 @@ std::vector<absl::Status> StartOn(const std::string& path, const bsp::Params& pa
   for (uint32_t w = 0; w < workers; ++w) {
     threads.emplace_back([&, w, job]() mutable {
       test::ThreadExchange exchange(group, w);
-      job.worker_index = w;
-      job.worker_count = workers;
-      job.exchange = &exchange;
+      job.place.worker_index = w;
+      job.place.worker_count = workers;
+      job.place.exchange = &exchange;
       status[w] = runners[w].StartJob(job, bsp::LocalExecutorFactory()).status();
     });
   }
@@ -273,9 +273,9 @@ TEST(StartJobTest, AnEmptyGraphLacksTheVerticesTheParametersName) {
       EXPECT_EQ(st.message(), pre + ":1: vertex '3' is not in the graph") << workers << " " << st;
     }
   }
-  bsp::JobDetails master;
-  master.coordinator = true;
-  master.params = {{"source", "9"}};
+  runner::JobDetails master;
+  master.place.coordinator = true;
+  master.work.params = {{"source", "9"}};
   runner::ProgramRunner<bfs::App> coordinator;
   EXPECT_TRUE(coordinator.StartJob(master, bsp::LocalExecutorFactory()).ok());
 }

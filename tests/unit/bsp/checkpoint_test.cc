@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/bsp/job.h"
+#include "lockstep/bsp/checksum.h"
 #include "util/temp_dir.h"
 
 namespace lockstep::bsp {

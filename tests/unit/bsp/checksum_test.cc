@@ -1,11 +1,11 @@
-// CRC-32C of the parts a distributed job writes (bsp/job.h), which the master checks before it
-// publishes.
+// CRC-32C of the results a distributed job's workers write (runner::OutputSummary), which the
+// master checks before it publishes.
+#include "lockstep/bsp/checksum.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <string_view>
-
-#include "lockstep/bsp/job.h"
 
 namespace lockstep::bsp {
 namespace {

@@ -236,11 +236,11 @@ class InProcessJob {
     std::vector<v1::JobDetails> details;
     for (uint32_t w = 0; w < n; ++w) {
       transport::Assignment a;
-      a.details.job_id = checkpoints.every > 0 ? checkpoints.job_id : "in-process";
-      a.details.app = checkpoints.app;
-      a.details.checkpoint_dir = checkpoints.dir;
-      a.details.worker_index = w;
-      a.details.worker_count = n;
+      a.details.work.job_id = checkpoints.every > 0 ? checkpoints.job_id : "in-process";
+      a.details.work.app = checkpoints.app;
+      a.details.resume.checkpoint_dir = checkpoints.dir;
+      a.details.place.worker_index = w;
+      a.details.place.worker_count = n;
       // Relayed through the master: these fake streams are the whole transport.
       a.peer_addresses.assign(n, "in-process");
       a.job_key.assign(transport::kJobKeyBytes, 'k');
@@ -300,7 +300,7 @@ class InProcessJob {
   const absl::Status& worker_status(uint32_t w) const { return worker_status_[w]; }
   const std::vector<MasterProgress>& progress() const { return progress_; }
   uint64_t executed_vertices() const { return executed_vertices_; }
-  const std::vector<bsp::OutputSummary>& persisted() const { return persisted_; }
+  const std::vector<runner::OutputSummary>& persisted() const { return persisted_; }
   int publications() const { return publications_; }
 
   // Every vertex's value by external ID, from whichever worker holds it.
@@ -323,7 +323,7 @@ class InProcessJob {
   absl::Status RunMaster() {
     if (auto st = master_executor_->RunToCompletion(); !st.ok()) return st;
     job::MasterPhases::Commit commit;
-    commit.verify_part = [this](uint32_t w, const bsp::OutputSummary& part) {
+    commit.verify_part = [this](uint32_t w, const runner::OutputSummary& part) {
       return part.crc32c == w ? absl::OkStatus() : absl::DataLossError("not the part sent");
     };
     commit.publish = [this](const job::MasterPhases::Ended& ended) {
@@ -342,8 +342,8 @@ class InProcessJob {
     bsp::Executor& executor = *worker_executors_[w];
     if (auto st = executor.RunToCompletion(); !st.ok()) return st;
     const uint64_t vertices = executor.engine().num_local_vertices();
-    return phases_[w]->RunEndPhases(vertices, [&]() -> absl::StatusOr<bsp::OutputSummary> {
-      return bsp::OutputSummary{vertices, 10 * vertices, w};
+    return phases_[w]->RunEndPhases(vertices, [&]() -> absl::StatusOr<runner::OutputSummary> {
+      return runner::OutputSummary{vertices, 10 * vertices, w};
     });
   }
 
@@ -361,7 +361,7 @@ class InProcessJob {
   std::vector<absl::Status> worker_status_;
   std::vector<MasterProgress> progress_;  // written by the master's thread only
   uint64_t executed_vertices_ = 0;
-  std::vector<bsp::OutputSummary> persisted_;  // as the master's end phases published them
+  std::vector<runner::OutputSummary> persisted_;  // as the master's end phases published them
   int publications_ = 0;
 };
 

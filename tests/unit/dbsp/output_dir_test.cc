@@ -250,7 +250,7 @@ TEST_F(OutputDirTest, APartMustHoldWhatItsWorkerReported) {
   auto out = Prepare(dir_, "job1");
   ASSERT_TRUE(out.ok());
   const std::string text = "a 1\nb 2\n";
-  const bsp::OutputSummary written{2, text.size(), bsp::Crc32c(text)};
+  const runner::OutputSummary written{2, text.size(), bsp::Crc32c(text)};
   const fs::path part = fs::path(out->staging) / PartName(0);
   EXPECT_THAT(std::string(VerifyPart(part.string(), written).message()),
               AllOf(HasSubstr("part-00000 is missing"), HasSubstr("reported 2 vertices")));

@@ -138,7 +138,7 @@ TEST_F(MasterPhasesTest, TheEndPhasesCountCheckAndPublishOnceInTheTablesOrder) {
   MasterPhases phases(master_, nullptr);
   std::vector<uint32_t> checked;
   MasterPhases::Commit commit = Keeping();
-  commit.verify_part = [&](uint32_t w, const bsp::OutputSummary& part) {
+  commit.verify_part = [&](uint32_t w, const runner::OutputSummary& part) {
     checked.push_back(w);
     EXPECT_EQ(part.crc32c, 7 + w);
     return absl::OkStatus();
@@ -188,7 +188,7 @@ TEST_F(MasterPhasesTest, APartThatFailsItsCheckIsRefusedNamingItsWorker) {
   ASSERT_NO_FATAL_FAILURE(StopAfterSuperstepZero());
   MasterPhases phases(master_, nullptr);
   MasterPhases::Commit commit = Keeping();
-  commit.verify_part = [](uint32_t w, const bsp::OutputSummary&) {
+  commit.verify_part = [](uint32_t w, const runner::OutputSummary&) {
     return w == 1 ? absl::DataLossError("part-00001 is missing") : absl::OkStatus();
   };
   EnterAll([](uint32_t w, Step& e) { e.vertices = 3 + w; });
@@ -302,8 +302,8 @@ class WorkerPhasesTest : public ::testing::Test {
 
   static transport::Assignment Assigned() {
     transport::Assignment a;
-    a.details.worker_index = 1;
-    a.details.worker_count = 2;
+    a.details.place.worker_index = 1;
+    a.details.place.worker_count = 2;
     return a;
   }
   // Through superstep 0 to EXECUTED_GRAPH, by the barrier client alone.
@@ -326,9 +326,9 @@ TEST_F(WorkerPhasesTest, TheEndPhasesEnterEachBarrierWithItsFiguresInTheTablesOr
   int persisted = 0;
   ASSERT_TRUE(phases
                   .RunEndPhases(5,
-                                [&]() -> absl::StatusOr<bsp::OutputSummary> {
+                                [&]() -> absl::StatusOr<runner::OutputSummary> {
                                   ++persisted;
-                                  return bsp::OutputSummary{5, 50, 9};
+                                  return runner::OutputSummary{5, 50, 9};
                                 })
                   .ok());
   EXPECT_EQ(persisted, 1);
@@ -346,8 +346,9 @@ TEST_F(WorkerPhasesTest, TheEndPhasesEnterEachBarrierWithItsFiguresInTheTablesOr
 TEST_F(WorkerPhasesTest, ResultsThatCannotBeWrittenEnterNoFurtherBarrier) {
   ASSERT_NO_FATAL_FAILURE(StopAfterSuperstepZero());
   WorkerPhases phases(job_);
-  const absl::Status st = phases.RunEndPhases(
-      5, []() -> absl::StatusOr<bsp::OutputSummary> { return absl::DataLossError("disk full"); });
+  const absl::Status st = phases.RunEndPhases(5, []() -> absl::StatusOr<runner::OutputSummary> {
+    return absl::DataLossError("disk full");
+  });
   EXPECT_EQ(st.message(), "disk full");
   ASSERT_EQ(master_.entries().size(), 4u);
   EXPECT_EQ(master_.entries().back().barrier, Barrier::kExecutedGraph);

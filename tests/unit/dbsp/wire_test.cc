@@ -25,24 +25,24 @@ using transport::ToWire;
 transport::Assignment SampleDetails() {
   transport::Assignment a;
   a.peer_timeout = std::chrono::milliseconds(45000);
-  bsp::JobDetails& d = a.details;
-  d.max_supersteps = 20000;
-  d.job_id = "20240102-030405-abcd";
-  d.created_at_unix_ms = 1704164645123;
-  d.app = "pagerank";
-  d.params = {{"damping", "0.85"}, {"max-iterations", "20"}, {"tolerance", "0"}};
-  d.graph = {"/data/graphs/example.properties", "graphalytics", true};
-  d.output = "/out/.result.job.staging/part-00002";
-  d.checkpoint_dir = "/shared/checkpoints/20240102-030405-abcd";
-  d.attempt = 2;
-  d.restore_from = "/shared/checkpoints/20240102-030405-abcd/superstep-0000000020";
-  d.resume_superstep = 20;
-  d.worker_index = 2;
-  d.worker_count = 4;
+  runner::JobDetails& d = a.details;
+  d.work.max_supersteps = 20000;
+  d.work.job_id = "20240102-030405-abcd";
+  d.work.created_at_unix_ms = 1704164645123;
+  d.work.app = "pagerank";
+  d.work.params = {{"damping", "0.85"}, {"max-iterations", "20"}, {"tolerance", "0"}};
+  d.work.graph = {"/data/graphs/example.properties", "graphalytics", true};
+  d.work.output = "/out/.result.job.staging/part-00002";
+  d.resume.checkpoint_dir = "/shared/checkpoints/20240102-030405-abcd";
+  d.resume.attempt = 2;
+  d.resume.restore_from = "/shared/checkpoints/20240102-030405-abcd/superstep-0000000020";
+  d.resume.superstep = 20;
+  d.place.worker_index = 2;
+  d.place.worker_count = 4;
   auto split = partition::Range::Whole(4);
   auto extents = split->Extents(2);
-  d.range_first = extents->first;
-  d.range_last = extents->second;
+  d.place.range_first = extents->first;
+  d.place.range_last = extents->second;
   a.peer_addresses = {"10.0.0.1:7000", "10.0.0.2:7000", "[::1]:7001", "w3.example:7000"};
   a.job_key = std::string("0123456789abcdef", 16);
   a.relay_direct = false;
@@ -52,7 +52,7 @@ transport::Assignment SampleDetails() {
 
 TEST(WireTest, JobDetailsRoundTrip) {
   const transport::Assignment a = SampleDetails();
-  const bsp::JobDetails& d = a.details;
+  const runner::JobDetails& d = a.details;
   const v1::JobDetails w = ToWire(a);
   EXPECT_EQ(w.range_first().size(), 16u);
   EXPECT_EQ(w.range_last().size(), 16u);
@@ -61,25 +61,25 @@ TEST(WireTest, JobDetailsRoundTrip) {
   ASSERT_TRUE(parsed.ParseFromString(w.SerializeAsString()));
   auto back = FromWire(parsed);
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->details.job_id, d.job_id);
-  EXPECT_EQ(back->details.created_at_unix_ms, d.created_at_unix_ms);
-  EXPECT_EQ(back->details.app, d.app);
-  EXPECT_EQ(back->details.params, d.params);
-  EXPECT_EQ(back->details.graph.path, d.graph.path);
-  EXPECT_EQ(back->details.graph.format, d.graph.format);
-  EXPECT_EQ(back->details.graph.undirected, d.graph.undirected);
-  EXPECT_EQ(back->details.output, d.output);
-  EXPECT_EQ(back->details.checkpoint_dir, d.checkpoint_dir);
-  EXPECT_EQ(back->details.attempt, 2u);
-  EXPECT_EQ(back->details.restore_from, d.restore_from);
-  EXPECT_EQ(back->details.resume_superstep, 20u);
-  EXPECT_EQ(back->details.worker_index, d.worker_index);
-  EXPECT_EQ(back->details.worker_count, d.worker_count);
-  EXPECT_EQ(back->details.range_first, d.range_first);
-  EXPECT_EQ(back->details.range_last, d.range_last);
-  EXPECT_FALSE(back->details.coordinator) << "a worker's job is never the coordinator's";
+  EXPECT_EQ(back->details.work.job_id, d.work.job_id);
+  EXPECT_EQ(back->details.work.created_at_unix_ms, d.work.created_at_unix_ms);
+  EXPECT_EQ(back->details.work.app, d.work.app);
+  EXPECT_EQ(back->details.work.params, d.work.params);
+  EXPECT_EQ(back->details.work.graph.path, d.work.graph.path);
+  EXPECT_EQ(back->details.work.graph.format, d.work.graph.format);
+  EXPECT_EQ(back->details.work.graph.undirected, d.work.graph.undirected);
+  EXPECT_EQ(back->details.work.output, d.work.output);
+  EXPECT_EQ(back->details.resume.checkpoint_dir, d.resume.checkpoint_dir);
+  EXPECT_EQ(back->details.resume.attempt, 2u);
+  EXPECT_EQ(back->details.resume.restore_from, d.resume.restore_from);
+  EXPECT_EQ(back->details.resume.superstep, 20u);
+  EXPECT_EQ(back->details.place.worker_index, d.place.worker_index);
+  EXPECT_EQ(back->details.place.worker_count, d.place.worker_count);
+  EXPECT_EQ(back->details.place.range_first, d.place.range_first);
+  EXPECT_EQ(back->details.place.range_last, d.place.range_last);
+  EXPECT_FALSE(back->details.place.coordinator) << "a worker's job is never the coordinator's";
   // Every job option a worker needs travels (defect: --max-supersteps stayed on the master).
-  EXPECT_EQ(back->details.max_supersteps, 20000u);
+  EXPECT_EQ(back->details.work.max_supersteps, 20000u);
   EXPECT_EQ(back->peer_timeout, std::chrono::milliseconds(45000));
   // The data plane.
   EXPECT_EQ(back->peer_addresses, a.peer_addresses);
@@ -90,11 +90,11 @@ TEST(WireTest, JobDetailsRoundTrip) {
 
 TEST(WireTest, ARestoreNamesBothItsCheckpointAndItsSuperstep) {
   transport::Assignment a = SampleDetails();
-  a.details.restore_from = "/shared/checkpoints/x/superstep-0000000020";
-  a.details.resume_superstep = 0;
+  a.details.resume.restore_from = "/shared/checkpoints/x/superstep-0000000020";
+  a.details.resume.superstep = 0;
   EXPECT_THAT(std::string(FromWire(ToWire(a)).status().message()), HasSubstr("a restore needs"));
-  a.details.restore_from.clear();
-  a.details.resume_superstep = 20;
+  a.details.resume.restore_from.clear();
+  a.details.resume.superstep = 20;
   EXPECT_FALSE(FromWire(ToWire(a)).ok());
 }
 
@@ -118,7 +118,7 @@ TEST(WireTest, APeerAddressComesFromTheAdvertisedPortAndTheStreamsHost) {
 
 TEST(WireTest, JobDetailsRangeBytesAreBigEndianUuids) {
   transport::Assignment a = SampleDetails();
-  ASSERT_TRUE(bsp::ParseUuid("00112233-4455-6677-8899-aabbccddeeff", a.details.range_first));
+  ASSERT_TRUE(bsp::ParseUuid("00112233-4455-6677-8899-aabbccddeeff", a.details.place.range_first));
   const v1::JobDetails w = ToWire(a);
   EXPECT_EQ(w.range_first(), std::string("\x00\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\xcc\xdd"
                                          "\xee\xff",

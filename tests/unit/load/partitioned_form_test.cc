@@ -19,8 +19,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "lockstep/bsp/checksum.h"
 #include "lockstep/bsp/graph_input.h"
-#include "lockstep/bsp/job.h"
 #include "lockstep/load/source.h"
 #include "util/temp_dir.h"
 #include "util/thread_exchange.h"

@@ -41,7 +41,6 @@ using bsp::Graph;
 using bsp::GraphFacts;
 using bsp::GraphInput;
 using bsp::GraphSource;
-using bsp::JobDetails;
 using bsp::LocalExecutorFactory;
 using bsp::NoValue;
 using bsp::ParamError;
@@ -52,6 +51,7 @@ using bsp::Topology;
 using bsp::VertexIdFromInteger;
 using bsp::VertexNames;
 using bsp::WeightUse;
+using runner::JobDetails;
 
 using ::testing::HasSubstr;
 
@@ -1402,14 +1402,14 @@ std::pair<std::vector<absl::Status>, std::vector<std::string>> RunNearest(const 
   std::vector<std::string> outputs(n);
   OnWorkers(n, [&](uint32_t r, Exchange& ex) {
     JobDetails details;
-    details.job_id = "job";
-    details.params = params;
-    details.graph = graph;
-    details.output = dir.File("part-" + std::to_string(n) + "-" + std::to_string(r));
-    details.worker_index = r;
-    details.worker_count = n;
-    details.exchange = exchange ? &ex : nullptr;
-    outputs[r] = details.output;
+    details.work.job_id = "job";
+    details.work.params = params;
+    details.work.graph = graph;
+    details.work.output = dir.File("part-" + std::to_string(n) + "-" + std::to_string(r));
+    details.place.worker_index = r;
+    details.place.worker_count = n;
+    details.place.exchange = exchange ? &ex : nullptr;
+    outputs[r] = details.work.output;
     runner::ProgramRunner<NearestApp> runner;
     auto executor = runner.StartJob(details, LocalExecutorFactory());
     if (!executor.ok()) {
@@ -1436,11 +1436,11 @@ TEST_F(PartitionedLoadTest, RunnerReportsWhatEachWorkerLoaded) {
     std::vector<std::vector<PartitionLoadStats>> reported(kWorkers);
     OnWorkers(kWorkers, [&](uint32_t r, Exchange& ex) {
       JobDetails details;
-      details.params = {{"must-have", "1"}};
-      details.graph = {.path = path};
-      details.worker_index = r;
-      details.worker_count = kWorkers;
-      details.exchange = exchange ? &ex : nullptr;
+      details.work.params = {{"must-have", "1"}};
+      details.work.graph = {.path = path};
+      details.place.worker_index = r;
+      details.place.worker_count = kWorkers;
+      details.place.exchange = exchange ? &ex : nullptr;
       details.on_partition_loaded = [&, r](const PartitionLoadStats& s) {
         reported[r].push_back(s);
       };

@@ -21,7 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/engine.h"
 #include "lockstep/bsp/free_memory.h"
-#include "lockstep/bsp/job.h"
+#include "lockstep/bsp/graph_input.h"
 #include "lockstep/bsp/output.h"
 #include "tbb/parallel_for.h"
 

@@ -1,8 +1,8 @@
 #pragma once
 
-// What a worker's load of its partition read and kept, which the job reports (JobDetails::
-// on_partition_loaded): figures of the load library (lockstep/load/partitioned_load.h) that a job
-// description carries, so they live beside it.
+// What a worker's load of its partition read and kept, which the job reports (runner::JobDetails::
+// on_partition_loaded): figures of the load library (lockstep/load/partitioned_load.h), kept
+// below both the load that fills them and the runner that hands them on.
 
 #include <cstdint>
 

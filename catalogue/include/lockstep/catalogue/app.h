@@ -1,8 +1,8 @@
 #pragma once
 
 // The app catalogue: what the command line, the distributed worker and the Graphalytics validator
-// know of an app besides its program. The engine (bsp) runs a JobRunner over Params and knows none
-// of this; whoever owns a command line turns the parameters below into flags and help text.
+// know of an app besides its program. The runner runs a JobRunner over Params and knows none of
+// this; whoever owns a command line turns the parameters below into flags and help text.
 #include <functional>
 #include <map>
 #include <memory>
@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/app.h"
+#include "lockstep/runner/job_runner.h"
 
 namespace lockstep::catalogue {
 
@@ -73,7 +74,7 @@ struct AppInfo {
   // The parameters a Graphalytics graph's properties give; explicit values override them later.
   std::vector<GraphalyticsParam> graphalytics;
   // `report`, if not null, receives an app's extra human-readable output (e.g. a path).
-  std::function<std::unique_ptr<bsp::JobRunner>(std::ostream* report)> make_runner;
+  std::function<std::unique_ptr<runner::JobRunner>(std::ostream* report)> make_runner;
 };
 
 // Sets `params` from a Graphalytics graph's properties ("graph.<name>." removed from their keys)

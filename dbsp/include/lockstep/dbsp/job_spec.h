@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/executor.h"
 #include "lockstep/catalogue/app.h"
+#include "lockstep/runner/job.h"
 
 namespace lockstep::dbsp {
 
@@ -48,7 +49,7 @@ inline constexpr std::chrono::milliseconds kDefaultPeerTimeout{120000};
 struct JobSpec {
   const catalogue::AppInfo* app = nullptr;
   // app, params, graph and max_supersteps as for a local run; output is the result directory.
-  bsp::JobDetails details;
+  runner::JobDetails details;
   PoolOptions pool;
   // How long a worker may take to enter a barrier once it opened (the first one includes loading
   // the graph) before the job fails naming it; 0: no bound (docs/design.md §7).
@@ -86,8 +87,8 @@ struct JobSpec {
   // §7.7); empty: a new job.
   std::string resume_job;
   // Set when the results go to a sink that is not a directory (a database table, docs/design.md
-  // §10); details.output then names it. The master prepares a staging place per attempt, the
-  // workers ship their parts there (JobDetails::output_options), and the master publishes it
+  // §10); details.work.output then names it. The master prepares a staging place per attempt, the
+  // workers ship their parts there (JobWork::output_options), and the master publishes it
   // once every worker has, or discards it.
   struct Sink {
     // The staging place of the attempt named `name`: the options the workers ship with.

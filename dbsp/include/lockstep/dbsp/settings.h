@@ -14,7 +14,7 @@ namespace lockstep::dbsp {
 
 enum class Setting : size_t {
   kListen,             // where a master serves (Master::Start)
-  kOut,                // a job's output (JobDetails::output)
+  kOut,                // a job's output (JobWork::output)
   kCheckpointDir,      // JobSpec::checkpoint_dir
   kPeerTimeout,        // JobSpec::peer_timeout
   kStragglerTimeout,   // JobSpec::straggler_timeout

@@ -15,6 +15,7 @@
 #include "lockstep/bsp/graph_input.h"
 #include "lockstep/dbsp/metrics.h"
 #include "lockstep/dbsp/security.h"
+#include "lockstep/runner/job.h"
 
 namespace lockstep::dbsp {
 
@@ -50,8 +51,8 @@ struct WorkerOptions {
   // from its path and options; an error fails the job. Without one such a graph cannot be read.
   std::function<absl::Status(bsp::GraphSource& graph)> attach_graph;
   // Ships the results file a worker wrote to a job's sink that is not a file (a database table:
-  // JobDetails::output_options); an error fails the job. Without one such a job fails.
-  std::function<absl::Status(const bsp::JobDetails& details, const std::string& results)>
+  // JobWork::output_options); an error fails the job. Without one such a job fails.
+  std::function<absl::Status(const runner::JobDetails& details, const std::string& results)>
       ship_results;
   // The local paths a job's database URI (graph or output) has its client use, as (what, path),
   // or an error for one that cannot be confined: --data-root confines them as it does a job's

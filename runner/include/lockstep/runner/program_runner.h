@@ -3,7 +3,8 @@
 // What runs an app's job (issue 41's runner layer, between the engine and the jobs): a JobRunner
 // over an app's vertex program that loads the graph (the load library), builds the engine, and
 // writes the results. An app makes one from its catalogue entry; dbsp and `run` drive it through
-// the JobRunner interface of bsp.
+// the JobRunner interface (job_runner.h). What it does before the first superstep is StartWorker
+// (start_worker.h).
 
 #include <algorithm>
 #include <exception>
@@ -18,16 +19,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/app.h"
-#include "lockstep/bsp/checkpoint.h"
-#include "lockstep/bsp/collectives.h"
+#include "lockstep/bsp/checksum.h"
 #include "lockstep/bsp/engine.h"
-#include "lockstep/bsp/free_memory.h"
-#include "lockstep/bsp/job.h"
 #include "lockstep/bsp/output.h"
 #include "lockstep/load/names.h"
-#include "lockstep/load/partitioned_form.h"
-#include "lockstep/load/source.h"
-#include "lockstep/partition/range.h"
+#include "lockstep/runner/job.h"
+#include "lockstep/runner/job_runner.h"
+#include "lockstep/runner/start_worker.h"
 #include "tbb/parallel_for.h"
 
 namespace lockstep::runner {
@@ -46,11 +44,11 @@ namespace lockstep::runner {
 //   static void Report(const Engine<Program>&, const Params&, std::ostream&);   // optional
 //
 // In local mode the runner loads the whole input (the fast path). A worker of a distributed job
-// (JobDetails::exchange set) loads only its partition (load::LoadPartition), and its StartJob and,
+// (JobPlace::exchange set) loads only its partition (load::LoadPartition), and its StartJob and,
 // for apps that print names, CompleteJob are collective over the exchange: every worker calls them
 // at the same point of the job.
 template <class App>
-class ProgramRunner final : public bsp::JobRunner {
+class ProgramRunner final : public JobRunner {
  public:
   using Program = typename App::Program;
   static_assert(bsp::VertexProgram<Program>);
@@ -59,71 +57,50 @@ class ProgramRunner final : public bsp::JobRunner {
 
   // The program made over an empty graph, as the distributed master makes it: what Make checks
   // without a graph.
-  absl::Status CheckParams(const bsp::JobDetails& details) const override {
-    return App::Make(details.params, bsp::GraphFacts{}).status();
+  absl::Status CheckParams(const JobWork& work) const override {
+    return App::Make(work.params, bsp::GraphFacts{}).status();
   }
 
   // Running out of memory (std::bad_alloc, from this thread or carried out of a TBB loop) fails the
   // job with a status naming what was being built, instead of terminating the process: `run`
   // prints it and a worker reports it to its master.
   absl::StatusOr<std::unique_ptr<bsp::Executor>> StartJob(
-      const bsp::JobDetails& details, const bsp::ExecutorFactory& factory) override {
-    std::string building = "the input graph from " + details.graph.path;
-    uint64_t needed = details.coordinator ? 0 : load::EstimateLoadBytes(details.graph);
+      const JobDetails& details, const bsp::ExecutorFactory& factory) override {
+    AbortJob(details);
+    auto started = StartWorker<App, kFormatsNames>(details);
+    if (!started.ok()) return started.status();
+    engine_ = std::move(started->engine);
+    names_ = std::move(started->names);
+    all_names_ = std::move(started->all_names);
     try {
-      if (details.exchange != nullptr && !details.coordinator) {
-        return StartPartitioned(details, factory, building, needed);
-      }
-      absl::StatusOr<bsp::GraphInput> input = bsp::GraphInput{};
-      if (!details.coordinator) input = load::LoadGraph(details.graph, App::kWeights);
-      if (!input.ok()) return input.status();
-      auto split = partition::Range::Whole(details.coordinator ? 1 : details.worker_count);
-      if (!split.ok()) return split.status();
-      // The master's engine (a coordinator's) knows no graph.
-      auto program = App::Make(details.params, details.coordinator
-                                                   ? bsp::GraphFacts{}
-                                                   : bsp::FactsOf<App>(details.params, *input));
-      if (!program.ok()) return program.status();
-      building = "the graph and the engine's state";
-      const uint64_t parts = details.coordinator ? 1 : std::max<uint32_t>(1, details.worker_count);
-      needed = InputBytes(*input) + bsp::EstimateEngineBytes<Program>(input->num_vertices() / parts,
-                                                                      input->num_edges() / parts,
-                                                                      input->symmetric);
-      if constexpr (kFormatsNames) {
-        if (parts > 1) all_names_ = input->external_ids;
-      }
-      // The graph takes what the job needs; the input goes as it is used, and entirely before the
-      // engine's state is allocated, which keeps it out of the peak memory of a run.
-      auto graph = bsp::Graph<typename Program::EdgeValue>::BuildReleasing(
-          *input, *split, details.worker_index, bsp::NeedsInEdges<Program>(input->symmetric));
-      if (!graph.ok()) return graph.status();
-      engine_ = std::make_unique<bsp::Engine<Program>>(std::move(*program), std::move(*graph));
-      Trace(details, kNoRank);
-      return factory(*engine_, engine_->ProgramCallbacks());
+      Trace(details);
+      auto executor = factory(*engine_, engine_->ProgramCallbacks());
+      if (executor.ok()) (*executor)->ResumeAt(started->first_superstep);
+      return executor;
     } catch (const std::bad_alloc&) {
+      const uint64_t needed = engine_->EstimatedPeakBytes();
       engine_.reset();
-      return bsp::OutOfMemoryError(building, needed);
+      return bsp::OutOfMemoryError("the graph and the engine's state", needed);
     } catch (const std::exception& e) {
-      // E.g. oneTBB failing to start a thread when the address space is short.
       engine_.reset();
-      return bsp::FailedWhileBuilding(building, e);
+      return bsp::FailedWhileBuilding("the graph and the engine's state", e);
     }
   }
 
-  absl::StatusOr<bsp::OutputSummary> CompleteJob(const bsp::JobDetails& details) override {
+  absl::StatusOr<OutputSummary> CompleteJob(const JobDetails& details) override {
     if (!engine_) return absl::FailedPreconditionError("complete_job before start_job");
     try {
       return WriteResults(details);
     } catch (const std::bad_alloc&) {
       // The text of every line twice (the pieces, then the whole), at a few dozen bytes a line.
-      return bsp::OutOfMemoryError("the output " + details.output,
+      return bsp::OutOfMemoryError("the output " + details.work.output,
                                    2 * 48 * uint64_t{engine_->topology().num_local()});
     } catch (const std::exception& e) {
-      return bsp::FailedWhileBuilding("the output " + details.output, e);
+      return bsp::FailedWhileBuilding("the output " + details.work.output, e);
     }
   }
 
-  void AbortJob(const bsp::JobDetails&) override {
+  void AbortJob(const JobDetails&) override {
     engine_.reset();
     names_ = load::RankNames();
     all_names_ = {};
@@ -173,82 +150,6 @@ class ProgramRunner final : public bsp::JobRunner {
     absl::flat_hash_map<uint32_t, std::string> names_;
   };
 
-  // A distributed worker's start: its part of the graph through the exchange (collective).
-  absl::StatusOr<std::unique_ptr<bsp::Executor>> StartPartitioned(
-      const bsp::JobDetails& details, const bsp::ExecutorFactory& factory, std::string& building,
-      uint64_t& needed) {
-    bsp::Exchange& exchange = *details.exchange;
-    needed = load::EstimateLoadBytes(details.graph) / std::max<uint32_t>(1, exchange.size());
-    bsp::GraphSource source = details.graph;
-    if (!details.save_parts.empty()) {
-      // Written from the text once; the job then runs on what was written, which it thereby
-      // checks.
-      building = "the partitioned form of " + details.graph.path;
-      if (auto st =
-              load::WritePartitionedFormDistributed(details.graph, exchange, details.save_parts);
-          !st.ok()) {
-        return st;
-      }
-      source = bsp::GraphSource{.path = details.save_parts};
-      building = "the input graph from " + details.save_parts;
-    }
-    auto part = load::LoadPartition(source, App::kWeights, exchange, bsp::NeedsInEdges<Program>(),
-                                    {.in_edges_if_symmetric = bsp::NeedsInEdges<Program>(true)});
-    if (!part.ok()) return part.status();
-    if (details.on_partition_loaded) details.on_partition_loaded(part->stats);
-    auto split = partition::Range::Whole(exchange.size());
-    if (!split.ok()) return split.status();
-    bsp::GraphFacts facts;
-    facts.known = true;
-    facts.num_vertices = part->vertices.num_global;
-    facts.properties = part->input.properties;
-    names_ = std::move(part->names);
-    building = "the graph and the engine's state";
-    const bool symmetric = part->packed ? part->edges.symmetric : part->input.symmetric;
-    needed = InputBytes(part->input) + part->edges.bytes() +
-             bsp::EstimateEngineBytes<Program>(part->vertices.uuids.size(), part->num_edges(),
-                                               symmetric);
-    auto graph = load::BuildPartGraph<typename Program::EdgeValue>(
-        *part, *split, exchange.rank(), bsp::NeedsInEdges<Program>(symmetric));
-    // Collective from here on: every worker takes part, whether its build failed or not.
-    if (auto st = bsp::AgreeOnStatus(exchange, graph.status()); !st.ok()) return st;
-    const std::vector<std::string> named = bsp::NamedVerticesOf<App>(details.params);
-    auto have = load::HaveVertices(graph->topology(), exchange, named);
-    if (!have.ok()) return have.status();
-    for (size_t i = 0; i < named.size(); ++i) facts.named[named[i]] = (*have)[i];
-    auto program = App::Make(details.params, facts);
-    if (!program.ok()) return program.status();
-    engine_ = std::make_unique<bsp::Engine<Program>>(std::move(*program), std::move(*graph));
-    Trace(details, exchange.rank());
-    // The relay's positions, agreed with every other worker (collective).
-    building = "the relay's lists of vertices shared with the other workers";
-    if (auto st = engine_->ConnectPeers(exchange); !st.ok()) {
-      engine_.reset();
-      return st;
-    }
-    // An attempt after a failure resumes from a complete checkpoint (docs/design.md §7.6),
-    // which every worker reads a file at a time to take its vertices' state (and its remote
-    // in-neighbours' published values); all fail alike if one cannot, and say that it was the
-    // checkpoint they refused (the job may go on from an older one).
-    if (!details.restore_from.empty()) {
-      building = "the job's state from checkpoint " + details.restore_from;
-      const bsp::CheckpointHeader expect{details.app, details.job_id, details.resume_superstep, 0,
-                                         0};
-      auto checkpoint = bsp::CheckpointSource::Open(details.restore_from, &expect);
-      absl::Status st =
-          checkpoint.ok() ? engine_->RestoreCheckpoint(*checkpoint) : checkpoint.status();
-      if (st = bsp::AgreeOnStatus(exchange, st); !st.ok()) {
-        engine_.reset();
-        return bsp::MarkCheckpointRefused(st);
-      }
-    }
-    // The lists exchanged go back before the supersteps' buffers come.
-    bsp::ReturnFreedMemory();
-    auto executor = factory(*engine_, engine_->ProgramCallbacks());
-    if (executor.ok()) (*executor)->ResumeAt(details.resume_superstep);
-    return executor;
-  }
-
   static constexpr uint32_t kNoRank = ~uint32_t{0};
   // The names of global indexes in a trace line: a distributed worker (`rank`) has those of its
   // range of indexes, and writes any other as "#index"; local mode has all.
@@ -271,10 +172,12 @@ class ProgramRunner final : public bsp::JobRunner {
     uint32_t rank_;
   };
   // Sets the job's traced vertices on the engine, with the app's way of writing a value.
-  void Trace(const bsp::JobDetails& details, uint32_t rank) {
+  void Trace(const JobDetails& details) {
     // The master's engine (a coordinator's) holds no vertex to trace.
-    if (details.trace_vertices.empty() || details.coordinator) return;
-    engine_->SetTrace(details.trace_vertices,
+    const JobPlace& place = details.place;
+    if (details.work.trace_vertices.empty() || place.coordinator) return;
+    const uint32_t rank = place.exchange != nullptr ? place.exchange->rank() : kNoRank;
+    engine_->SetTrace(details.work.trace_vertices,
                       [this, rank](const typename Program::VertexValue& value, std::string& out) {
                         if constexpr (kFormatsNames) {
                           App::Format(engine_->program(), value, TraceNames(*this, rank), out);
@@ -302,7 +205,7 @@ class ProgramRunner final : public bsp::JobRunner {
     }
   }
 
-  absl::StatusOr<bsp::OutputSummary> WriteResults(const bsp::JobDetails& details) {
+  absl::StatusOr<OutputSummary> WriteResults(const JobDetails& details) {
     const bsp::Topology& topo = engine_->topology();
     constexpr uint32_t kChunk = 1 << 16;
     const uint32_t n = topo.num_local();
@@ -312,7 +215,7 @@ class ProgramRunner final : public bsp::JobRunner {
     };
     std::optional<FetchedNames> fetched;
     if constexpr (kFormatsNames) {
-      if (details.exchange != nullptr && !details.coordinator) {
+      if (details.place.exchange != nullptr && !details.place.coordinator) {
         // Collective: a first pass finds the labels, whose names their holders send.
         std::vector<std::vector<uint32_t>> asked(parts.size());
         tbb::parallel_for(size_t{0}, parts.size(), [&](size_t c) {
@@ -325,7 +228,7 @@ class ProgramRunner final : public bsp::JobRunner {
         std::vector<uint32_t> labels;
         for (auto& a : asked) labels.insert(labels.end(), a.begin(), a.end());
         asked.clear();
-        auto names = load::ResolveNames(names_, *details.exchange, std::move(labels));
+        auto names = load::ResolveNames(names_, *details.place.exchange, std::move(labels));
         if (!names.ok()) return names.status();
         fetched.emplace(std::move(*names));
       }
@@ -338,22 +241,17 @@ class ProgramRunner final : public bsp::JobRunner {
     });
     // Written piece by piece: the text is never held twice.
     std::vector<std::string_view> pieces(parts.begin(), parts.end());
-    if (auto st = bsp::WriteFileAtomically(details.output, pieces); !st.ok()) return st;
+    if (auto st = bsp::WriteFileAtomically(details.work.output, pieces); !st.ok()) return st;
     uint64_t size = 0;
     uint32_t crc = 0;
     for (std::string_view p : pieces) {
       size += p.size();
       crc = bsp::Crc32c(p, crc);
     }
-    if constexpr (requires(std::ostream & os) { App::Report(*engine_, details.params, os); }) {
-      if (report_ != nullptr) App::Report(*engine_, details.params, *report_);
+    if constexpr (requires(std::ostream & os) { App::Report(*engine_, details.work.params, os); }) {
+      if (report_ != nullptr) App::Report(*engine_, details.work.params, *report_);
     }
-    return bsp::OutputSummary{n, size, crc};
-  }
-
-  // What the loaded input holds while the graph is built from it.
-  static uint64_t InputBytes(const bsp::GraphInput& input) {
-    return input.num_vertices() * 40 + input.num_stored_edges() * 8 + input.weights.size() * 8;
+    return OutputSummary{n, size, crc};
   }
 
   std::ostream* report_;
