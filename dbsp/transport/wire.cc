@@ -1,6 +1,7 @@
 #include "transport/wire.h"
 
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 
@@ -11,10 +12,60 @@ std::string UuidBytes(const bsp::VertexId& id) {
   return std::string(reinterpret_cast<const char*>(id.data), 16);
 }
 
-bool UuidFromBytes(const std::string& bytes, bsp::VertexId& id) {
-  if (bytes.size() != 16) return false;
+std::optional<bsp::VertexId> UuidFromBytes(const std::string& bytes) {
+  if (bytes.size() != 16) return std::nullopt;
+  bsp::VertexId id;
   std::memcpy(id.data, bytes.data(), 16);
-  return true;
+  return id;
+}
+
+// The wire's job details, a part of runner::JobDetails at a time; each checks its own fields.
+absl::StatusOr<runner::JobPlace> PlaceFromWire(const v1::JobDetails& w) {
+  runner::JobPlace place;
+  const auto first = UuidFromBytes(w.range_first());
+  const auto last = UuidFromBytes(w.range_last());
+  if (!first || !last)
+    return absl::InvalidArgumentError("job details: a range bound is not 16 bytes");
+  place.range_first = *first;
+  place.range_last = *last;
+  if (w.worker_count() == 0 || w.worker_index() >= w.worker_count()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job details: worker ", w.worker_index(), " of ", w.worker_count()));
+  }
+  place.worker_index = w.worker_index();
+  place.worker_count = w.worker_count();
+  return place;
+}
+
+absl::StatusOr<runner::JobResume> ResumeFromWire(const v1::JobDetails& w) {
+  runner::JobResume resume;
+  resume.checkpoint_dir = w.checkpoint_dir();
+  resume.attempt = w.attempt();
+  resume.restore_from = w.restore_from();
+  resume.superstep = w.resume_superstep();
+  if (resume.restore_from.empty() != (resume.superstep == 0)) {
+    return absl::InvalidArgumentError(
+        "job details: a restore needs both a checkpoint and the superstep it resumes at");
+  }
+  return resume;
+}
+
+absl::StatusOr<runner::JobWork> WorkFromWire(const v1::JobDetails& w) {
+  runner::JobWork work;
+  work.job_id = w.job_id();
+  work.created_at_unix_ms = w.created_at_unix_ms();
+  work.app = w.app();
+  for (const auto& [k, v] : w.params()) work.params[k] = v;
+  work.graph = {w.graph_path(), w.graph_format(), w.undirected()};
+  for (const auto& [k, v] : w.graph_options()) work.graph.options[k] = v;
+  work.output = w.output();
+  for (const auto& [k, v] : w.output_options()) work.output_options[k] = v;
+  work.trace_vertices.assign(w.trace_vertices().begin(), w.trace_vertices().end());
+  if (w.max_supersteps() == 0) {
+    return absl::InvalidArgumentError("job details: no superstep limit (max_supersteps is 0)");
+  }
+  work.max_supersteps = w.max_supersteps();
+  return work;
 }
 
 }  // namespace
@@ -53,39 +104,16 @@ v1::JobDetails ToWire(const Assignment& a) {
 
 absl::StatusOr<Assignment> FromWire(const v1::JobDetails& w) {
   Assignment a;
-  runner::JobDetails& d = a.details;
-  d.work.job_id = w.job_id();
-  d.work.created_at_unix_ms = w.created_at_unix_ms();
-  if (!UuidFromBytes(w.range_first(), d.place.range_first) ||
-      !UuidFromBytes(w.range_last(), d.place.range_last)) {
-    return absl::InvalidArgumentError("job details: a range bound is not 16 bytes");
-  }
-  if (w.worker_count() == 0 || w.worker_index() >= w.worker_count()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job details: worker ", w.worker_index(), " of ", w.worker_count()));
-  }
-  d.work.app = w.app();
-  for (const auto& [k, v] : w.params()) d.work.params[k] = v;
-  d.work.graph = {w.graph_path(), w.graph_format(), w.undirected()};
-  for (const auto& [k, v] : w.graph_options()) d.work.graph.options[k] = v;
-  d.work.output = w.output();
-  for (const auto& [k, v] : w.output_options()) d.work.output_options[k] = v;
-  d.save_form = w.save_parts();
-  d.resume.checkpoint_dir = w.checkpoint_dir();
-  d.resume.attempt = w.attempt();
-  d.resume.restore_from = w.restore_from();
-  d.resume.superstep = w.resume_superstep();
-  d.work.trace_vertices.assign(w.trace_vertices().begin(), w.trace_vertices().end());
-  if (d.resume.restore_from.empty() != (d.resume.superstep == 0)) {
-    return absl::InvalidArgumentError(
-        "job details: a restore needs both a checkpoint and the superstep it resumes at");
-  }
-  d.place.worker_index = w.worker_index();
-  d.place.worker_count = w.worker_count();
-  if (w.max_supersteps() == 0) {
-    return absl::InvalidArgumentError("job details: no superstep limit (max_supersteps is 0)");
-  }
-  d.work.max_supersteps = w.max_supersteps();
+  auto place = PlaceFromWire(w);
+  if (!place.ok()) return place.status();
+  auto resume = ResumeFromWire(w);
+  if (!resume.ok()) return resume.status();
+  auto work = WorkFromWire(w);
+  if (!work.ok()) return work.status();
+  a.details.work = *std::move(work);
+  a.details.place = *place;
+  a.details.resume = *std::move(resume);
+  a.details.save_form = w.save_parts();
   a.peer_timeout = std::chrono::milliseconds(w.peer_timeout_ms());
   if (static_cast<uint32_t>(w.peer_addresses_size()) != w.worker_count()) {
     return absl::InvalidArgumentError(absl::StrCat("job details: ", w.peer_addresses_size(),
