@@ -48,7 +48,7 @@ struct JobPlace {
   bsp::VertexId range_last{};
   // The process's link to the other workers of its job (not on the wire: the distributed layer
   // sets it on every worker). Null in local mode and on the master, which load the graph whole
-  // and nothing respectively; a worker with one loads its share of the input (docs/design.md §4).
+  // and nothing respectively; a worker with one loads its share of the input (docs/design.md §4.4).
   bsp::Exchange* exchange = nullptr;
   // The distributed master runs the same program on an empty graph, so that the callbacks and the
   // global aggregators live there too; it loads nothing.
