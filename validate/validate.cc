@@ -16,7 +16,7 @@ namespace {
 
 using Values = std::unordered_map<std::string, std::string>;
 
-// Reads "id value" lines of a file, or of every part file of a result directory.
+// Reads "id value" lines of a file, or of every result file of a result directory.
 absl::Status ReadValues(const std::string& path, Values& out) {
   std::vector<std::string> files;
   std::error_code ec;

@@ -294,7 +294,7 @@ absl::Status MasterAttempt::Publish(const MasterPhases::Ended& ended) {
   nlohmann::json listed = nlohmann::json::array();
   for (uint32_t i = 0; i < ended.parts.size(); ++i) {
     const runner::OutputSummary& part = ended.parts[i];
-    listed.push_back({{"name", PartName(i)},
+    listed.push_back({{"name", ResultFileName(i)},
                       {"vertices", part.vertices},
                       {"bytes", part.bytes},
                       {"crc32c", part.crc32c}});

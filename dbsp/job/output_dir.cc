@@ -173,7 +173,9 @@ bool Lease::IsDead(const std::string& path, std::chrono::seconds dead_after) {
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
-std::string PartName(uint32_t worker_index) { return absl::StrFormat("part-%05u", worker_index); }
+std::string ResultFileName(uint32_t worker_index) {
+  return absl::StrFormat("part-%05u", worker_index);
+}
 
 namespace {
 
@@ -279,7 +281,7 @@ absl::StatusOr<PreparedOutput> PrepareOutput(const std::string& dir, const std::
   return prepared;
 }
 
-absl::Status VerifyPart(const std::string& path, const runner::OutputSummary& reported) {
+absl::Status VerifyResultFile(const std::string& path, const runner::OutputSummary& reported) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     return absl::DataLossError(absl::StrCat(fs::path(path).filename().string(),

@@ -81,9 +81,9 @@ struct PreparedOutput {
 // Checks DIR as CheckOutput does, removes the staging directories of dead masters beside it (never
 // one whose lease is live), takes the job's lease and creates its staging directory.
 absl::StatusOr<PreparedOutput> PrepareOutput(const std::string& dir, const std::string& job_id);
-// Checks that the part file at `path` holds what its worker reported: it exists, has that many
+// Checks that the result file at `path` holds what its worker reported: it exists, has that many
 // bytes and lines, and that CRC-32C.
-absl::Status VerifyPart(const std::string& path, const runner::OutputSummary& reported);
+absl::Status VerifyResultFile(const std::string& path, const runner::OutputSummary& reported);
 // Writes `_SUCCESS` with `success_json`, then points DIR at the job's directory and removes the
 // previously published one.
 absl::Status PublishOutput(const JobOutput& output, const std::string& success_json);
@@ -91,6 +91,6 @@ absl::Status PublishOutput(const JobOutput& output, const std::string& success_j
 void DiscardOutput(const JobOutput& output);
 
 // "part-00003": the file of worker 3.
-std::string PartName(uint32_t worker_index);
+std::string ResultFileName(uint32_t worker_index);
 
 }  // namespace lockstep::dbsp::job

@@ -27,7 +27,7 @@ runner::JobDetails ResultStaging::ForWorker(uint32_t w, runner::JobDetails detai
     // details.work.output names the sink; the staging place goes with its options.
     for (const auto& [k, v] : *staged_) details.work.output_options[k] = v;
   } else if (output_) {
-    details.work.output = output_->staging + "/" + PartName(w);
+    details.work.output = output_->staging + "/" + ResultFileName(w);
   }
   return details;
 }
@@ -36,7 +36,7 @@ std::function<absl::Status(uint32_t, const runner::OutputSummary&)> ResultStagin
     const {
   if (!output_) return nullptr;
   return [staging = output_->staging](uint32_t w, const runner::OutputSummary& part) {
-    return VerifyPart(staging + "/" + PartName(w), part);
+    return VerifyResultFile(staging + "/" + ResultFileName(w), part);
   };
 }
 

@@ -123,7 +123,7 @@ absl::StatusOr<PartitionInput> Load(const LoadFrame& frame, InputPlan& plan) {
   // without faulting their pages in again; what is free goes back before the assembly, whose
   // packed edges are mapped beside the received ones and do not reuse the heap (and the build
   // gives back what the assembly frees before it lays out the CSR, where a worker's memory
-  // peaks; a cluster's writer of part files, before it encodes them).
+  // peaks; a cluster's writer of shard files, before it encodes them).
   auto agreement = partitioned::AgreeOnInput(frame, plan, tally, got.raw);
   if (!agreement.ok()) return agreement.status();
   auto raw_ranks = partitioned::RankRaw(frame, *agreement, got, stats);

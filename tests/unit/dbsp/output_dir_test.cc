@@ -70,7 +70,7 @@ class OutputDirTest : public ::testing::Test {
     auto out = Prepare(dir_, job_id);
     EXPECT_TRUE(out.ok()) << out.status();
     if (!out.ok()) return {};
-    Write(fs::path(out->staging) / PartName(0), part);
+    Write(fs::path(out->staging) / ResultFileName(0), part);
     const absl::Status st = PublishOutput(*out, "{\"job_id\": \"" + job_id + "\"}\n");
     EXPECT_TRUE(st.ok()) << st;
     return *out;
@@ -83,10 +83,10 @@ class OutputDirTest : public ::testing::Test {
 };
 
 TEST_F(OutputDirTest, PartNames) {
-  EXPECT_EQ(PartName(3), "part-00003");
-  EXPECT_EQ(PartName(0), "part-00000");
-  EXPECT_EQ(PartName(12345), "part-12345");
-  EXPECT_EQ(PartName(123456), "part-123456");
+  EXPECT_EQ(ResultFileName(3), "part-00003");
+  EXPECT_EQ(ResultFileName(0), "part-00000");
+  EXPECT_EQ(ResultFileName(12345), "part-12345");
+  EXPECT_EQ(ResultFileName(123456), "part-123456");
 }
 
 TEST_F(OutputDirTest, FreshPathStagesThenPublishesBehindASymlink) {
@@ -102,8 +102,8 @@ TEST_F(OutputDirTest, FreshPathStagesThenPublishesBehindASymlink) {
   EXPECT_EQ(fs::path(out->final).parent_path(), root_);
   EXPECT_TRUE(fs::path(out->final).filename().string().starts_with("."));
 
-  Write(fs::path(out->staging) / PartName(0), "a 1\n");
-  Write(fs::path(out->staging) / PartName(1), "");
+  Write(fs::path(out->staging) / ResultFileName(0), "a 1\n");
+  Write(fs::path(out->staging) / ResultFileName(1), "");
   const std::string success = "{\"job_id\": \"job1\"}\n";
   ASSERT_TRUE(PublishOutput(*out, success).ok());
 
@@ -122,7 +122,7 @@ TEST_F(OutputDirTest, SecondJobReplacesThePreviousResultAndRemovesIt) {
   auto second = Prepare(dir_, "job2");
   ASSERT_TRUE(second.ok()) << second.status() << ": a previous result link must be accepted";
   EXPECT_NE(second->final, first.final);
-  Write(fs::path(second->staging) / PartName(0), "second\n");
+  Write(fs::path(second->staging) / ResultFileName(0), "second\n");
   // Until the publish, readers still see the first result, complete.
   EXPECT_EQ(Read(fs::path(dir_) / "part-00000"), "first\n");
   EXPECT_THAT(Read(fs::path(dir_) / "_SUCCESS"), HasSubstr("job1"));
@@ -189,7 +189,7 @@ TEST_F(OutputDirTest, EmptyDirectoryIsAllowedAndReplacedByTheLink) {
   fs::create_directory(dir_);
   auto out = Prepare(dir_, "job1");
   ASSERT_TRUE(out.ok()) << out.status();
-  Write(fs::path(out->staging) / PartName(0), "x\n");
+  Write(fs::path(out->staging) / ResultFileName(0), "x\n");
   ASSERT_TRUE(PublishOutput(*out, "{}\n").ok());
   ASSERT_TRUE(fs::is_symlink(dir_));
   EXPECT_EQ(Read(fs::path(dir_) / "part-00000"), "x\n");
@@ -209,7 +209,7 @@ TEST_F(OutputDirTest, DiscardRemovesTheStagingDirectoryAndKeepsThePreviousResult
   const JobOutput first = Publish("job1", "first\n");
   auto second = Prepare(dir_, "job2");
   ASSERT_TRUE(second.ok());
-  Write(fs::path(second->staging) / PartName(0), "half-written");
+  Write(fs::path(second->staging) / ResultFileName(0), "half-written");
   fs::create_directory(fs::path(second->staging) / "nested");
   Write(fs::path(second->staging) / "nested" / "tmp", "x");
   DiscardOutput(*second);
@@ -223,7 +223,7 @@ TEST_F(OutputDirTest, DiscardRemovesTheStagingDirectoryAndKeepsThePreviousResult
 TEST_F(OutputDirTest, FailedPublishSaysWhyAndDiscardLeavesNoJobDirectoryBehind) {
   auto out = Prepare(dir_, "job1");
   ASSERT_TRUE(out.ok());
-  Write(fs::path(out->staging) / PartName(0), "x\n");
+  Write(fs::path(out->staging) / ResultFileName(0), "x\n");
   // Someone puts a real directory at DIR while the job runs: the link cannot replace it.
   fs::create_directory(dir_);
   Write(fs::path(dir_) / "theirs.txt", "keep me");
@@ -251,16 +251,17 @@ TEST_F(OutputDirTest, APartMustHoldWhatItsWorkerReported) {
   ASSERT_TRUE(out.ok());
   const std::string text = "a 1\nb 2\n";
   const runner::OutputSummary written{2, text.size(), bsp::Crc32c(text)};
-  const fs::path part = fs::path(out->staging) / PartName(0);
-  EXPECT_THAT(std::string(VerifyPart(part.string(), written).message()),
+  const fs::path part = fs::path(out->staging) / ResultFileName(0);
+  EXPECT_THAT(std::string(VerifyResultFile(part.string(), written).message()),
               AllOf(HasSubstr("part-00000 is missing"), HasSubstr("reported 2 vertices")));
   Write(part, text);
-  EXPECT_TRUE(VerifyPart(part.string(), written).ok());
+  EXPECT_TRUE(VerifyResultFile(part.string(), written).ok());
   Write(part, "a 1\n");
-  EXPECT_THAT(std::string(VerifyPart(part.string(), written).message()),
+  EXPECT_THAT(std::string(VerifyResultFile(part.string(), written).message()),
               HasSubstr("holds 1 vertices in 4 bytes; its worker reported 2 in 8"));
   Write(part, "a 1\nb 3\n");  // same size and lines, other bytes
-  EXPECT_THAT(std::string(VerifyPart(part.string(), written).message()), HasSubstr("CRC-32C"));
+  EXPECT_THAT(std::string(VerifyResultFile(part.string(), written).message()),
+              HasSubstr("CRC-32C"));
 }
 
 // --- staging liveness: a lease beside each staging directory

@@ -12,7 +12,7 @@ namespace lockstep::validate {
 // the catalogue).
 struct ValidateOptions {
   std::string expected;
-  std::string actual;  // a file, or a directory of part files (a distributed job's result)
+  std::string actual;  // a file, or a directory of result files (a distributed job's result)
   catalogue::ValidationRule rule = catalogue::ValidationRule::kExact;
   double epsilon = 1e-4;  // of the epsilon rule
   size_t show = 10;       // mismatches printed
