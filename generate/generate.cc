@@ -2,7 +2,8 @@
 // (sbeamer/gapbs src/generator.h; R-MAT: Chakrabarti, Zhan, Faloutsos, SDM 2004, with the
 // Graph500 parameters). Pipeline: generate 2^scale * degree edges in independently seeded blocks
 // of 2^18, each edge packed as one 64-bit key (min << 32 | max); sort the keys in parallel; drop
-// duplicates and self-loops; format the text in parallel chunks and write them in order.
+// duplicates and self-loops; with --permute, relabel and sort again; format the text in parallel
+// chunks and write them in order.
 
 #include "lockstep/generate/generate.h"
 
@@ -58,6 +59,7 @@ constexpr uint64_t kDropped = std::numeric_limits<uint64_t>::max();
 // Stream ids below 2^63 are edge blocks; the other random streams live above them.
 constexpr uint64_t kPermutationStream = uint64_t{1} << 63;
 constexpr uint64_t kWeightStream = kPermutationStream + 1;
+constexpr uint64_t kRelabelStream = kPermutationStream + 2;
 
 // Output chunk: formatted in parallel, written in order.
 constexpr size_t kEdgesPerChunk = size_t{1} << 16;
@@ -158,10 +160,10 @@ void FillUniform(std::span<uint64_t> keys, int scale, uint64_t seed) {
 
 // Fisher-Yates. Serial, but it touches 2^scale entries against the 2^scale * degree edges
 // generated in parallel.
-std::vector<uint32_t> RandomPermutation(uint32_t size, uint64_t seed) {
+std::vector<uint32_t> RandomPermutation(uint32_t size, uint64_t seed, uint64_t stream) {
   std::vector<uint32_t> permutation(size);
   std::iota(permutation.begin(), permutation.end(), 0u);
-  Rng rng(StreamSeed(seed, kPermutationStream));
+  Rng rng(StreamSeed(seed, stream));
   for (uint32_t i = size - 1; i > 0; --i) std::swap(permutation[i], permutation[rng.Below(i + 1)]);
   return permutation;
 }
@@ -169,7 +171,8 @@ std::vector<uint32_t> RandomPermutation(uint32_t size, uint64_t seed) {
 void FillKronecker(std::span<uint64_t> keys, int scale, uint64_t seed) {
   // R-MAT concentrates edges on low ids; relabelling spreads the hubs over the id space so range
   // partitioning is not handed all of them in one part (GAP does the same).
-  const std::vector<uint32_t> permutation = RandomPermutation(uint32_t{1} << scale, seed);
+  const std::vector<uint32_t> permutation =
+      RandomPermutation(uint32_t{1} << scale, seed, kPermutationStream);
   const auto draw = [scale](Rng& rng) {
     uint64_t src = 0;
     uint64_t dst = 0;
@@ -203,6 +206,39 @@ std::vector<uint64_t> GenerateKeys(const GenerateOptions& options) {
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   if (!keys.empty() && keys.back() == kDropped) keys.pop_back();
   return keys;
+}
+
+// The way back from --permute's labels. An edge's weight is hashed from its key before the
+// relabelling, so the weights follow their edges and a permuted graph is the same weighted graph.
+struct Relabelling {
+  std::vector<uint32_t> inverse;  // Empty: no relabelling, or no weights to carry.
+
+  uint64_t OriginalKey(uint64_t key) const {
+    if (inverse.empty()) return key;
+    return EdgeKey(inverse[key >> 32], inverse[static_cast<uint32_t>(key)]);
+  }
+};
+
+// Relabels the finished, sorted keys by a permutation from a stream of their own and sorts them
+// again. A bijection makes no self-loop and no duplicate, so nothing is dropped.
+Relabelling Relabel(std::vector<uint64_t>& keys, const GenerateOptions& options) {
+  Relabelling relabelling;
+  if (!options.permute) return relabelling;
+  const uint32_t size = uint32_t{1} << options.scale;
+  const std::vector<uint32_t> permutation = RandomPermutation(size, options.seed, kRelabelStream);
+  tbb::parallel_for(
+      tbb::blocked_range<size_t>(0, keys.size()), [&](const tbb::blocked_range<size_t>& range) {
+        for (size_t i = range.begin(); i != range.end(); ++i) {
+          keys[i] =
+              EdgeKey(permutation[keys[i] >> 32], permutation[static_cast<uint32_t>(keys[i])]);
+        }
+      });
+  tbb::parallel_sort(keys.begin(), keys.end());
+  if (options.weights) {
+    relabelling.inverse.resize(size);
+    for (uint32_t x = 0; x < size; ++x) relabelling.inverse[permutation[x]] = x;
+  }
+  return relabelling;
 }
 
 absl::Status ValidateOptions(const GenerateOptions& options) {
@@ -298,8 +334,8 @@ class AtomicFile {
   bool committed_ = false;
 };
 
-size_t FormatEdges(std::span<const uint64_t> keys, bool weights, uint64_t weight_seed, char* begin,
-                   char* end) {
+size_t FormatEdges(std::span<const uint64_t> keys, bool weights, uint64_t weight_seed,
+                   const Relabelling& relabelling, char* begin, char* end) {
   char* out = begin;
   for (const uint64_t key : keys) {
     out = std::to_chars(out, end, static_cast<uint32_t>(key >> 32)).ptr;
@@ -307,7 +343,7 @@ size_t FormatEdges(std::span<const uint64_t> keys, bool weights, uint64_t weight
     out = std::to_chars(out, end, static_cast<uint32_t>(key)).ptr;
     if (weights) {
       *out++ = ' ';
-      out = std::to_chars(out, end, Weight(weight_seed, key)).ptr;
+      out = std::to_chars(out, end, Weight(weight_seed, relabelling.OriginalKey(key))).ptr;
     }
     *out++ = '\n';
   }
@@ -317,7 +353,7 @@ size_t FormatEdges(std::span<const uint64_t> keys, bool weights, uint64_t weight
 // Formats chunks in parallel and writes them in order through a pipeline, so formatting overlaps
 // the writes and at most a few chunks of text are held at once.
 absl::Status WriteEdges(std::span<const uint64_t> keys, const GenerateOptions& options,
-                        AtomicFile& file) {
+                        const Relabelling& relabelling, AtomicFile& file) {
   const uint64_t weight_seed = StreamSeed(options.seed, kWeightStream);
   const size_t num_chunks = (keys.size() + kEdgesPerChunk - 1) / kEdgesPerChunk;
   size_t next_chunk = 0;
@@ -336,8 +372,8 @@ absl::Status WriteEdges(std::span<const uint64_t> keys, const GenerateOptions& o
     const std::span<const uint64_t> part =
         keys.subspan(begin, std::min(kEdgesPerChunk, keys.size() - begin));
     std::string text(part.size() * kMaxLineBytes, '\0');
-    text.resize(
-        FormatEdges(part, options.weights, weight_seed, text.data(), text.data() + text.size()));
+    text.resize(FormatEdges(part, options.weights, weight_seed, relabelling, text.data(),
+                            text.data() + text.size()));
     return text;
   };
   const auto write = [&](const std::string& text) {
@@ -358,17 +394,18 @@ absl::Status WriteEdges(std::span<const uint64_t> keys, const GenerateOptions& o
 absl::StatusOr<std::vector<GeneratedEdge>> GenerateEdges(const GenerateOptions& options) {
   if (absl::Status status = ValidateOptions(options); !status.ok()) return status;
   try {
-    const std::vector<uint64_t> keys = GenerateKeys(options);
+    std::vector<uint64_t> keys = GenerateKeys(options);
+    const Relabelling relabelling = Relabel(keys, options);
     const uint64_t weight_seed = StreamSeed(options.seed, kWeightStream);
     std::vector<GeneratedEdge> edges(keys.size());
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, keys.size()),
-                      [&](const tbb::blocked_range<size_t>& range) {
-                        for (size_t i = range.begin(); i != range.end(); ++i) {
-                          const uint64_t key = keys[i];
-                          edges[i] = {static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(key),
-                                      options.weights ? Weight(weight_seed, key) : 0};
-                        }
-                      });
+    tbb::parallel_for(
+        tbb::blocked_range<size_t>(0, keys.size()), [&](const tbb::blocked_range<size_t>& range) {
+          for (size_t i = range.begin(); i != range.end(); ++i) {
+            const uint64_t key = keys[i];
+            edges[i] = {static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(key),
+                        options.weights ? Weight(weight_seed, relabelling.OriginalKey(key)) : 0};
+          }
+        });
     return edges;
   } catch (const std::bad_alloc&) {
     return OutOfMemory(options);
@@ -384,8 +421,11 @@ absl::Status Generate(const GenerateOptions& options) {
     // Create the file before generating, so a bad path fails in milliseconds, not after the work.
     AtomicFile file(options.out);
     if (absl::Status status = file.Open(); !status.ok()) return status;
-    const std::vector<uint64_t> keys = GenerateKeys(options);
-    if (absl::Status status = WriteEdges(keys, options, file); !status.ok()) return status;
+    std::vector<uint64_t> keys = GenerateKeys(options);
+    const Relabelling relabelling = Relabel(keys, options);
+    if (absl::Status status = WriteEdges(keys, options, relabelling, file); !status.ok()) {
+      return status;
+    }
     return file.Commit();
   } catch (const std::bad_alloc&) {
     return OutOfMemory(options);

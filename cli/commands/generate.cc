@@ -28,6 +28,9 @@ class GenerateCommand final : public Command {
         ->capture_default_str()
         ->check(kCount);
     generate->add_flag("--weights", options_.weights, "add integer weights in [1, 255]");
+    generate->add_flag("--permute", options_.permute,
+                       "relabel the vertices by a random permutation from --seed, as the GAP "
+                       "suite's and Graphalytics' published graphs are");
     generate->add_option("--out", options_.out, "output edge list")->required();
   }
 

@@ -66,6 +66,16 @@ TEST_F(CommandsTest, ACommandsThreadsOptionReachesMain) {
   EXPECT_EQ(threads_, 3);
 }
 
+// bench/kernels.py makes the field's randomly numbered graphs with it (issue 42).
+TEST_F(CommandsTest, GenerateTakesAndDocumentsPermute) {
+  EXPECT_THAT(Parsed({"generate", "kronecker", "--scale", "4", "--permute", "--out", "g.el"}),
+              ::testing::ElementsAre("generate"));
+  for (const auto& command : commands_) {
+    if (command->app()->get_name() != "generate") continue;
+    EXPECT_THAT(command->app()->help(), ::testing::HasSubstr("--permute"));
+  }
+}
+
 TEST_F(CommandsTest, RunNamesAnUnknownAppBeforeParsing) {
   std::vector<std::string> unknown = {"lockstep", "run", "nosuchapp"};
   std::vector<std::string> known = {"lockstep", "run", "pr"};

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -124,6 +125,57 @@ TEST_P(GenerateKindTest, WeightsAreInRangeAndDoNotChangeTheEdges) {
   EXPECT_EQ(max_weight, 255u);
 }
 
+// Per edge, what a relabelling cannot change: its ends' degrees (smaller first) and its weight.
+std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> EdgeShapes(
+    const std::vector<GeneratedEdge>& edges, int scale) {
+  const std::vector<uint32_t> degree = Degrees(edges, scale);
+  std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> shapes;
+  for (const GeneratedEdge& e : edges) {
+    shapes.emplace_back(std::min(degree[e.u], degree[e.v]), std::max(degree[e.u], degree[e.v]),
+                        e.w);
+  }
+  std::sort(shapes.begin(), shapes.end());
+  return shapes;
+}
+
+// --permute is the same weighted graph under other labels: as many edges, the same degree of each
+// edge's ends and the same weight on it, but most vertices carry another ID.
+TEST_P(GenerateKindTest, PermuteRelabelsTheSameWeightedGraph) {
+  const int scale = 12;
+  GenerateOptions options = Options(GetParam(), scale, 8);
+  options.weights = true;
+  const std::vector<GeneratedEdge> plain = EdgesOrDie(options);
+  options.permute = true;
+  const std::vector<GeneratedEdge> permuted = EdgesOrDie(options);
+  ASSERT_EQ(permuted.size(), plain.size());
+  EXPECT_EQ(EdgeShapes(permuted, scale), EdgeShapes(plain, scale));
+  std::vector<uint32_t> plain_degree = Degrees(plain, scale);
+  std::vector<uint32_t> permuted_degree = Degrees(permuted, scale);
+  size_t moved = 0;
+  for (size_t x = 0; x < plain_degree.size(); ++x) moved += plain_degree[x] != permuted_degree[x];
+  EXPECT_GT(moved, plain_degree.size() / 2) << "the IDs barely moved";
+  std::sort(plain_degree.begin(), plain_degree.end());
+  std::sort(permuted_degree.begin(), permuted_degree.end());
+  EXPECT_EQ(permuted_degree, plain_degree);
+  for (size_t i = 0; i < permuted.size(); ++i) {
+    const GeneratedEdge& e = permuted[i];
+    ASSERT_LT(e.u, e.v) << "edge " << i;
+    if (i > 0) {
+      const GeneratedEdge& p = permuted[i - 1];
+      ASSERT_TRUE(p.u < e.u || (p.u == e.u && p.v < e.v)) << "edge " << i;
+    }
+  }
+}
+
+TEST_P(GenerateKindTest, PermuteIsDeterministicForASeedAndDifferentForAnother) {
+  GenerateOptions options = Options(GetParam(), 10, 8, 1);
+  options.permute = true;
+  const std::vector<GeneratedEdge> first = EdgesOrDie(options);
+  EXPECT_EQ(first, EdgesOrDie(options));
+  options.seed = 2;
+  EXPECT_NE(first, EdgesOrDie(options));
+}
+
 TEST(GenerateTest, UniformKeepsAlmostEveryGeneratedEdge) {
   // 8192 edges among 1024 vertices: self-loops and repeats are rare (about 1% together).
   const std::vector<GeneratedEdge> edges = EdgesOrDie(Options("uniform", 10, 8));
@@ -187,13 +239,17 @@ TEST(GenerateTest, BadOptionsNameTheFlag) {
 }
 
 TEST_F(GenerateFileTest, WritesTheGeneratedEdgesAsText) {
-  for (const bool weights : {false, true}) {
-    GenerateOptions options = Options("kronecker", 10, 8);
-    options.weights = weights;
-    options.out = (dir_ / "graph.el").string();
-    ASSERT_TRUE(Generate(options).ok());
-    EXPECT_EQ(ReadFile(options.out), ExpectedText(EdgesOrDie(options), weights));
-    EXPECT_TRUE(TempFiles(dir_).empty());
+  for (const bool permute : {false, true}) {
+    for (const bool weights : {false, true}) {
+      GenerateOptions options = Options("kronecker", 10, 8);
+      options.weights = weights;
+      options.permute = permute;
+      options.out = (dir_ / "graph.el").string();
+      ASSERT_TRUE(Generate(options).ok());
+      EXPECT_EQ(ReadFile(options.out), ExpectedText(EdgesOrDie(options), weights))
+          << "permute " << permute << ", weights " << weights;
+      EXPECT_TRUE(TempFiles(dir_).empty());
+    }
   }
 }
 

@@ -11,7 +11,8 @@
 // output here is already cleaned: self-loops dropped, each undirected edge written once as
 // `u v` with u < v, sorted by (u, v), no duplicates. The random streams are our own
 // (xoshiro256** and splitmix64), so the graphs are not GAP's graphs edge for edge, but they are
-// the same on every platform and thread count.
+// the same on every platform and thread count. `permute` relabels the finished graph by a second
+// permutation from its own stream, for uniform graphs too; the weights follow their edges.
 
 #include <cstdint>
 #include <string>
@@ -28,7 +29,10 @@ struct GenerateOptions {
   int degree = 16;   // Generated edges per vertex, before self-loops and duplicates are dropped.
   uint64_t seed = 27491095;
   bool weights = false;  // Adds a weight in [1, 255] to every edge.
-  std::string out;       // Output file; replaced atomically.
+  // Relabels the vertices once more by a random permutation drawn from seed, as the graphs the GAP
+  // converter and Graphalytics publish are: the same edges (and weights) up to relabelling.
+  bool permute = false;
+  std::string out;  // Output file; replaced atomically.
 };
 
 // One undirected edge, u < v. w is in [1, 255] when weights were asked for, else 0.
