@@ -2,11 +2,21 @@
 """The Graphalytics kernels against the GAP Benchmark Suite's hand-written ones (issue 15).
 
     bench/kernels.py [--gapbs DIR] [--grape DIR] [--kernels bfs,wcc,sssp,pagerank,lcc,cdlp,coloring]
-                     [--threads 2] BUILD_DIR SCALE
+                     [--kinds kronecker,permuted,uniform] [--graph FILE] [--threads 2]
+                     BUILD_DIR SCALE
 
-Generates the Kronecker graph bench/run.sh uses (`lockstep generate kronecker --scale S --degree 16`,
-without weights, read with --undirected; with `--weights` for SSSP, whose integer weights gapbs reads
-from the same file through a `.wel` link) and times each kernel both ways on it, alternately:
+For each graph kind of --kinds (issue 42), generates the graph (`lockstep generate KIND --scale S
+--degree 16`, without weights, read with --undirected; with `--weights` for SSSP, whose integer
+weights gapbs reads from the same file through a `.wel` link):
+  - kronecker: lockstep's own Kronecker graph, the one bench/run.sh uses;
+  - permuted: the same with `--permute`, its vertices relabelled once more by a seeded permutation,
+    as the GAP suite and Graphalytics publish their synthetic graphs;
+  - uniform: a uniform random graph;
+and, with --graph FILE, an edge list the GAP converter wrote (`converter -g S -k 16 -e FILE.el`,
+or `-u S`): it holds every edge in both directions, so lockstep reads it as it is (no
+--undirected, which would double every edge) and gapbs with -s; SSSP runs on FILE's `.wel`
+sibling (`converter ... -w -e FILE.wel`) if there is one, else it is left out; libgrape-lite is
+not run on it. Prints one table per graph, timing each kernel both ways on it, alternately:
   - lockstep: `lockstep run APP --undirected --threads T` (BFS and SSSP from vertex 0); the figure is
     the `compute X s` of its summary line (everything after the graph every program gets is built),
     best of --trials runs; its peak RSS from wait4. PageRank runs 5 iterations (`--max-iterations 5
@@ -73,6 +83,130 @@ def run(argv, log, env=None):
         return f.read(), p.rss_mb
 
 
+# graph kind -> (`lockstep generate` kind, its extra flags)
+KINDS = {"kronecker": ("kronecker", []), "permuted": ("kronecker", ["--permute"]),
+         "uniform": ("uniform", [])}
+
+
+def graphs(args, binary, kind):
+    """(title, plain graph, weighted graph or None, lockstep's reading flags) for one kind."""
+    if kind == "file":
+        wel = os.path.splitext(args.graph)[0] + ".wel"
+        return (f"GAP converter's edge list {args.graph}, both directions read as given",
+                args.graph, wel if os.path.exists(wel) else None, [])
+    if kind not in KINDS:
+        sys.exit(f"--kinds: unknown graph kind {kind!r}; the kinds are {', '.join(KINDS)}")
+    gen, extra = KINDS[kind]
+    base = os.path.join(args.data, f"{kind}-{args.scale}")
+    plain = scale.generate(binary, gen, args.scale, 16, base + "-unweighted.el", weights=False,
+                           extra=extra)
+    weighted = scale.generate(binary, gen, args.scale, 16, base + ".el", weights=True,
+                              extra=extra)
+    wel = os.path.splitext(weighted)[0] + ".wel"
+    if not os.path.exists(wel):
+        os.symlink(os.path.basename(weighted), wel)
+    title = f"{kind} scale {args.scale}, degree 16, undirected ({plain})"
+    return title, plain, wel, ["--undirected"]
+
+
+def grape_inputs(args, kind, plain, wel):
+    """libgrape-lite's .v/.e files for the kind's graphs, converted once; {} without run_app."""
+    run_app = os.path.join(args.grape, "run_app") if args.grape else ""
+    if kind == "file" or not (run_app and os.access(run_app, os.X_OK)):
+        return {}
+    files = {}
+    for name, source, weights in (("plain", plain, False), ("weighted", wel, True)):
+        base = os.path.join(args.data, f"grape-{kind}-{args.scale}-{name}")
+        if not (os.path.exists(base + ".e") and os.path.exists(base + ".v")):
+            scale.in_child(scale.convert, source, base + ".e", base + ".v", weights=weights)
+        files[name] = (base + ".v", base + ".e")
+    return files
+
+
+def time_gapbs(args, kernel, graph, env, log):
+    """gapbs's best trial for the kernel (PageRank: one iteration) and its peak RSS, or None."""
+    ref = GAPBS.get(kernel)
+    ref_bin = os.path.join(args.gapbs, ref[0]) if ref and args.gapbs else ""
+    if not (ref_bin and os.access(ref_bin, os.X_OK)):
+        return None
+    text, rss = run([ref_bin, "-f", graph, "-s", "-n", "5"] + ref[1], log, env)
+    trial = min(float(t) for t in TRIAL_RE.findall(text))
+    return (trial / PR_ITERATIONS if kernel == "pagerank" else trial), rss
+
+
+def time_grape(args, kernel, files, log):
+    """libgrape-lite's run time for the kernel (PageRank: one iteration) and its peak RSS."""
+    vfile, efile = files["weighted" if kernel == "sssp" else "plain"]
+    app, flags = GRAPE[kernel]
+    prefix = os.path.join(args.data, "grape-out")
+    os.makedirs(prefix, exist_ok=True)
+    mpirun = ["mpirun", "-n", "1", "--bind-to", "none"] + (
+        ["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    text, rss = run(mpirun + [os.path.join(args.grape, "run_app"), "--application", app,
+                              "--vfile", vfile, "--efile", efile, "--directed=false",
+                              "--app_concurrency", str(args.threads), "--out_prefix", prefix]
+                    + flags, log)
+    m = GRAPE_TIME_RE.search(text)
+    if not m:
+        sys.exit(f"no run time in libgrape-lite's output:\n{text.decode()[-2000:]}")
+    t = float(m.group(1))
+    return (t / PR_ITERATIONS if kernel == "pagerank" else t), rss
+
+
+def row(args, binary, kernel, graph, read_flags, grape_files):
+    """One kernel on one graph: lockstep and the references alternately; its table line."""
+    out = os.path.join(args.data, "kernels-out.txt")
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    mine, theirs, grapes, mine_rss, their_rss, grape_rss = [], [], [], 0.0, 0.0, 0.0
+    supersteps = ""
+    for _ in range(args.trials):
+        argv = [binary, "run", kernel, "--graph", graph] + read_flags + [
+            "--threads", str(args.threads), "--out", out] + FLAGS.get(kernel, [])
+        text, rss = run(argv, out + ".log")
+        mine.append(figure(kernel, text))
+        m = SUPERSTEPS_RE.search(text)
+        supersteps = f"{int(m.group(1))} supersteps" if m else ""
+        mine_rss = max(mine_rss, rss)
+        if (ref := time_gapbs(args, kernel, graph, env, out + ".gapbs.log")) is not None:
+            theirs.append(ref[0])
+            their_rss = max(their_rss, ref[1])
+        if kernel in GRAPE and grape_files:
+            t, rss = time_grape(args, kernel, grape_files, out + ".grape.log")
+            grapes.append(t)
+            grape_rss = max(grape_rss, rss)
+    best = min(mine)
+
+    def cell(refs, width):
+        return (f"{min(refs):{width}.4f} {best / min(refs):7.2f}" if refs
+                else f"{'-':>{width}} {'-':>7}")
+
+    def mb(refs, rss):
+        return f"{rss:9.0f}" if refs else f"{'-':>9}"
+
+    why = ("" if theirs else
+           (", no gapbs kernel" if kernel not in GAPBS else ", gapbs: reference missing"))
+    if kernel in GRAPE and not grapes:
+        why += ", libgrape-lite: reference missing"
+    return (f"{kernel:8} {best:11.4f} {cell(theirs, 9)} {cell(grapes, 9)} {mine_rss:12.0f} "
+            f"{mb(theirs, their_rss)} {mb(grapes, grape_rss)}   {supersteps}{why}")
+
+
+def table(args, binary, kind):
+    """Prints one graph kind's table, a line per kernel as it is measured."""
+    title, plain, wel, read_flags = graphs(args, binary, kind)
+    grape_files = grape_inputs(args, kind, plain, wel)
+    print(f"{title}, {args.threads} threads")
+    print(f"{'kernel':8} {'lockstep s':>11} {'gapbs s':>9} {'ratio':>7} {'grape s':>9} {'ratio':>7} "
+          f"{'lockstep MB':>12} {'gapbs MB':>9} {'grape MB':>9}", flush=True)
+    for kernel in args.kernels.split(","):
+        if kernel == "sssp" and wel is None:
+            print(f"{kernel:8} left out: no weighted .wel beside the graph", flush=True)
+            continue
+        graph = wel if kernel == "sssp" else plain
+        print(row(args, binary, kernel, graph, read_flags, grape_files), flush=True)
+    print(flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("build")
@@ -80,84 +214,24 @@ def main():
     ap.add_argument("--gapbs", default=os.environ.get("GAPBS_DIR", ""))
     ap.add_argument("--grape", default=os.environ.get("GRAPE_DIR", ""))
     ap.add_argument("--kernels", default="bfs,wcc")
+    ap.add_argument("--kinds", default="kronecker,permuted,uniform",
+                    help="graph kinds, one table each: " + ", ".join(KINDS))
+    ap.add_argument("--graph", default="",
+                    help="also an edge list the GAP converter wrote (every edge both ways)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--trials", type=int, default=2)
     ap.add_argument("--data", default="bench-data")
     args = ap.parse_args()
     binary = os.path.join(args.build, "lockstep")
     os.makedirs(args.data, exist_ok=True)
-    graph = scale.generate(binary, "kronecker", args.scale, 16,
-                           os.path.join(args.data, f"kronecker-{args.scale}-unweighted.el"),
-                           weights=False)
-    weighted = scale.generate(binary, "kronecker", args.scale, 16,
-                              os.path.join(args.data, f"kronecker-{args.scale}.el"), weights=True)
-    wel = os.path.splitext(weighted)[0] + ".wel"
-    if not os.path.exists(wel):
-        os.symlink(os.path.basename(weighted), wel)
-    out = os.path.join(args.data, "kernels-out.txt")
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    run_app = os.path.join(args.grape, "run_app") if args.grape else ""
-    grape_files = {}
-    if run_app and os.access(run_app, os.X_OK):
-        for name, source, weights in (("plain", graph, False), ("weighted", weighted, True)):
-            base = os.path.join(args.data, f"grape-kronecker-{args.scale}-{name}")
-            if not (os.path.exists(base + ".e") and os.path.exists(base + ".v")):
-                scale.in_child(scale.convert, source, base + ".e", base + ".v", weights=weights)
-            grape_files[name] = (base + ".v", base + ".e")
-    mpirun = ["mpirun", "-n", "1", "--bind-to", "none"] + (
-        ["--allow-run-as-root"] if os.geteuid() == 0 else [])
-    print(f"Kronecker scale {args.scale}, degree 16, undirected ({graph}), {args.threads} threads")
-    print(f"{'kernel':8} {'lockstep s':>11} {'gapbs s':>9} {'ratio':>7} {'grape s':>9} {'ratio':>7} "
-          f"{'lockstep MB':>12} {'gapbs MB':>9} {'grape MB':>9}")
-    for kernel in args.kernels.split(","):
-        mine, theirs, grapes, mine_rss, their_rss, grape_rss = [], [], [], 0.0, 0.0, 0.0
-        supersteps = ""
-        ref = GAPBS.get(kernel)
-        ref_bin = os.path.join(args.gapbs, ref[0]) if ref and args.gapbs else ""
-        for _ in range(args.trials):
-            g = weighted if kernel == "sssp" else graph
-            argv = [binary, "run", kernel, "--graph", g, "--undirected", "--threads",
-                    str(args.threads), "--out", out] + FLAGS.get(kernel, [])
-            text, rss = run(argv, out + ".log")
-            mine.append(figure(kernel, text))
-            m = SUPERSTEPS_RE.search(text)
-            supersteps = f"{int(m.group(1))} supersteps" if m else ""
-            mine_rss = max(mine_rss, rss)
-            if ref_bin and os.access(ref_bin, os.X_OK):
-                text, rss = run([ref_bin, "-f", wel if kernel == "sssp" else graph, "-s", "-n", "5"]
-                                + ref[1], out + ".gapbs.log", env)
-                trial = min(float(t) for t in TRIAL_RE.findall(text))
-                theirs.append(trial / PR_ITERATIONS if kernel == "pagerank" else trial)
-                their_rss = max(their_rss, rss)
-            if kernel in GRAPE and grape_files:
-                vfile, efile = grape_files["weighted" if kernel == "sssp" else "plain"]
-                app, flags = GRAPE[kernel]
-                prefix = os.path.join(args.data, "grape-out")
-                os.makedirs(prefix, exist_ok=True)
-                text, rss = run(mpirun + [run_app, "--application", app, "--vfile", vfile,
-                                          "--efile", efile, "--directed=false", "--app_concurrency",
-                                          str(args.threads), "--out_prefix", prefix] + flags,
-                                out + ".grape.log")
-                m = GRAPE_TIME_RE.search(text)
-                if not m:
-                    sys.exit(f"no run time in libgrape-lite's output:\n{text.decode()[-2000:]}")
-                t = float(m.group(1))
-                grapes.append(t / PR_ITERATIONS if kernel == "pagerank" else t)
-                grape_rss = max(grape_rss, rss)
-        best = min(mine)
-
-        def cell(refs, width):
-            return (f"{min(refs):{width}.4f} {best / min(refs):7.2f}" if refs
-                    else f"{'-':>{width}} {'-':>7}")
-
-        def mb(refs, rss):
-            return f"{rss:9.0f}" if refs else f"{'-':>9}"
-
-        why = "" if theirs else (", no gapbs kernel" if ref is None else ", gapbs: reference missing")
-        if kernel in GRAPE and not grapes:
-            why += ", libgrape-lite: reference missing"
-        print(f"{kernel:8} {best:11.4f} {cell(theirs, 9)} {cell(grapes, 9)} {mine_rss:12.0f} "
-              f"{mb(theirs, their_rss)} {mb(grapes, grape_rss)}   {supersteps}{why}")
+    kinds = [k for k in args.kinds.split(",") if k]
+    for kind in kinds:  # Every kind named before any is measured: no table lost to a typo.
+        if kind not in KINDS:
+            sys.exit(f"--kinds: unknown graph kind {kind!r}; the kinds are {', '.join(KINDS)}")
+    if args.graph and not os.path.isfile(args.graph):
+        sys.exit(f"--graph: no such file {args.graph}")
+    for kind in kinds + (["file"] if args.graph else []):
+        table(args, binary, kind)
 
 
 if __name__ == "__main__":

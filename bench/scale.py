@@ -262,12 +262,13 @@ class Grape:
                 "rss": p.rss_mb, "out": out}
 
 
-def generate(binary, kind, scale, degree, path, weights=True):
-    """`lockstep generate` into `path` unless it already holds a graph; returns `path`."""
+def generate(binary, kind, scale, degree, path, weights=True, extra=()):
+    """`lockstep generate` (with `extra` flags) into `path` unless it already holds a graph;
+    returns `path`."""
     if not os.path.exists(path) or os.path.getsize(path) == 0:
         subprocess.run([binary, "generate", kind, "--scale", str(scale), "--degree", str(degree),
-                        "--out", path] + (["--weights"] if weights else []), check=True,
-                       stderr=subprocess.DEVNULL)
+                        "--out", path] + (["--weights"] if weights else []) + list(extra),
+                       check=True, stderr=subprocess.DEVNULL)
     return path
 
 
