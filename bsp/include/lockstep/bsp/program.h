@@ -14,6 +14,8 @@ namespace lockstep::bsp {
 
 template <class P>
 class Context;
+template <class P>
+class PartitionView;
 
 // A vertex program names its vertex value, edge value and message types and computes:
 //
@@ -32,6 +34,8 @@ class Context;
 //     static constexpr bool kBothDirections = true;  // with Improves: to in-neighbours too
 //     VertexValue Init(const bsp::Context<MyProgram>& ctx) const;  // initial value of a vertex
 //     void Register(bsp::AggregatorRegistry& aggregators);    // aggregators, before superstep 0
+//     void PartitionStep(bsp::PartitionView<MyProgram>& part) const;  // over the whole partition
+//                                  // in superstep 0, before its Compute (see HasPartitionStep)
 //     absl::Status PreStep(uint64_t superstep);               // callbacks; they run on every
 //     absl::Status PostStep(const bsp::StepStats& stats);     // process of a distributed job with
 //     bool KeepRunning(const bsp::StepStats& stats);          // the same (global) values
@@ -143,6 +147,20 @@ constexpr bool UsesNeighbourDegrees() {
   } else {
     return false;
   }
+}
+
+// A program may declare a partition step (libgrape-lite's PEval, Blogel's block step;
+// docs/design.md §3.9): `void PartitionStep(bsp::PartitionView<P>& part) const`, run once in
+// superstep 0 over the partition as a whole, after Init and before Compute, on a fresh start only
+// (a restored checkpoint has its values). It may set any vertex's value and halt vertices, which
+// then sit out superstep 0's Compute until a message wakes them. Its contract: the job's answer
+// must not depend on how the graph is split into partitions (local mode is one partition; the
+// vertex program's supersteps carry values between them), and the step's own result must not
+// depend on the thread count. WCC links each partition's components with a union-find and leaves
+// awake only the vertices with an edge to another partition.
+template <class P>
+constexpr bool HasPartitionStep() {
+  return requires(const P& p, PartitionView<P>& part) { p.PartitionStep(part); };
 }
 
 // Whether P asks for in-edges itself (kNeedsInEdges), for its own use of ctx.in_slots().

@@ -29,6 +29,7 @@
 #include "lockstep/bsp/engine/checkpoint.h"
 #include "lockstep/bsp/engine/context.h"
 #include "lockstep/bsp/engine/neighbours.h"
+#include "lockstep/bsp/engine/partition_view.h"
 #include "lockstep/bsp/engine/peers.h"
 #include "lockstep/bsp/engine/relay_in.h"
 #include "lockstep/bsp/engine/strategy.h"
@@ -174,6 +175,12 @@ class Engine final : public StepEngine, protected StrategyFor<P> {
     StepStats stats;
     stats.superstep = superstep;
     tracer_.StartStep();
+    if constexpr (HasPartitionStep<P>()) {
+      if (superstep == 0 && !restored_) {
+        PartitionView<P> part(*this);
+        this->program_.PartitionStep(part);
+      }
+    }
     RunBlocks(superstep, cancel);
     if (cancel.load()) return absl::CancelledError("job was cancelled");
     for (size_t b = 0; b < this->num_blocks_; ++b) {
@@ -222,6 +229,7 @@ class Engine final : public StepEngine, protected StrategyFor<P> {
   // took already changes nothing under a min combiner with Improves.
   absl::Status RestoreCheckpoint(const CheckpointSource& source) override {
     if (auto st = RestoreCheckpointAggregators(aggregators_, source); !st.ok()) return st;
+    restored_ = true;
     return EngineCheckpoint<Strategy>::Restore(*this, source);
   }
 
@@ -349,6 +357,7 @@ class Engine final : public StepEngine, protected StrategyFor<P> {
   // The superstep whose messages WriteCheckpoint delivered ahead of it.
   uint64_t delivered_ahead_ = kNotAhead;
   double relay_decode_seconds_ = 0;  // of the superstep under way (StepStats)
+  bool restored_ = false;            // from a checkpoint: the partition step does not run
 };
 
 }  // namespace lockstep::bsp

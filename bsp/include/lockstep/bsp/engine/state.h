@@ -24,6 +24,8 @@ namespace lockstep::bsp {
 
 template <class S>
 class EngineCheckpoint;
+template <class Q>
+class PartitionView;
 
 // What a part of the engine needs at its peak per local vertex and per stored out-edge, beside
 // the graph and the vertex values (EstimateEngineBytes, driver.h).
@@ -85,6 +87,7 @@ class EngineState {
  protected:
   template <class S>
   friend class EngineCheckpoint;
+  friend class PartitionView<P>;
 
   // Block b's vertices are [BlockBegin(b), BlockEnd(b)).
   static uint32_t BlockBegin(size_t b) { return static_cast<uint32_t>(b * kBlock); }
