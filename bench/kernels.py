@@ -3,7 +3,7 @@
 
     bench/kernels.py [--gapbs DIR] [--grape DIR] [--kernels bfs,wcc,sssp,pagerank,lcc,cdlp,coloring]
                      [--kinds kronecker,permuted,uniform] [--graph FILE] [--threads 2]
-                     BUILD_DIR SCALE
+                     [--workers N] BUILD_DIR SCALE
 
 For each graph kind of --kinds (issue 42), generates the graph (`lockstep generate KIND --scale S
 --degree 16`, without weights, read with --undirected; with `--weights` for SSSP, whose integer
@@ -31,6 +31,11 @@ not run on it. Prints one table per graph, timing each kernel both ways on it, a
     --directed=false --app_concurrency T` on the same graph as its .v/.e files (SSSP's with the
     weights), BFS and SSSP from vertex 0, CDLP 10 rounds; its figure is its own "run algorithm"
     time, best of --trials (PageRank: `--pr_mr 5`, divided by 5); its peak RSS.
+With --workers N, each trial also runs the kernel on a master with N workers x 1 thread on
+loopback (`lockstep master --app APP ... --min-workers N`, `lockstep worker --threads 1`); its
+figure is the master's compute less the workers' start (its "time split" line: loading
+excluded, as local mode's compute excludes it), or for PageRank the median superstep of its
+progress lines after superstep 0, and is printed with its ratio to local mode's, best of --trials.
 Prints each kernel's times side by side and the ratios lockstep / gapbs and lockstep /
 libgrape-lite, or "-" and "reference missing" without the reference. Outputs are not compared here (the suite checks lockstep against its oracles).
 Python 3 standard library only.
@@ -39,7 +44,9 @@ Python 3 standard library only.
 import argparse
 import os
 import re
+import shutil
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scale  # noqa: E402  (the graph generator)
@@ -48,6 +55,7 @@ COMPUTE_RE = re.compile(rb"compute ([0-9.]+) s")
 SUPERSTEPS_RE = re.compile(rb"([0-9]+) supersteps")
 STEP_RE = re.compile(rb"superstep ([0-9]+) \|.*\| ([0-9.]+) ms")
 TRIAL_RE = re.compile(rb"Trial Time:\s+([0-9.]+)")
+SPLIT_RE = re.compile(rb"time split: compute ([0-9.]+) s = workers' start ([0-9.]+) s")
 PR_ITERATIONS = 5
 # lockstep app -> (gapbs binary, its extra flags)
 GAPBS = {"bfs": ("bfs", ["-r", "0"]), "wcc": ("cc", []), "sssp": ("sssp", ["-r", "0", "-d", "2"]),
@@ -73,6 +81,42 @@ def figure(kernel, text):
     if not m:
         sys.exit(f"no compute time in lockstep's output:\n{text.decode()[-2000:]}")
     return float(m.group(1))
+
+
+def time_distributed(args, binary, kernel, graph, read_flags, log):
+    """The kernel on a master with --workers workers x 1 thread on loopback: its compute without
+    the workers' start (the master's "time split" line), or for PageRank the median iteration of
+    the master's progress lines, as local mode's figure is taken."""
+    port_file = log + ".port"
+    if os.path.exists(port_file):
+        os.remove(port_file)
+    out = os.path.join(args.data, "kernels-dist-out")
+    shutil.rmtree(out, ignore_errors=True)
+    master = scale.Proc([binary, "master", "--listen", "127.0.0.1:0", "--port-file", port_file,
+                         "--app", kernel, "--graph", graph] + read_flags +
+                        ["--out", out, "--min-workers", str(args.workers), "--max-workers",
+                         str(args.workers), "--acquire-timeout", "60s"] + FLAGS.get(kernel, []),
+                        log)
+    deadline = time.monotonic() + 60
+    while not (os.path.exists(port_file) and os.path.getsize(port_file) > 0):
+        if master.poll() or time.monotonic() > deadline:
+            master.kill()
+            scale.wait_all([master], 5)
+            sys.exit(f"the master wrote no port file; see {log}")
+        time.sleep(0.01)
+    port = open(port_file).read().strip()
+    workers = [scale.Proc([binary, "worker", "--master", f"127.0.0.1:{port}", "--threads", "1",
+                           "--max-jobs", "1"], f"{log}.worker{i + 1}")
+               for i in range(args.workers)]
+    scale.wait_all([master] + workers, 3600)
+    with open(log, "rb") as f:
+        text = f.read()
+    if kernel == "pagerank":
+        return figure(kernel, text)
+    m = SPLIT_RE.search(text)
+    if not m:
+        sys.exit(f"no time split in the master's log:\n{text.decode()[-2000:]}")
+    return float(m.group(1)) - float(m.group(2))
 
 
 def run(argv, log, env=None):
@@ -158,6 +202,7 @@ def row(args, binary, kernel, graph, read_flags, grape_files):
     out = os.path.join(args.data, "kernels-out.txt")
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     mine, theirs, grapes, mine_rss, their_rss, grape_rss = [], [], [], 0.0, 0.0, 0.0
+    dist = []
     supersteps = ""
     for _ in range(args.trials):
         argv = [binary, "run", kernel, "--graph", graph] + read_flags + [
@@ -174,6 +219,9 @@ def row(args, binary, kernel, graph, read_flags, grape_files):
             t, rss = time_grape(args, kernel, grape_files, out + ".grape.log")
             grapes.append(t)
             grape_rss = max(grape_rss, rss)
+        if args.workers:
+            dist.append(time_distributed(args, binary, kernel, graph, read_flags,
+                                         out + ".master.log"))
     best = min(mine)
 
     def cell(refs, width):
@@ -187,6 +235,8 @@ def row(args, binary, kernel, graph, read_flags, grape_files):
            (", no gapbs kernel" if kernel not in GAPBS else ", gapbs: reference missing"))
     if kernel in GRAPE and not grapes:
         why += ", libgrape-lite: reference missing"
+    if dist:
+        why += f"; {args.workers} workers: {min(dist):.4f} s, {min(dist) / best:.2f}x local"
     return (f"{kernel:8} {best:11.4f} {cell(theirs, 9)} {cell(grapes, 9)} {mine_rss:12.0f} "
             f"{mb(theirs, their_rss)} {mb(grapes, grape_rss)}   {supersteps}{why}")
 
@@ -220,6 +270,10 @@ def main():
                     help="also an edge list the GAP converter wrote (every edge both ways)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--trials", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=0,
+                    help="also run each kernel on a master with this many workers x 1 thread on "
+                         "loopback (issue 42: 2), and print its figure and its ratio to local "
+                         "mode's")
     ap.add_argument("--data", default="bench-data")
     args = ap.parse_args()
     binary = os.path.join(args.build, "lockstep")

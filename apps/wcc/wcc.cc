@@ -1,8 +1,6 @@
 #include "lockstep/apps/wcc/wcc.h"
 
 #include <algorithm>
-#include <atomic>
-#include <limits>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -52,28 +50,6 @@ bool CrossesPartitions(const bsp::Topology& t, uint32_t v) {
   return t.has_in_edges() && std::ranges::any_of(t.in_slots(v), remote);
 }
 
-// Labels each root by the least global index of its set (the roots are the least local indexes,
-// which order vertices as global indexes do unless the partition was given another local order).
-void LabelByGlobalIndex(bsp::PartitionView<Program>& part) {
-  const bsp::Topology& t = part.topology();
-  std::span<uint32_t> value = part.values();
-  const auto global = [&](uint32_t v) { return t.global_index(v); };
-  bool ordered = true;
-  for (uint32_t v = 1; v < part.num_local() && ordered; ++v) ordered = global(v - 1) < global(v);
-  if (ordered) {
-    part.ForEachVertex([&](uint32_t v) { value[v] = global(value[v]); });
-    return;
-  }
-  std::vector<uint32_t> least(part.num_local(), std::numeric_limits<uint32_t>::max());
-  part.ForEachVertex([&](uint32_t v) {
-    std::atomic_ref<uint32_t> at(least[value[v]]);
-    for (uint32_t now = at.load(std::memory_order_relaxed); global(v) < now;) {
-      if (at.compare_exchange_weak(now, global(v), std::memory_order_relaxed)) break;
-    }
-  });
-  part.ForEachVertex([&](uint32_t v) { value[v] = least[value[v]]; });
-}
-
 }  // namespace
 
 void Program::PartitionStep(bsp::PartitionView<Program>& part) const {
@@ -88,7 +64,8 @@ void Program::PartitionStep(bsp::PartitionView<Program>& part) const {
     sets.Compress();
   }
   // The largest component's vertices may skip their remaining edges when every edge is also seen
-  // from its other end: a symmetric graph's out-edges, or a directed graph's in-edges.
+  // from its other end: a symmetric graph's out-edges, or a directed graph's in-edges (which a
+  // broadcast always has: broadcast_base.h).
   const bool both_ends = t.symmetric() || t.has_in_edges();
   const uint32_t largest = both_ends ? LikelyLargest(sets.parents()) : bsp::kNoVertex;
   part.ForEachVertex([&](uint32_t v) {
@@ -97,7 +74,9 @@ void Program::PartitionStep(bsp::PartitionView<Program>& part) const {
     if (!t.symmetric() && t.has_in_edges()) LinkLocal(sets, t, v, t.in_slots(v), 0);
   });
   sets.Compress();
-  LabelByGlobalIndex(part);
+  // A root is its set's least local index, so its global index is the set's least (Topology).
+  std::span<uint32_t> label = part.values();
+  part.ForEachVertex([&](uint32_t v) { label[v] = t.global_index(label[v]); });
   if (t.num_remote() == 0) {
     part.HaltUnless([](uint32_t) { return false; });
   } else {

@@ -97,6 +97,71 @@ TEST_P(KernelsTest, WccMatchesOracleWithSmallestIdLabels) {
   EXPECT_EQ(text1, text2);
 }
 
+// WCC on 1 to 4 parts, with each part's union-find before superstep 0 (docs/design.md §3.9) and
+// without it: the oracle's labels. The graphs have hubs (far more edges than the two sampled),
+// vertices apart from the rest, and on the directed ones vertices reached only by in-edges.
+TEST_P(KernelsTest, WccOnEveryPartCountMatchesOracle) {
+  const std::vector<uint32_t> expected = wcc::Oracle(input_);
+  for (const char* start : {"union-find", "own-label"}) {
+    const bsp::Params params{{"start", start}};
+    auto program = wcc::App::Make(params, bsp::FactsOf<wcc::App>(params, input_));
+    ASSERT_TRUE(program.ok()) << program.status();
+    for (uint32_t parts : {1u, 2u, 3u, 4u}) {
+      SCOPED_TRACE(::testing::Message() << start << ", " << parts << " parts");
+      test::EngineCluster<wcc::Program> cluster(*program, input_, parts);
+      ASSERT_TRUE(cluster.Connect().ok());
+      ASSERT_TRUE(cluster.RunToCompletion().ok());
+      const auto values = cluster.Values();
+      ASSERT_EQ(values.size(), expected.size());
+      for (size_t v = 0; v < expected.size(); ++v) {
+        EXPECT_EQ(values.at(input_.external_ids[v]), expected[v])
+            << "vertex " << input_.external_ids[v];
+      }
+      if (parts == 1 && std::string(start) == "union-find") {
+        EXPECT_EQ(cluster.superstep(), 1u) << "one part ends after superstep 0";
+      }
+    }
+  }
+}
+
+// The union-find's skip: a hub in the largest component whose edge to a small component comes
+// after the two sampled neighbours, at both ends. Directed, the small component reaches it by an
+// in-edge; undirected, by its third out-edge. Both ways, at 1 and 2 threads and on 1 to 3 parts.
+TEST(WccUnionFindTest, AVertexBeyondTheSampledEdgesOfTheLargestComponentJoinsIt) {
+  test::TempDir dir("lockstep-wcc-skip");
+  const fs::path path = dir.path() / "skip.el";
+  {
+    std::ofstream out(path);
+    for (uint32_t v = 10; v < 60; ++v) out << "5 " << v << "\n" << v << " " << v + 1 << "\n";
+    // 200's own edges come first, so its edge with the hub is its third (undirected) or an
+    // in-edge (directed); the hub's edge to it is its last.
+    out << "200 201\n200 202\n5 200\n";
+    out << "300 301\n";  // a component of its own
+  }
+  for (bool undirected : {false, true}) {
+    SCOPED_TRACE(undirected ? "undirected" : "directed");
+    const RandomGraph g{path.string(), undirected};
+    const bsp::GraphInput input =
+        *load::LoadGraph({g.path, "edgelist", undirected}, bsp::WeightUse::kIgnore);
+    const std::vector<uint32_t> expected = wcc::Oracle(input);
+    auto [text1, labels1] = RunApp<wcc::App>(g, {}, 1);
+    auto [text2, labels2] = RunApp<wcc::App>(g, {}, 2);
+    EXPECT_EQ(labels1, expected);
+    EXPECT_EQ(text1, text2);
+    EXPECT_EQ(labels1[input.external_ids.size() - 3], 0u) << "202 joins the hub's component";
+    auto program = wcc::App::Make({}, bsp::FactsOf<wcc::App>({}, input));
+    for (uint32_t parts : {2u, 3u}) {
+      test::EngineCluster<wcc::Program> cluster(*program, input, parts);
+      ASSERT_TRUE(cluster.Connect().ok());
+      ASSERT_TRUE(cluster.RunToCompletion().ok());
+      const auto values = cluster.Values();
+      for (size_t v = 0; v < expected.size(); ++v) {
+        EXPECT_EQ(values.at(input.external_ids[v]), expected[v]) << parts << " parts";
+      }
+    }
+  }
+}
+
 TEST_P(KernelsTest, CdlpMatchesOracle) {
   auto [text1, labels] = RunApp<cdlp::App>(graph_, {{"max-iterations", "6"}}, 1);
   auto [text2, labels2] = RunApp<cdlp::App>(graph_, {{"max-iterations", "6"}}, 2);

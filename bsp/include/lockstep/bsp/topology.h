@@ -211,6 +211,7 @@ class Topology {
   std::span<const VertexId> ids() const { return ids_; }
   // The vertex's index in the whole input (the same in every process): the rank of its external
   // ID in ExternalIdLess order. Apps that order vertices by ID ("smallest label") compare these.
+  // Local indexes follow it: v < w exactly when global_index(v) < global_index(w).
   uint32_t global_index(uint32_t v) const { return global_[v]; }
   uint32_t SlotGlobalIndex(uint32_t slot) const {
     return IsLocal(slot) ? global_[slot] : remote_global_[slot - num_local()];

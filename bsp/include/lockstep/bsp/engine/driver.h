@@ -176,7 +176,7 @@ class Engine final : public StepEngine, protected StrategyFor<P> {
     stats.superstep = superstep;
     tracer_.StartStep();
     if constexpr (HasPartitionStep<P>()) {
-      if (superstep == 0 && !restored_) {
+      if (superstep == 0) {  // a checkpoint before superstep 0 holds Init's values
         PartitionView<P> part(*this);
         this->program_.PartitionStep(part);
       }
@@ -229,7 +229,6 @@ class Engine final : public StepEngine, protected StrategyFor<P> {
   // took already changes nothing under a min combiner with Improves.
   absl::Status RestoreCheckpoint(const CheckpointSource& source) override {
     if (auto st = RestoreCheckpointAggregators(aggregators_, source); !st.ok()) return st;
-    restored_ = true;
     return EngineCheckpoint<Strategy>::Restore(*this, source);
   }
 
@@ -357,7 +356,6 @@ class Engine final : public StepEngine, protected StrategyFor<P> {
   // The superstep whose messages WriteCheckpoint delivered ahead of it.
   uint64_t delivered_ahead_ = kNotAhead;
   double relay_decode_seconds_ = 0;  // of the superstep under way (StepStats)
-  bool restored_ = false;            // from a checkpoint: the partition step does not run
 };
 
 }  // namespace lockstep::bsp
