@@ -46,7 +46,6 @@ import os
 import re
 import shutil
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scale  # noqa: E402  (the graph generator)
@@ -87,28 +86,12 @@ def time_distributed(args, binary, kernel, graph, read_flags, log):
     """The kernel on a master with --workers workers x 1 thread on loopback: its compute without
     the workers' start (the master's "time split" line), or for PageRank the median iteration of
     the master's progress lines, as local mode's figure is taken."""
-    port_file = log + ".port"
-    if os.path.exists(port_file):
-        os.remove(port_file)
     out = os.path.join(args.data, "kernels-dist-out")
     shutil.rmtree(out, ignore_errors=True)
-    master = scale.Proc([binary, "master", "--listen", "127.0.0.1:0", "--port-file", port_file,
-                         "--app", kernel, "--graph", graph] + read_flags +
-                        ["--out", out, "--min-workers", str(args.workers), "--max-workers",
-                         str(args.workers), "--acquire-timeout", "60s"] + FLAGS.get(kernel, []),
-                        log)
-    deadline = time.monotonic() + 60
-    while not (os.path.exists(port_file) and os.path.getsize(port_file) > 0):
-        if master.poll() or time.monotonic() > deadline:
-            master.kill()
-            scale.wait_all([master], 5)
-            sys.exit(f"the master wrote no port file; see {log}")
-        time.sleep(0.01)
-    port = open(port_file).read().strip()
-    workers = [scale.Proc([binary, "worker", "--master", f"127.0.0.1:{port}", "--threads", "1",
-                           "--max-jobs", "1"], f"{log}.worker{i + 1}")
-               for i in range(args.workers)]
-    scale.wait_all([master] + workers, 3600)
+    scale.run_cluster(binary, ["--app", kernel, "--graph", graph] + read_flags +
+                      ["--out", out, "--min-workers", str(args.workers), "--max-workers",
+                       str(args.workers), "--acquire-timeout", "60s"] + FLAGS.get(kernel, []),
+                      args.workers, log + ".port", log, lambda i: f"{log}.worker{i + 1}", 3600)
     with open(log, "rb") as f:
         text = f.read()
     if kernel == "pagerank":
@@ -236,7 +219,8 @@ def row(args, binary, kernel, graph, read_flags, grape_files):
     if kernel in GRAPE and not grapes:
         why += ", libgrape-lite: reference missing"
     if dist:
-        why += f"; {args.workers} workers: {min(dist):.4f} s, {min(dist) / best:.2f}x local"
+        ratio = f"{min(dist) / best:.2f}x" if best > 0 else "- x"
+        why += f"; {args.workers} workers: {min(dist):.4f} s, {ratio} local"
     return (f"{kernel:8} {best:11.4f} {cell(theirs, 9)} {cell(grapes, 9)} {mine_rss:12.0f} "
             f"{mb(theirs, their_rss)} {mb(grapes, grape_rss)}   {supersteps}{why}")
 

@@ -140,6 +140,29 @@ def wait_all(procs, timeout):
             raise RuntimeError(f"{' '.join(p.argv)} exited with {p.exit_code}:\n{tail}")
 
 
+def run_cluster(binary, master_args, workers, port_file, master_log, worker_log, timeout,
+                worker_env=None):
+    """Runs `lockstep master --listen 127.0.0.1:0 --port-file PORT_FILE MASTER_ARGS` and, once it
+    has written its port, `workers` workers x 1 thread (--max-jobs 1), worker i logging to
+    worker_log(i); waits for all of them. Returns (master, [workers]) as finished Procs."""
+    if os.path.exists(port_file):
+        os.remove(port_file)
+    master = Proc([binary, "master", "--listen", "127.0.0.1:0", "--port-file", port_file] +
+                  master_args, master_log)
+    deadline = time.monotonic() + 30
+    while not (os.path.exists(port_file) and os.path.getsize(port_file) > 0):
+        if master.poll() or time.monotonic() > deadline:
+            master.kill()
+            wait_all([master], 5)
+            raise RuntimeError(f"the master wrote no port file; see {master_log}")
+        time.sleep(0.01)
+    port = open(port_file).read().strip()
+    procs = [Proc([binary, "worker", "--master", f"127.0.0.1:{port}", "--threads", "1",
+                   "--max-jobs", "1"], worker_log(i), worker_env) for i in range(workers)]
+    wait_all([master] + procs, timeout)
+    return master, procs
+
+
 def step_times(path, last):
     """Superstep times (ms) of a log's progress lines, supersteps 1..last."""
     out = []
@@ -185,31 +208,15 @@ class Lockstep:
     def distributed(self, workers, relay, iters, tag):
         out = os.path.join(self.data, f"out-{tag}")
         port_file = os.path.join(self.data, f"{tag}.port")
-        if os.path.exists(port_file):
-            os.remove(port_file)
         master_log = os.path.join(self.data, f"{tag}-master.log")
-        master = Proc([self.bin, "master", "--listen", "127.0.0.1:0", "--port-file", port_file,
-                       "--app", "pagerank", "--graph", self.graph, "--undirected", "--tolerance",
-                       "0", "--max-iterations", str(iters), "--out", out, "--min-workers",
-                       str(workers), "--max-workers", str(workers), "--acquire-timeout", "60s"] +
-                      self.relay_flags(relay), master_log)
-        deadline = time.monotonic() + 30
-        while not (os.path.exists(port_file) and os.path.getsize(port_file) > 0):
-            if master.poll() or time.monotonic() > deadline:
-                master.kill()
-                wait_all([master], 5)
-                raise RuntimeError("the master wrote no port file")
-            time.sleep(0.01)
-        port = open(port_file).read().strip()
         # Debug level for the workers' own per-superstep lines (one line per superstep).
         env = dict(os.environ, LOCKSTEP_LOG="debug")
-        procs = [master]
-        for i in range(workers):
-            procs.append(Proc([self.bin, "worker", "--master", f"127.0.0.1:{port}", "--threads",
-                               "1", "--max-jobs", "1"],
-                              os.path.join(self.data, f"{tag}-worker{i + 1}.log"), env))
-        wait_all(procs, self.timeout)
-        ws = procs[1:]
+        master, ws = run_cluster(
+            self.bin, ["--app", "pagerank", "--graph", self.graph, "--undirected", "--tolerance",
+                       "0", "--max-iterations", str(iters), "--out", out, "--min-workers",
+                       str(workers), "--max-workers", str(workers), "--acquire-timeout", "60s"] +
+            self.relay_flags(relay), workers, port_file, master_log,
+            lambda i: os.path.join(self.data, f"{tag}-worker{i + 1}.log"), self.timeout, env)
         return {"step_ms": median(step_times(master_log, iters - 1)),
                 "worker_step_ms": [median(step_times(w.stderr_path, iters - 1)) for w in ws],
                 "cpu": sum(w.cpu for w in ws), "rss": sum(w.rss_mb for w in ws),

@@ -2,50 +2,10 @@
 
 #include <algorithm>
 
+#include "lockstep/apps/common/most_frequent.h"
 #include "lockstep/runner/program_runner.h"
 
 namespace lockstep::apps::cdlp {
-
-namespace {
-
-// The most frequent value of sorted `labels`, ties to the smallest.
-uint32_t MostFrequentSorted(const std::vector<uint32_t>& labels) {
-  uint32_t best = labels[0];
-  size_t best_count = 0;
-  for (size_t i = 0; i < labels.size();) {
-    size_t j = i;
-    while (j < labels.size() && labels[j] == labels[i]) ++j;
-    if (j - i > best_count) {  // strictly more: ties keep the smaller label seen first
-      best = labels[i];
-      best_count = j - i;
-    }
-    i = j;
-  }
-  return best;
-}
-
-}  // namespace
-
-uint32_t MostFrequent(std::vector<uint32_t>& labels) {
-  // Long lists (a hub's) by a radix sort on the bytes the labels use: the comparison sort of
-  // every vertex's labels was a third of a run.
-  constexpr size_t kRadix = 256;
-  if (labels.size() < kRadix) {
-    std::sort(labels.begin(), labels.end());
-    return MostFrequentSorted(labels);
-  }
-  thread_local std::vector<uint32_t> other;
-  other.resize(labels.size());
-  const uint32_t top = *std::max_element(labels.begin(), labels.end());
-  for (uint32_t shift = 0; shift < 32 && (top >> shift) != 0; shift += 8) {
-    size_t count[kRadix + 1] = {};
-    for (uint32_t l : labels) ++count[((l >> shift) & 0xff) + 1];
-    for (size_t d = 1; d <= kRadix; ++d) count[d] += count[d - 1];
-    for (uint32_t l : labels) other[count[(l >> shift) & 0xff]++] = l;
-    labels.swap(other);
-  }
-  return MostFrequentSorted(labels);
-}
 
 void Program::Compute(bsp::Context<Program>& ctx, std::span<const uint32_t> messages) const {
   if (ctx.superstep() == 0) {
@@ -54,7 +14,7 @@ void Program::Compute(bsp::Context<Program>& ctx, std::span<const uint32_t> mess
     // One scratch buffer per thread: no allocation per vertex once it has grown.
     thread_local std::vector<uint32_t> scratch;
     scratch.assign(messages.begin(), messages.end());
-    ctx.value() = MostFrequent(scratch);
+    ctx.value() = common::MostFrequent(scratch);
   }
   // On an undirected graph the engine gives each neighbour's label once (it is both an in- and
   // an out-neighbour): halving every count changes neither the most frequent label nor the ties.
@@ -106,7 +66,7 @@ std::vector<uint32_t> Oracle(const bsp::GraphInput& stored, uint64_t iterations)
       seen.clear();
       for (uint32_t u : neighbours[v]) seen.push_back(label[u]);
       std::sort(seen.begin(), seen.end());  // not MostFrequent's radix sort: checked against it
-      next[v] = MostFrequentSorted(seen);
+      next[v] = common::MostFrequentSorted(seen);
     }
     label.swap(next);
   }

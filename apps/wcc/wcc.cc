@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "lockstep/apps/common/most_frequent.h"
 #include "lockstep/bsp/disjoint_sets.h"
 #include "lockstep/runner/program_runner.h"
 
@@ -23,16 +24,7 @@ uint32_t LikelyLargest(std::span<const uint32_t> root) {
   std::uniform_int_distribution<size_t> pick(0, root.size() - 1);
   std::vector<uint32_t> sample(kSamples);
   for (uint32_t& s : sample) s = root[pick(random)];
-  std::sort(sample.begin(), sample.end());
-  uint32_t best = sample[0];
-  size_t best_run = 0;
-  for (size_t i = 0; i < kSamples;) {
-    size_t j = i;
-    while (j < kSamples && sample[j] == sample[i]) ++j;
-    if (j - i > best_run) best = sample[i], best_run = j - i;
-    i = j;
-  }
-  return best;
+  return common::MostFrequent(sample);
 }
 
 // Links v with its local neighbours among `slots` from the first'th on.
@@ -63,15 +55,14 @@ void Program::PartitionStep(bsp::PartitionView<Program>& part) const {
     });
     sets.Compress();
   }
-  // The largest component's vertices may skip their remaining edges when every edge is also seen
+  // The largest component's vertices may skip their remaining edges, as every edge is also seen
   // from its other end: a symmetric graph's out-edges, or a directed graph's in-edges (which a
   // broadcast always has: broadcast_base.h).
-  const bool both_ends = t.symmetric() || t.has_in_edges();
-  const uint32_t largest = both_ends ? LikelyLargest(sets.parents()) : bsp::kNoVertex;
+  const uint32_t largest = LikelyLargest(sets.parents());
   part.ForEachVertex([&](uint32_t v) {
     if (sets.Parent(v) == largest) return;
     LinkLocal(sets, t, v, t.out_slots(v), kRounds);
-    if (!t.symmetric() && t.has_in_edges()) LinkLocal(sets, t, v, t.in_slots(v), 0);
+    if (!t.symmetric()) LinkLocal(sets, t, v, t.in_slots(v), 0);
   });
   sets.Compress();
   // A root is its set's least local index, so its global index is the set's least (Topology).

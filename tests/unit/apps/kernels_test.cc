@@ -10,6 +10,7 @@
 
 #include "lockstep/apps/bfs/bfs.h"
 #include "lockstep/apps/cdlp/cdlp.h"
+#include "lockstep/apps/common/most_frequent.h"
 #include "lockstep/apps/lcc/lcc.h"
 #include "lockstep/apps/sssp/sssp.h"
 #include "lockstep/apps/wcc/wcc.h"
@@ -336,16 +337,16 @@ TEST(CdlpTest, MostFrequentOfLongListsCountsEveryLabel) {
           most = c;
         }
       }
-      EXPECT_EQ(cdlp::MostFrequent(labels), want) << size << " labels up to " << range;
+      EXPECT_EQ(common::MostFrequent(labels), want) << size << " labels up to " << range;
     }
   }
 }
 
 TEST(CdlpTest, MostFrequentBreaksTiesToTheSmallestLabel) {
   std::vector<uint32_t> labels = {9, 4, 9, 4, 7};
-  EXPECT_EQ(cdlp::MostFrequent(labels), 4u);
+  EXPECT_EQ(common::MostFrequent(labels), 4u);
   labels = {3, 8, 8};
-  EXPECT_EQ(cdlp::MostFrequent(labels), 8u);
+  EXPECT_EQ(common::MostFrequent(labels), 8u);
 }
 
 }  // namespace

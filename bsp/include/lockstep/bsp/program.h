@@ -153,12 +153,11 @@ constexpr bool UsesNeighbourDegrees() {
 // docs/design.md §3.9): `void PartitionStep(bsp::PartitionView<P>& part) const`, run once in
 // superstep 0 over the partition as a whole, after Init and before Compute (a job restored at a
 // later superstep has its effects in the checkpoint). It may set any vertex's value and halt
-// vertices, which
-// then sit out superstep 0's Compute until a message wakes them. Its contract: the job's answer
-// must not depend on how the graph is split into partitions (local mode is one partition; the
-// vertex program's supersteps carry values between them), and the step's own result must not
-// depend on the thread count. WCC links each partition's components with a union-find and leaves
-// awake only the vertices with an edge to another partition.
+// vertices, which then sit out superstep 0's Compute until a message wakes them. Its contract: the
+// job's answer must not depend on how the graph is split into partitions (local mode is one
+// partition; the vertex program's supersteps carry values between them), and the step's own
+// result must not depend on the thread count. WCC links each partition's components with a
+// union-find and leaves awake only the vertices with an edge to another partition.
 template <class P>
 constexpr bool HasPartitionStep() {
   return requires(const P& p, PartitionView<P>& part) { p.PartitionStep(part); };

@@ -45,7 +45,4 @@ catalogue::AppInfo Info();
 // The serial oracle over the whole input; labels are global indexes.
 std::vector<uint32_t> Oracle(const bsp::GraphInput& input, uint64_t iterations);
 
-// The most frequent label, ties to the smallest; `labels` is reordered.
-uint32_t MostFrequent(std::vector<uint32_t>& labels);
-
 }  // namespace lockstep::apps::cdlp
