@@ -11,6 +11,7 @@
 #include "lockstep/bsp/free_memory.h"
 #include "lockstep/bsp/radix_sort.h"
 #include "stable_bucket.h"
+#include "tbb/blocked_range.h"
 #include "tbb/parallel_for.h"
 #include "tbb/task_arena.h"
 
@@ -66,6 +67,62 @@ void SortByLeadingBits(std::vector<std::pair<uint64_t, uint32_t>>& v, Less less)
 }
 
 }  // namespace
+
+namespace {
+
+// Whether offsets (size n + 1) run from 0 to ends.size() without going back, and every end is
+// below n.
+bool RowsHold(const std::vector<uint64_t>& offsets, const std::vector<uint32_t>& ends, size_t n) {
+  if (offsets.size() != n + 1 || offsets.front() != 0 || offsets.back() != ends.size()) {
+    return false;
+  }
+  std::atomic<bool> ok{true};
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n), [&](const auto& r) {
+    for (size_t v = r.begin(); v < r.end(); ++v) {
+      if (offsets[v + 1] < offsets[v]) ok.store(false, std::memory_order_relaxed);
+    }
+  });
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, ends.size()), [&](const auto& r) {
+    for (size_t e = r.begin(); e < r.end(); ++e) {
+      if (ends[e] >= n) ok.store(false, std::memory_order_relaxed);
+    }
+  });
+  return ok.load();
+}
+
+}  // namespace
+
+absl::StatusOr<Topology> Topology::FromRows(WholeRows rows) {
+  const size_t n = rows.name_end.size();
+  if (n >= kNoVertex) return absl::OutOfRangeError("too many vertices for 32-bit edge slots");
+  const bool in = !rows.in_offsets.empty();
+  if ((n > 0 && rows.name_end.back() != rows.names.size()) ||
+      !RowsHold(rows.out_offsets, rows.out_targets, n) ||
+      (in && !RowsHold(rows.in_offsets, rows.in_sources, n)) || (!in && !rows.in_sources.empty())) {
+    return absl::InternalError("a whole graph's rows do not hold together");
+  }
+  auto split = partition::Range::Whole(1);
+  if (!split.ok()) return split.status();
+  Topology t(std::move(*split));
+  t.symmetric_ = rows.symmetric;
+  t.num_global_ = n;
+  t.names_ = std::move(rows.names);
+  t.name_end_ = std::move(rows.name_end);
+  t.out_offsets_ = std::move(rows.out_offsets);
+  t.out_targets_ = std::move(rows.out_targets);
+  t.in_offsets_ = std::move(rows.in_offsets);
+  t.in_sources_ = std::move(rows.in_sources);
+  t.ids_.resize(n);
+  t.global_.resize(n);
+  tbb::parallel_for(uint32_t{0}, static_cast<uint32_t>(n), [&](uint32_t v) {
+    t.ids_[v] = VertexIdFromExternal(t.external_id(v));
+    t.global_[v] = v;
+  });
+  t.remote_partition_begin_.assign(2, 0);
+  if (auto st = t.IndexLocals(); !st.ok()) return st;
+  ReturnFreedMemory();
+  return t;
+}
 
 template <class LeadingOf>
 void Topology::IndexBuckets(size_t n, LeadingOf leading_of, std::vector<uint32_t>& buckets,

@@ -48,7 +48,8 @@ absl::Status ReadNames(const Manifest& m, uint32_t k, uint64_t from, uint64_t to
   return absl::OkStatus();
 }
 
-absl::Status CheckNamesFile(const Manifest& m, uint32_t k, const std::vector<std::string>& names) {
+absl::Status CheckNamesFile(const Manifest& m, uint32_t k,
+                            absl::FunctionRef<std::string_view(uint64_t)> name_of) {
   CheckedFile file(m, m.names[k]);
   if (auto st = file.Open(); !st.ok()) return st;
   auto h = file.Header(kKindNames, k);
@@ -65,7 +66,7 @@ absl::Status CheckNamesFile(const Manifest& m, uint32_t k, const std::vector<std
   std::atomic<uint64_t> bad{UINT64_MAX};
   tbb::parallel_for(uint64_t{0}, n, [&](uint64_t i) {
     if (o[i + 1] < o[i] || o[i + 1] > h->name_bytes ||
-        std::string_view(bytes + o[i], o[i + 1] - o[i]) != names[first + i]) {
+        std::string_view(bytes + o[i], o[i + 1] - o[i]) != name_of(first + i)) {
       uint64_t seen = bad.load();
       while (i < seen && !bad.compare_exchange_weak(seen, i)) {
       }

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "form/manifest.h"
 
@@ -19,8 +21,9 @@ absl::Status ReadNames(const Manifest& m, uint32_t k, uint64_t from, uint64_t to
 
 // Checks names file k as a worker's reading of it would (its size, header and name table, the
 // checksum of every block), and that it names its vertices as the data files do (`names`, by
-// global index): the whole-graph reader takes the names from the data files, and a damaged names
-// file must fail it as it fails the workers.
-absl::Status CheckNamesFile(const Manifest& m, uint32_t k, const std::vector<std::string>& names);
+// global index, `name_of`): the whole-graph reader takes the names from the data files, and a
+// damaged names file must fail it as it fails the workers.
+absl::Status CheckNamesFile(const Manifest& m, uint32_t k,
+                            absl::FunctionRef<std::string_view(uint64_t)> name_of);
 
 }  // namespace lockstep::load::form

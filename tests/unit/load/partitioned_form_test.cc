@@ -13,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "lockstep/bsp/checksum.h"
 #include "lockstep/bsp/graph_input.h"
+#include "lockstep/bsp/topology.h"
 #include "lockstep/load/source.h"
 #include "util/temp_dir.h"
 #include "util/thread_exchange.h"
@@ -87,6 +89,57 @@ std::vector<std::string> AllNames(const std::vector<Loaded>& workers, uint64_t n
   return names;
 }
 
+// LoadWholeRows of `dir` against Topology::Build of the text's whole input (one part): the same
+// vertices, names, rows and weights, with in-edges or not.
+void ExpectRowsLikeBuild(const GraphSource& source, const std::string& dir, WeightUse weights,
+                         const std::string& where) {
+  auto text = LoadGraph(source, weights);
+  ASSERT_TRUE(text.ok()) << text.status();
+  auto split = partition::Range::Whole(1);
+  ASSERT_TRUE(split.ok());
+  for (bool in_edges : {false, true}) {
+    const std::string at = where + " in_edges=" + std::to_string(in_edges);
+    std::vector<uint32_t> out_map, in_map;
+    auto want = bsp::Topology::Build(*text, *split, 0, in_edges, &out_map, &in_map);
+    ASSERT_TRUE(want.ok()) << at << want.status();
+    auto rows = LoadWholeRows({.path = dir}, weights, in_edges);
+    ASSERT_TRUE(rows.ok()) << at << rows.status();
+    const std::vector<double> out_w = rows->out_weights, in_w = rows->in_weights;
+    EXPECT_EQ(rows->properties, text->properties) << at;
+    auto got = bsp::Topology::FromRows(std::move(rows->rows));
+    ASSERT_TRUE(got.ok()) << at << got.status();
+    ASSERT_EQ(got->num_local(), want->num_local()) << at;
+    EXPECT_EQ(got->symmetric(), want->symmetric()) << at;
+    EXPECT_EQ(got->has_in_edges(), want->has_in_edges()) << at;
+    for (uint32_t v = 0; v < want->num_local(); ++v) {
+      ASSERT_EQ(got->external_id(v), want->external_id(v)) << at;
+      ASSERT_EQ(got->id(v), want->id(v)) << at;
+      ASSERT_EQ(got->Find(want->id(v)), v) << at;
+    }
+    auto same = [&](std::span<const uint32_t> a, std::span<const uint32_t> b) {
+      return std::vector<uint32_t>(a.begin(), a.end()) == std::vector<uint32_t>(b.begin(), b.end());
+    };
+    EXPECT_TRUE(same(got->all_out_slots(), want->all_out_slots())) << at;
+    if (in_edges) {
+      EXPECT_TRUE(same(got->all_in_slots(), want->all_in_slots())) << at;
+    }
+    for (uint32_t v = 0; v < want->num_local(); ++v) {
+      ASSERT_EQ(got->out_begin(v), want->out_begin(v)) << at;
+      if (in_edges) {
+        ASSERT_EQ(got->in_begin(v), want->in_begin(v)) << at;
+      }
+    }
+    auto weights_of = [&](const std::vector<uint32_t>& map) {
+      std::vector<double> w;
+      if (text->weights.empty()) return w;
+      for (uint32_t e : map) w.push_back(text->weights[e]);
+      return w;
+    };
+    EXPECT_EQ(out_w, weights_of(out_map)) << at;
+    EXPECT_EQ(in_w, in_edges ? weights_of(in_map) : std::vector<double>{}) << at;
+  }
+}
+
 // Checks every reading of the partitioned graph in `dir` against the text's: the whole graph and
 // each worker's part at 1, 2 and 4 workers, with and without in-edges, weights or not.
 void ExpectReadsLikeText(const GraphSource& source, const std::string& dir,
@@ -102,6 +155,7 @@ void ExpectReadsLikeText(const GraphSource& source, const std::string& dir,
     auto whole_text = LoadGraph(source, weights);
     ASSERT_TRUE(whole_text.ok());
     ExpectSameInput(*whole, *whole_text, "whole " + what + w);
+    ExpectRowsLikeBuild(source, dir, weights, "rows " + what + w);
     for (uint32_t n : {1u, 2u, 4u}) {
       for (bool in_edges : {false, true}) {
         const std::string where =
@@ -277,6 +331,12 @@ class PartFilesDamageTest : public PartFilesTest {
     auto whole = LoadGraph({.path = Out()}, WeightUse::kNonNegative);
     ASSERT_FALSE(whole.ok());
     EXPECT_THAT(std::string(whole.status().message()), HasSubstr(message));
+    // Local mode reads a partitioned graph (with a manifest) row by row.
+    if (IsPartitionedForm(Out())) {
+      auto rows = LoadWholeRows({.path = Out()}, WeightUse::kNonNegative, true);
+      ASSERT_FALSE(rows.ok());
+      EXPECT_THAT(std::string(rows.status().message()), HasSubstr(message));
+    }
     auto workers = LoadOnWorkers({.path = Out()}, WeightUse::kNonNegative, 2, false);
     for (const Loaded& w : workers) {
       ASSERT_FALSE(w.status.ok());

@@ -92,4 +92,20 @@ GraphFacts FactsOf(const Params& params, const GraphInput& input) {
   return facts;
 }
 
+// The same for a whole graph built without a GraphInput (Topology::FromRows), with the input's
+// Graphalytics properties.
+template <class App>
+GraphFacts FactsOf(const Params& params, const Topology& whole,
+                   const std::map<std::string, std::string>& properties) {
+  GraphFacts facts;
+  facts.known = true;
+  facts.num_vertices = whole.num_global();
+  facts.properties = properties;
+  for (const std::string& name : NamedVerticesOf<App>(params)) {
+    const uint32_t v = whole.Find(VertexIdFromExternal(name));
+    facts.named[name] = v != kNoVertex && whole.external_id(v) == name;
+  }
+  return facts;
+}
+
 }  // namespace lockstep::bsp

@@ -51,6 +51,27 @@ class Graph {
     return WithValues(std::move(*topo), weights, out_map, in_map);
   }
 
+  // A whole graph laid out by its reader (Topology::FromRows), with its CSR edges' weights in
+  // the CSR's order (empty: 1 each).
+  static absl::StatusOr<Graph> FromRows(WholeRows rows, const std::vector<double>& out_weights,
+                                        const std::vector<double>& in_weights) {
+    auto topo = Topology::FromRows(std::move(rows));
+    if (!topo.ok()) return topo.status();
+    Graph g(std::move(*topo));
+    if constexpr (kValues) {
+      auto lay_out = [](std::vector<E>& values, const std::vector<double>& weights, size_t n) {
+        values.reserve(n);
+        for (size_t e = 0; e < n; ++e) {
+          values.push_back(static_cast<E>(weights.empty() ? 1.0 : weights[e]));
+        }
+      };
+      const Topology& t = g.topology_;
+      lay_out(g.out_values_, out_weights, t.num_out_edges());
+      lay_out(g.in_values_, in_weights, t.has_in_edges() ? t.all_in_slots().size() : 0);
+    }
+    return g;
+  }
+
   const Topology& topology() const { return topology_; }
 
   std::span<const E> out_values(uint32_t v) const {

@@ -167,6 +167,20 @@ class PartEdges {
 // indexes 0..n-1, out-edges in CSR by source index, in-edges in CSR by target index when asked
 // for, and a table of remote vertices with their owning partition.
 //
+// A whole graph's CSRs as a reader that has them row by row lays them out (the partitioned
+// form's whole read, load/form/whole_rows.cc): every vertex by global index, its external ID
+// (names, each ending at name_end[v]) and its rows as Topology::Build orders them for one part.
+// No edge list is held beside the CSR, which halves the peak memory of a load.
+struct WholeRows {
+  std::string names;
+  std::vector<uint64_t> name_end;
+  std::vector<uint64_t> out_offsets;  // size vertices + 1
+  std::vector<uint32_t> out_targets;
+  std::vector<uint64_t> in_offsets;  // empty: no in-edges
+  std::vector<uint32_t> in_sources;
+  bool symmetric = false;
+};
+
 // An edge endpoint is a 32-bit "slot": a slot below num_local() is a local vertex index; a slot
 // s >= num_local() is the remote vertex s - num_local(). The message path therefore never hashes a
 // UUID for a local destination, and a remote destination's partition is looked up in an array.
@@ -201,6 +215,10 @@ class Topology {
                                             const partition::Range& split, uint64_t part,
                                             bool in_edges, std::vector<uint32_t>* input_edge_of_out,
                                             std::vector<uint32_t>* input_edge_of_in);
+
+  // What Build gives for one part (split Whole(1)) of a graph whose CSRs a reader laid out; the
+  // rows are checked (offsets in order, every end a vertex), never trusted.
+  static absl::StatusOr<Topology> FromRows(WholeRows rows);
 
   uint32_t num_local() const { return static_cast<uint32_t>(ids_.size()); }
   uint64_t num_global() const { return num_global_; }

@@ -15,11 +15,13 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/exchange.h"
 #include "lockstep/bsp/graph_input.h"
+#include "lockstep/bsp/topology.h"
 #include "lockstep/load/input_form.h"
 #include "lockstep/load/partition_input.h"
 
@@ -68,6 +70,18 @@ absl::Status WritePartitionedFormDistributed(const bsp::GraphSource& source,
 // The whole graph, as LoadGraph gives it for the text the form was written from.
 absl::StatusOr<bsp::GraphInput> LoadPartitionedForm(const bsp::GraphSource& source,
                                                     bsp::WeightUse weights);
+
+// The whole graph's CSRs read row by row from the form, with in-edges if `in_edges`: what
+// Topology::Build gives for one part of LoadPartitionedForm's input, without the edge list that
+// build holds beside the CSR (one data file is mapped at a time), and the CSR edges' weights in
+// the CSR's order (none if `weights` ignores them or the graph has none). Local mode's load.
+struct WholeFormRows {
+  bsp::WholeRows rows;
+  std::vector<double> out_weights, in_weights;
+  std::map<std::string, std::string> properties;
+};
+absl::StatusOr<WholeFormRows> LoadWholeRows(const bsp::GraphSource& source, bsp::WeightUse weights,
+                                            bool in_edges);
 
 // Worker `rank` of `workers`' partition, as LoadPartition gives it for the text: reads only the
 // shard files whose ranges overlap partition `rank` of Range::Whole(workers), and the worker's

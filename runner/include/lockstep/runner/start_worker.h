@@ -19,6 +19,7 @@
 #include "lockstep/bsp/engine.h"
 #include "lockstep/bsp/executor.h"
 #include "lockstep/bsp/free_memory.h"
+#include "lockstep/load/input_form.h"
 #include "lockstep/load/names.h"
 #include "lockstep/load/partitioned_form.h"
 #include "lockstep/load/source.h"
@@ -73,6 +74,10 @@ class WorkerStart {
     const bool coordinator = details_.place.coordinator;
     building_ = "the input graph from " + work.graph.path;
     needed_ = coordinator ? 0 : load::EstimateLoadBytes(work.graph);
+    if (!coordinator && details_.place.worker_count <= 1 &&
+        load::IsPartitionedForm(work.graph.path)) {
+      return WholeFromRows();
+    }
     absl::StatusOr<bsp::GraphInput> input = bsp::GraphInput{};
     if (!coordinator) input = load::LoadGraph(work.graph, App::kWeights);
     if (!input.ok()) return input.status();
@@ -96,6 +101,30 @@ class WorkerStart {
     auto graph = bsp::Graph<typename Program::EdgeValue>::BuildReleasing(
         *input, *split, details_.place.worker_index, bsp::NeedsInEdges<Program>(input->symmetric));
     if (!graph.ok()) return graph.status();
+    started.engine = std::make_unique<bsp::Engine<Program>>(std::move(*program), std::move(*graph));
+    return started;
+  }
+
+  // Local mode on the partitioned form: the CSRs read row by row, with no edge list beside them.
+  absl::StatusOr<StartedWorker<Program>> WholeFromRows() {
+    const JobWork& work = details_.work;
+    auto facts = load::ReadPartitionedFormFacts(work.graph.path);
+    if (!facts.ok()) return facts.status();
+    const bool in_edges = bsp::NeedsInEdges<Program>(facts->symmetric);
+    auto rows = load::LoadWholeRows(work.graph, App::kWeights, in_edges);
+    if (!rows.ok()) return rows.status();
+    building_ = "the graph and the engine's state";
+    needed_ = bsp::EstimateEngineBytes<Program>(facts->num_vertices, facts->num_stored_edges,
+                                                facts->symmetric);
+    auto graph = bsp::Graph<typename Program::EdgeValue>::FromRows(
+        std::move(rows->rows), rows->out_weights, rows->in_weights);
+    if (!graph.ok()) return graph.status();
+    rows->out_weights = {};
+    rows->in_weights = {};
+    auto program =
+        App::Make(work.params, bsp::FactsOf<App>(work.params, graph->topology(), rows->properties));
+    if (!program.ok()) return program.status();
+    StartedWorker<Program> started;
     started.engine = std::make_unique<bsp::Engine<Program>>(std::move(*program), std::move(*graph));
     return started;
   }

@@ -1,0 +1,249 @@
+// LoadWholeRows: the whole graph's CSRs read row by row from the partitioned form, with no edge
+// list beside them (bsp::WholeRows).
+//
+// Every row of vertex v comes from the data file of v's UUID: its stored edges out of v (F) are
+// among that file's primary edges, and those into v (R) among its primary and secondary edges, each
+// list in input order (so R is their merge by input position). Topology::Build's rows for one part
+// are then, with loops stored once:
+//   directed:  out = F's targets;              in = R's sources
+//   symmetric: out = F's, then R's but loops;  in = R's, then F's but loops
+// A first pass over the primary edges counts F, R and the loops of every vertex (the offsets), a
+// second lays each file's rows out. One file is mapped at a time, so the peak is the CSR's and one
+// file's.
+#include <algorithm>
+#include <atomic>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "form/data_file.h"
+#include "form/names_file.h"
+#include "lockstep/bsp/free_memory.h"
+#include "lockstep/load/partitioned_form.h"
+#include "tbb/blocked_range.h"
+#include "tbb/parallel_for.h"
+#include "tbb/task_arena.h"
+
+namespace lockstep::load {
+namespace {
+
+using bsp::GraphSource;
+using bsp::WeightUse;
+using form::DataFile;
+using form::EdgeView;
+using form::Manifest;
+
+constexpr uint32_t kNoFile = UINT32_MAX;
+
+// The counts of the first pass, by global index.
+struct Counts {
+  std::vector<uint32_t> file;   // the data file holding the vertex
+  std::vector<uint32_t> out;    // |F|, loops included
+  std::vector<uint32_t> in;     // |R|, loops included
+  std::vector<uint32_t> loops;  // symmetric only
+};
+
+void Increment(std::vector<uint32_t>& count, uint32_t v) {
+  std::atomic_ref<uint32_t>(count[v]).fetch_add(1, std::memory_order_relaxed);
+}
+
+// Pass 1: every vertex's file and name length, and its edges' counts.
+absl::Status Count(const Manifest& m, bool symmetric, Counts& c, std::vector<uint64_t>& name_end) {
+  const uint64_t n = m.facts.num_vertices;
+  c.file.assign(n, kNoFile);
+  c.out.assign(n, 0);
+  c.in.assign(n, 0);
+  if (symmetric) c.loops.assign(n, 0);
+  name_end.assign(n, 0);
+  uint64_t nv = 0, ne = 0;
+  for (uint32_t k = 0; k < m.data.size(); ++k) {
+    auto file = form::ReadDataFile(m, k, true);
+    if (!file.ok()) return file.status();
+    const DataFile& d = *file;
+    std::atomic<bool> twice{false};
+    tbb::parallel_for(uint64_t{0}, d.h.num_vertices, [&](uint64_t i) {
+      const uint32_t g = d.globals()[i];
+      if (std::atomic_ref<uint32_t>(c.file[g]).exchange(k) != kNoFile) twice.store(true);
+      name_end[g] = d.name(i).size();
+    });
+    if (twice.load()) {
+      return absl::DataLossError(absl::StrCat(d.path, ": a vertex another data file holds too"));
+    }
+    const EdgeView p = d.primary();
+    const uint32_t* eg = d.end_globals();
+    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, p.size), [&](const auto& r) {
+      for (uint64_t j = r.begin(); j < r.end(); ++j) {
+        const uint32_t s = eg[p.src[j]], t = eg[p.dst[j]];
+        Increment(c.out, s);
+        Increment(c.in, t);
+        if (symmetric && s == t) Increment(c.loops, s);
+      }
+    });
+    nv += d.h.num_vertices;
+    ne += p.size;
+  }
+  if (nv != n || ne != m.facts.num_stored_edges) {
+    return absl::DataLossError(absl::StrCat(m.path, ": the data files hold ", nv, " vertices and ",
+                                            ne, " edges, the manifest says ", n, " and ",
+                                            m.facts.num_stored_edges));
+  }
+  std::partial_sum(name_end.begin(), name_end.end(), name_end.begin());
+  return absl::OkStatus();
+}
+
+// One CSR being laid out: its rows and, per vertex, how many of each part are placed.
+struct Csr {
+  std::vector<uint64_t>* offsets;
+  std::vector<uint32_t>* ends;
+  std::vector<double>* weights;  // null: none
+  std::vector<uint32_t> first_placed, second_placed;
+};
+
+// Pass 2, one list of a file: places edge j of `list` (those `take` accepts, in order) as the
+// next of its vertex's first-part edges in `a` and, unless a loop, of its second-part edges in
+// `b` (null: none). `key_src`: the vertex is the edge's source (F), else its target (R). Returns
+// false if a row overflows (the file disagrees with the first pass).
+struct Placer {
+  const uint32_t* eg;
+  const std::vector<uint32_t>* first_size;  // the first part's size per vertex, in `b`
+  bool key_src;
+  bool weighted;
+
+  template <class Take>
+  bool Place(const EdgeView& list, uint64_t j, Csr* a, Csr* b, const std::vector<uint32_t>& a_size,
+             Take take) const {
+    const uint32_t s = eg[list.src[j]], t = eg[list.dst[j]];
+    const uint32_t v = key_src ? s : t, other = key_src ? t : s;
+    if (!take(v)) return true;
+    const double w = weighted ? list.weights[j] : 0;
+    auto put = [&](Csr& c, uint32_t& placed, uint64_t base, uint64_t limit) {
+      const uint64_t at = (*c.offsets)[v] + base + placed;
+      if (at >= limit) return false;
+      (*c.ends)[at] = other;
+      if (c.weights != nullptr) (*c.weights)[at] = w;
+      ++placed;
+      return true;
+    };
+    if (a != nullptr && !put(*a, a->first_placed[v], 0, (*a->offsets)[v] + a_size[v])) {
+      return false;
+    }
+    if (b != nullptr && s != t &&
+        !put(*b, b->second_placed[v], (*first_size)[v], (*b->offsets)[v + 1])) {
+      return false;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<WholeFormRows> LoadWholeRows(const GraphSource& source, WeightUse weights,
+                                            bool in_edges) {
+  auto m = form::OpenSource(source);
+  if (!m.ok()) return m.status();
+  const uint64_t n = m->facts.num_vertices;
+  if (n >= bsp::kNoVertex) return absl::OutOfRangeError("too many vertices for 32-bit edge slots");
+  const bool symmetric = m->facts.symmetric;
+  const bool weighted = m->facts.weighted && weights != WeightUse::kIgnore;
+  WholeFormRows out;
+  bsp::WholeRows& rows = out.rows;
+  rows.symmetric = symmetric;
+  out.properties = m->facts.properties;
+  Counts c;
+  if (auto st = Count(*m, symmetric, c, rows.name_end); !st.ok()) return st;
+  rows.names.resize(n == 0 ? 0 : rows.name_end.back());
+
+  // Offsets: out rows F (+ R but loops), in rows R (+ F but loops).
+  auto lay_offsets = [&](std::vector<uint64_t>& offsets, const std::vector<uint32_t>& first,
+                         const std::vector<uint32_t>* second) {
+    offsets.assign(n + 1, 0);
+    for (uint64_t v = 0; v < n; ++v) {
+      offsets[v + 1] = offsets[v] + first[v] + (second != nullptr ? (*second)[v] - c.loops[v] : 0);
+    }
+  };
+  lay_offsets(rows.out_offsets, c.out, symmetric ? &c.in : nullptr);
+  rows.out_targets.resize(rows.out_offsets.back());
+  if (weighted) out.out_weights.resize(rows.out_targets.size());
+  if (in_edges) {
+    lay_offsets(rows.in_offsets, c.in, symmetric ? &c.out : nullptr);
+    rows.in_sources.resize(rows.in_offsets.back());
+    if (weighted) out.in_weights.resize(rows.in_sources.size());
+  }
+  Csr out_csr{&rows.out_offsets, &rows.out_targets, weighted ? &out.out_weights : nullptr,
+              std::vector<uint32_t>(n, 0), std::vector<uint32_t>(symmetric ? n : 0, 0)};
+  Csr in_csr{&rows.in_offsets, &rows.in_sources, weighted ? &out.in_weights : nullptr,
+             std::vector<uint32_t>(in_edges ? n : 0, 0),
+             std::vector<uint32_t>(in_edges && symmetric ? n : 0, 0)};
+  Csr* in_or_null = in_edges ? &in_csr : nullptr;
+
+  for (uint32_t k = 0; k < m->data.size(); ++k) {
+    auto file = form::ReadDataFile(*m, k, false);
+    if (!file.ok()) return file.status();
+    const DataFile& d = *file;
+    tbb::parallel_for(uint64_t{0}, d.h.num_vertices, [&](uint64_t i) {
+      const uint32_t g = d.globals()[i];
+      const std::string_view name = d.name(i);
+      const uint64_t begin = g == 0 ? 0 : rows.name_end[g - 1];
+      if (rows.name_end[g] - begin == name.size())
+        name.copy(rows.names.data() + begin, name.size());
+    });
+    const EdgeView p = d.primary(), q = d.secondary();
+    // Each task scans a whole list but lays out only the rows of its range of vertices, in
+    // order: the lists are read R times, the rows written once, with no counters per task.
+    const uint32_t ranges = std::max(1, tbb::this_task_arena::max_concurrency());
+    std::atomic<bool> ok{true};
+    tbb::parallel_for(uint32_t{0}, 2 * ranges, [&](uint32_t task) {
+      const uint32_t r = task % ranges;
+      const uint64_t lo = n * r / ranges, hi = n * (r + 1) / ranges;
+      auto mine = [&](uint32_t v) { return v >= lo && v < hi; };
+      bool fine = true;
+      if (task < ranges) {  // F: out rows' first part, symmetric in rows' second
+        const Placer f{d.end_globals(), &c.in, true, weighted};
+        for (uint64_t j = 0; j < p.size && fine; ++j) {
+          fine = f.Place(p, j, &out_csr, symmetric ? in_or_null : nullptr, c.out, mine);
+        }
+      } else {  // R, both lists merged by input position: in rows' first part, out's second
+        const Placer rr{d.end_globals(), &c.out, false, weighted};
+        auto mine_here = [&](uint32_t v) { return mine(v) && c.file[v] == k; };
+        Csr* a = in_or_null;
+        Csr* b = symmetric ? &out_csr : nullptr;
+        uint64_t i = 0, j = 0;
+        while (fine && (i < p.size || j < q.size)) {
+          if (j == q.size || (i < p.size && p.seq[i] < q.seq[j])) {
+            fine = rr.Place(p, i++, a, b, c.in, mine_here);
+          } else {
+            fine = rr.Place(q, j++, a, b, c.in, mine);
+          }
+        }
+      }
+      if (!fine) ok.store(false);
+    });
+    if (!ok.load()) {
+      return absl::DataLossError(
+          absl::StrCat(d.path, ": its edges disagree with the other data files'"));
+    }
+  }
+  // Every row full: each vertex's edges were all found where they belong.
+  for (uint64_t v = 0; v < n; ++v) {
+    const bool full = out_csr.first_placed[v] == c.out[v] &&
+                      (!symmetric || out_csr.second_placed[v] == c.in[v] - c.loops[v]) &&
+                      (!in_edges || in_csr.first_placed[v] == c.in[v]) &&
+                      (!in_edges || !symmetric || in_csr.second_placed[v] == c.out[v] - c.loops[v]);
+    if (!full) {
+      return absl::DataLossError(
+          absl::StrCat(m->path, ": the edges of vertex ", v, " are not all in its data file"));
+    }
+  }
+  for (uint32_t k = 0; k < m->names.size(); ++k) {
+    auto name_of = [&](uint64_t g) {
+      const uint64_t begin = g == 0 ? 0 : rows.name_end[g - 1];
+      return std::string_view(rows.names.data() + begin, rows.name_end[g] - begin);
+    };
+    if (auto st = form::CheckNamesFile(*m, k, name_of); !st.ok()) return st;
+  }
+  bsp::ReturnFreedMemory();
+  return out;
+}
+
+}  // namespace lockstep::load
