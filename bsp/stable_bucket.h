@@ -33,32 +33,16 @@ inline void Release(T& v) {
 template <class Key, class Counter>
 class StableBucket {
  public:
-  // With 0 < split < m, a chunk boundary falls at edge `split`, so that SplitPosition() can tell
-  // where each key's edges from split on begin (the layout does not depend on the chunks).
-  StableBucket(size_t m, uint32_t num_keys, Key key, size_t split = 0)
-      : m_(m), num_keys_(num_keys), key_(key) {
+  StableBucket(size_t m, uint32_t num_keys, Key key) : m_(m), num_keys_(num_keys), key_(key) {
     const size_t threads = static_cast<size_t>(tbb::this_task_arena::max_concurrency());
     const size_t keys = static_cast<size_t>(num_keys);
     // Enough chunks to keep every thread busy; few enough that chunks x keys counters stay small.
     chunks_ = std::clamp<size_t>(m / (1 << 16), 1, 2 * threads);
     while (chunks_ > 1 && chunks_ * keys > (size_t{1} << 27)) chunks_ /= 2;
-    if (split > 0 && split < m && (chunks_ >= 2 || 2 * keys <= (size_t{1} << 27))) {
-      const size_t half = std::max<size_t>(1, chunks_ / 2);
-      chunks_ = 2 * half;
-      split_chunk_ = half;
-      for (size_t c = 0; c < half; ++c) begin_.push_back(split * c / half);
-      for (size_t c = 0; c < half; ++c) begin_.push_back(split + (m - split) * c / half);
-    } else {
-      const size_t per = (m + chunks_ - 1) / chunks_;
-      for (size_t c = 0; c < chunks_; ++c) begin_.push_back(std::min(m, c * per));
-    }
+    const size_t per = (m + chunks_ - 1) / chunks_;
+    for (size_t c = 0; c < chunks_; ++c) begin_.push_back(std::min(m, c * per));
     begin_.push_back(m);
   }
-
-  // Whether the chunks split where asked, so that SplitPosition() works.
-  bool has_split() const { return split_chunk_ != 0; }
-  // Between Count() and Scatter(): the position of key k's first edge at or after the split.
-  uint64_t SplitPosition(uint32_t k) const { return counts_[split_chunk_][k]; }
 
   // Fills offsets (size num_keys + 1) and returns the number of kept edges.
   uint64_t Count(std::vector<uint64_t>& offsets) {
@@ -105,7 +89,6 @@ class StableBucket {
   uint32_t num_keys_;
   Key key_;
   size_t chunks_ = 1;
-  size_t split_chunk_ = 0;
   std::vector<size_t> begin_;  // chunk c is edges begin_[c]..begin_[c + 1]
   std::vector<std::vector<Counter>> counts_;
 };

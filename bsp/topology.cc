@@ -98,13 +98,15 @@ absl::StatusOr<Topology> Topology::FromRows(WholeRows rows) {
   const bool in = !rows.in_offsets.empty();
   if ((n > 0 && rows.name_end.back() != rows.names.size()) ||
       !RowsHold(rows.out_offsets, rows.out_targets, n) ||
-      (in && !RowsHold(rows.in_offsets, rows.in_sources, n)) || (!in && !rows.in_sources.empty())) {
+      (in && !RowsHold(rows.in_offsets, rows.in_sources, n)) || (!in && !rows.in_sources.empty()) ||
+      (rows.in_shared && (in || !rows.symmetric))) {
     return absl::InternalError("a whole graph's rows do not hold together");
   }
   auto split = partition::Range::Whole(1);
   if (!split.ok()) return split.status();
   Topology t(std::move(*split));
   t.symmetric_ = rows.symmetric;
+  t.in_shared_ = rows.in_shared;
   t.num_global_ = n;
   t.names_ = std::move(rows.names);
   t.name_end_ = std::move(rows.name_end);

@@ -28,7 +28,6 @@ struct InputEdges {
   uint32_t dst(size_t e) const { return input.dst[e]; }
   bool symmetric() const { return input.symmetric; }
   bool oriented() const { return false; }
-  size_t heads() const { return 0; }
   void Release() {
     if (release == nullptr) return;
     bsp::Release(release->src);
@@ -44,7 +43,6 @@ struct PackedEdges {
   uint32_t dst(size_t e) const { return edges.dst(e); }
   bool symmetric() const { return edges.symmetric; }
   bool oriented() const { return edges.oriented; }
-  size_t heads() const { return edges.heads; }
   void Release() { edges.Clear(); }
 };
 
@@ -252,11 +250,9 @@ class Topology::Builder {
   // GraphInput documents. Oriented pairs (PartEdges) are directed edges already, e from a local
   // index: the same order per vertex. by(e) is the end of stored edge e that the CSR is keyed on,
   // other(e) the one it holds (for oriented pairs, the local index and the other end of pair e).
-  // heads[v], if asked for: how many of v's out-edges come from stored edges (the rest are
-  // reverses), left empty if the bucket could not split there (oriented pairs then count them).
   template <class By, class Other>
   void BuildCsr(By by, Other other, std::vector<uint64_t>& offsets, std::vector<uint32_t>& ends,
-                std::vector<uint32_t>* input_edge, std::vector<uint64_t>* heads) {
+                std::vector<uint32_t>* input_edge) {
     const size_t m = m_;
     const uint32_t n_local = n_local_;
     const bool oriented = oriented_;
@@ -278,11 +274,6 @@ class Topology::Builder {
     };
     auto fill = [&](auto& bucket) {
       const uint64_t kept = bucket.Count(offsets);
-      if (heads != nullptr && bucket.has_split()) {
-        heads->resize(n_local);
-        tbb::parallel_for(uint32_t{0}, n_local,
-                          [&](uint32_t v) { (*heads)[v] = bucket.SplitPosition(v) - offsets[v]; });
-      }
       ends.resize(kept);
       if (input_edge) input_edge->resize(kept);
       bucket.Scatter([&](size_t e, uint64_t pos) {
@@ -292,77 +283,28 @@ class Topology::Builder {
       });
     };
     const size_t directed_m = t_.symmetric_ && !oriented ? 2 * m : m;
-    const size_t split_at = heads == nullptr ? 0 : oriented ? edges_.heads() : m;
     if (directed_m < kNoVertex) {
-      StableBucket<decltype(key), uint32_t> bucket(directed_m, n_local, key, split_at);
+      StableBucket<decltype(key), uint32_t> bucket(directed_m, n_local, key);
       fill(bucket);
     } else {
-      StableBucket<decltype(key), uint64_t> bucket(directed_m, n_local, key, split_at);
+      StableBucket<decltype(key), uint64_t> bucket(directed_m, n_local, key);
       fill(bucket);
     }
   }
 
-  // A symmetric input's in-edges are its out-edges, in another order: v's out-edges are its stored
-  // edges (v first) then the reverses of the stored edges into v; its in-edges are the stored
-  // edges into v then the reverses of its stored edges. Unless v has a self-loop (stored once,
-  // among both firsts), that is a rotation of v's out-edges by heads[v], which saves the in-CSR's
-  // counting sort. Returns whether it rotated (false: a self-loop; the in-CSR is to be sorted).
-  bool RotateIntoIn(const std::vector<uint64_t>& heads, const std::vector<uint32_t>* edge_of_out,
-                    std::vector<uint32_t>* edge_of_in) {
-    std::atomic<bool> self_loop{false};
-    tbb::parallel_for(uint32_t{0}, n_local_, [&](uint32_t v) {
-      const uint64_t b = t_.out_offsets_[v];
-      for (uint64_t j = b, end = b + heads[v]; j < end; ++j) {
-        if (t_.out_targets_[j] == v) {
-          self_loop.store(true, std::memory_order_relaxed);
-          return;
-        }
-      }
-    });
-    if (self_loop.load()) return false;
-    edges_.Release();
-    auto rotate_into = [&](const std::vector<uint32_t>& from, std::vector<uint32_t>& to) {
-      to.resize(from.size());
-      tbb::parallel_for(uint32_t{0}, n_local_, [&](uint32_t v) {
-        const auto b = from.begin() + static_cast<ptrdiff_t>(t_.out_offsets_[v]);
-        const auto e = from.begin() + static_cast<ptrdiff_t>(t_.out_offsets_[v + 1]);
-        std::rotate_copy(b, b + static_cast<ptrdiff_t>(heads[v]), e,
-                         to.begin() + static_cast<ptrdiff_t>(t_.out_offsets_[v]));
-      });
-    };
-    t_.in_offsets_ = t_.out_offsets_;
-    rotate_into(t_.out_targets_, t_.in_sources_);
-    if (edge_of_in != nullptr) rotate_into(*edge_of_out, *edge_of_in);
-    return true;
-  }
-
-  // Out-edges by local source and, if asked for, in-edges by local target.
+  // Out-edges by local source and, if asked for, in-edges by local target. A symmetric input's
+  // in-edges are its out-edges (in_shared): no CSR of their own, and no values of their own.
   absl::Status Csrs(std::vector<uint32_t>* edge_of_out, std::vector<uint32_t>* edge_of_in) {
-    std::vector<uint64_t> heads;
-    const bool rotate =
-        t_.symmetric_ && in_edges_ && (edge_of_in == nullptr || edge_of_out != nullptr);
     // The vertex tables' temporaries are gone; what malloc kept of them goes back before the CSR.
     ReturnFreedMemory();
     auto src = [&](size_t e) { return edges_.src(e); };
     auto dst = [&](size_t e) { return edges_.dst(e); };
-    BuildCsr(src, dst, t_.out_offsets_, t_.out_targets_, edge_of_out, rotate ? &heads : nullptr);
-    if (rotate && oriented_ && heads.empty()) {
-      // The bucket did not split at the heads (none, all, or too many keys to split): count them.
-      heads.assign(n_local_, 0);
-      for (size_t e = 0; e < edges_.heads(); ++e) {
-        const uint32_t v = edges_.src(e);
-        if (v < n_local_) ++heads[v];
-      }
-    }
-    // Oriented: heads counted (none if no vertex).
-    const bool rotated =
-        rotate && (!heads.empty() || oriented_) && RotateIntoIn(heads, edge_of_out, edge_of_in);
-    Release(heads);
-    if (in_edges_ && !rotated && oriented_) {
-      return absl::InternalError("an oriented part's in-edges need a part without self-loops");
-    }
-    if (in_edges_ && !rotated) {
-      BuildCsr(dst, src, t_.in_offsets_, t_.in_sources_, edge_of_in, nullptr);
+    BuildCsr(src, dst, t_.out_offsets_, t_.out_targets_, edge_of_out);
+    if (in_edges_ && t_.symmetric_) {
+      t_.in_shared_ = true;
+    } else if (in_edges_) {
+      if (oriented_) return absl::InternalError("oriented edges come only with a symmetric part");
+      BuildCsr(dst, src, t_.in_offsets_, t_.in_sources_, edge_of_in);
     }
     return absl::OkStatus();
   }

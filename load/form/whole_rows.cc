@@ -5,8 +5,8 @@
 // among that file's primary edges, and those into v (R) among its primary and secondary edges, each
 // list in input order (so R is their merge by input position). Topology::Build's rows for one part
 // are then, with loops stored once:
-//   directed:  out = F's targets;              in = R's sources
-//   symmetric: out = F's, then R's but loops;  in = R's, then F's but loops
+//   directed:  out = F's targets, in = R's sources
+//   symmetric: out = F's, then R's but loops; in-edges are the out-edges (Topology::in_shared)
 // A first pass over the primary edges counts F, R and the loops of every vertex (the offsets), a
 // second lays each file's rows out. One file is mapped at a time, so the peak is the CSR's and one
 // file's.
@@ -154,7 +154,7 @@ absl::StatusOr<WholeFormRows> LoadWholeRows(const GraphSource& source, WeightUse
   if (auto st = Count(*m, symmetric, c, rows.name_end); !st.ok()) return st;
   rows.names.resize(n == 0 ? 0 : rows.name_end.back());
 
-  // Offsets: out rows F (+ R but loops), in rows R (+ F but loops).
+  // Offsets: out rows F (+ R but loops), a directed graph's in rows R.
   auto lay_offsets = [&](std::vector<uint64_t>& offsets, const std::vector<uint32_t>& first,
                          const std::vector<uint32_t>* second) {
     offsets.assign(n + 1, 0);
@@ -165,17 +165,20 @@ absl::StatusOr<WholeFormRows> LoadWholeRows(const GraphSource& source, WeightUse
   lay_offsets(rows.out_offsets, c.out, symmetric ? &c.in : nullptr);
   rows.out_targets.resize(rows.out_offsets.back());
   if (weighted) out.out_weights.resize(rows.out_targets.size());
-  if (in_edges) {
-    lay_offsets(rows.in_offsets, c.in, symmetric ? &c.out : nullptr);
+  rows.in_shared = in_edges && symmetric;
+  const bool in_rows = in_edges && !symmetric;
+  if (in_rows) {
+    lay_offsets(rows.in_offsets, c.in, nullptr);
     rows.in_sources.resize(rows.in_offsets.back());
     if (weighted) out.in_weights.resize(rows.in_sources.size());
   }
   Csr out_csr{&rows.out_offsets, &rows.out_targets, weighted ? &out.out_weights : nullptr,
               std::vector<uint32_t>(n, 0), std::vector<uint32_t>(symmetric ? n : 0, 0)};
-  Csr in_csr{&rows.in_offsets, &rows.in_sources, weighted ? &out.in_weights : nullptr,
-             std::vector<uint32_t>(in_edges ? n : 0, 0),
-             std::vector<uint32_t>(in_edges && symmetric ? n : 0, 0)};
-  Csr* in_or_null = in_edges ? &in_csr : nullptr;
+  Csr in_csr{&rows.in_offsets,
+             &rows.in_sources,
+             weighted ? &out.in_weights : nullptr,
+             std::vector<uint32_t>(in_rows ? n : 0, 0),
+             {}};
 
   for (uint32_t k = 0; k < m->data.size(); ++k) {
     auto file = form::ReadDataFile(*m, k, false);
@@ -198,15 +201,15 @@ absl::StatusOr<WholeFormRows> LoadWholeRows(const GraphSource& source, WeightUse
       const uint64_t lo = n * r / ranges, hi = n * (r + 1) / ranges;
       auto mine = [&](uint32_t v) { return v >= lo && v < hi; };
       bool fine = true;
-      if (task < ranges) {  // F: out rows' first part, symmetric in rows' second
-        const Placer f{d.end_globals(), &c.in, true, weighted};
+      if (task < ranges) {  // F: out rows' first part
+        const Placer f{d.end_globals(), nullptr, true, weighted};
         for (uint64_t j = 0; j < p.size && fine; ++j) {
-          fine = f.Place(p, j, &out_csr, symmetric ? in_or_null : nullptr, c.out, mine);
+          fine = f.Place(p, j, &out_csr, nullptr, c.out, mine);
         }
-      } else {  // R, both lists merged by input position: in rows' first part, out's second
+      } else {  // R, both lists merged by input position: directed in rows, symmetric out's rest
         const Placer rr{d.end_globals(), &c.out, false, weighted};
         auto mine_here = [&](uint32_t v) { return mine(v) && c.file[v] == k; };
-        Csr* a = in_or_null;
+        Csr* a = in_rows ? &in_csr : nullptr;
         Csr* b = symmetric ? &out_csr : nullptr;
         uint64_t i = 0, j = 0;
         while (fine && (i < p.size || j < q.size)) {
@@ -228,8 +231,7 @@ absl::StatusOr<WholeFormRows> LoadWholeRows(const GraphSource& source, WeightUse
   for (uint64_t v = 0; v < n; ++v) {
     const bool full = out_csr.first_placed[v] == c.out[v] &&
                       (!symmetric || out_csr.second_placed[v] == c.in[v] - c.loops[v]) &&
-                      (!in_edges || in_csr.first_placed[v] == c.in[v]) &&
-                      (!in_edges || !symmetric || in_csr.second_placed[v] == c.out[v] - c.loops[v]);
+                      (!in_rows || in_csr.first_placed[v] == c.in[v]);
     if (!full) {
       return absl::DataLossError(
           absl::StrCat(m->path, ": the edges of vertex ", v, " are not all in its data file"));

@@ -67,7 +67,8 @@ class Graph {
       };
       const Topology& t = g.topology_;
       lay_out(g.out_values_, out_weights, t.num_out_edges());
-      lay_out(g.in_values_, in_weights, t.has_in_edges() ? t.all_in_slots().size() : 0);
+      lay_out(g.in_values_, in_weights,
+              t.has_in_edges() && !t.in_shared() ? t.all_in_slots().size() : 0);
     }
     return g;
   }
@@ -78,9 +79,11 @@ class Graph {
     if constexpr (std::is_same_v<E, NoValue>) return {};
     return {out_values_.data() + topology_.out_begin(v), topology_.out_degree(v)};
   }
+  // A symmetric graph's in-edge values are its out-edge values (Topology::in_shared).
   std::span<const E> in_values(uint32_t v) const {
     if constexpr (std::is_same_v<E, NoValue>) return {};
-    return {in_values_.data() + topology_.in_begin(v), topology_.in_degree(v)};
+    const std::vector<E>& values = topology_.in_shared() ? out_values_ : in_values_;
+    return {values.data() + topology_.in_begin(v), topology_.in_degree(v)};
   }
 
  private:

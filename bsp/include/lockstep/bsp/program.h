@@ -232,8 +232,8 @@ constexpr bool PushesInPlace() {
 
 // Whether P needs in-edges on a graph that is, or is not, symmetric. A min-combined broadcast that
 // does not ask for them itself (kNeedsInEdges) gathers over the out-edges of a symmetric graph,
-// which are its in-edges in another order: the minimum does not depend on the order, so the
-// in-edges are not built (a copy of the out-edges' slots, 4 bytes an edge).
+// which are its in-edges: the engine then keeps its gather's plain out-edge path (a symmetric
+// graph's in-edges, when built, are its out-edges anyway: Topology::in_shared).
 template <class P>
 constexpr bool NeedsInEdges(bool symmetric) {
   if (symmetric && (IsMinBroadcast<P>() || IsGather<P>()) && !AsksInEdges<P>()) return false;

@@ -176,9 +176,10 @@ struct WholeRows {
   std::vector<uint64_t> name_end;
   std::vector<uint64_t> out_offsets;  // size vertices + 1
   std::vector<uint32_t> out_targets;
-  std::vector<uint64_t> in_offsets;  // empty: no in-edges
+  std::vector<uint64_t> in_offsets;  // empty: no in-edges of their own
   std::vector<uint32_t> in_sources;
   bool symmetric = false;
+  bool in_shared = false;  // symmetric only: the in-edges are the out-edges (Topology::in_shared)
 };
 
 // An edge endpoint is a 32-bit "slot": a slot below num_local() is a local vertex index; a slot
@@ -258,20 +259,24 @@ class Topology {
     return {out_targets_.data() + out_offsets_[v], out_degree(v)};
   }
 
-  bool has_in_edges() const { return !in_offsets_.empty(); }
-  uint64_t in_begin(uint32_t v) const { return in_offsets_[v]; }
+  // Whether in-edges were built: a CSR of their own or, on a symmetric graph, the out-edges.
+  bool has_in_edges() const { return in_shared_ || !in_offsets_.empty(); }
+  // A symmetric graph's in-edges are its out-edges, stored once: in_slots(v) is out_slots(v), in
+  // the same order (and in-edge values are out-edge values).
+  bool in_shared() const { return in_shared_; }
+  uint64_t in_begin(uint32_t v) const { return InOffsets()[v]; }
   uint32_t in_degree(uint32_t v) const {
-    return static_cast<uint32_t>(in_offsets_[v + 1] - in_offsets_[v]);
+    return static_cast<uint32_t>(InOffsets()[v + 1] - InOffsets()[v]);
   }
   std::span<const uint32_t> in_slots(uint32_t v) const {
-    return {in_sources_.data() + in_offsets_[v], in_degree(v)};
+    return {InSources().data() + InOffsets()[v], in_degree(v)};
   }
   // Every vertex's in-slots one after another (in_slots(0), in_slots(1), ...).
-  std::span<const uint32_t> all_in_slots() const { return in_sources_; }
+  std::span<const uint32_t> all_in_slots() const { return InSources(); }
   // Every vertex's out-slots one after another.
   std::span<const uint32_t> all_out_slots() const { return out_targets_; }
   // Whether every edge of the input stood for its reverse too (GraphInput::symmetric): a vertex's
-  // in-slots are then its out-slots, in another order.
+  // in-edges are then its out-edges (in_shared() if in-edges were asked for).
   bool symmetric() const { return symmetric_; }
 
   // The local index of a UUID, or kNoVertex. Used at load, for UUID-coded batches and for
@@ -316,9 +321,13 @@ class Topology {
   template <class Edges>
   class Builder;
 
+  const std::vector<uint64_t>& InOffsets() const { return in_shared_ ? out_offsets_ : in_offsets_; }
+  const std::vector<uint32_t>& InSources() const { return in_shared_ ? out_targets_ : in_sources_; }
+
   partition::Range split_;
   uint64_t part_ = 0;
   bool symmetric_ = false;
+  bool in_shared_ = false;
   uint64_t num_global_ = 0;
   std::vector<VertexId> ids_;
   std::vector<uint32_t> global_;
