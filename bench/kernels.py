@@ -31,6 +31,10 @@ not run on it. Prints one table per graph, timing each kernel both ways on it, a
     --directed=false --app_concurrency T` on the same graph as its .v/.e files (SSSP's with the
     weights), BFS and SSSP from vertex 0, CDLP 10 rounds; its figure is its own "run algorithm"
     time, best of --trials (PageRank: `--pr_mr 5`, divided by 5); its peak RSS.
+With --binary, both sides read their binary forms instead of the text (issue 42's memory target):
+lockstep the partitioned form (`lockstep partition GRAPH [--undirected] --out GRAPH.parts`), gapbs
+its serialized graph (`converter -f GRAPH -s -b GRAPH.sg`, `-wb GRAPH.wsg` for SSSP's `.wel`),
+each written once beside the graph; the peak RSS columns then compare the two binary reads.
 With --workers N, each trial also runs the kernel on a master with N workers x 1 thread on
 loopback (`lockstep master --app APP ... --min-workers N`, `lockstep worker --threads 1`); its
 figure is the master's compute less the workers' start (its "time split" line: loading
@@ -45,6 +49,7 @@ import argparse
 import os
 import re
 import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -150,13 +155,33 @@ def grape_inputs(args, kind, plain, wel):
     return files
 
 
+def binary_forms(args, binary, graph, read_flags):
+    """(lockstep's partitioned form, gapbs's .sg or .wsg) of `graph`, each written once beside it;
+    gapbs's is None without its converter."""
+    parts = graph + ".parts"
+    if not os.path.exists(os.path.join(parts, "lockstep-parts.manifest")):
+        subprocess.run([binary, "partition", "--graph", graph, "--out", parts] + read_flags,
+                             check=True, stderr=subprocess.DEVNULL)
+    converter = os.path.join(args.gapbs, "converter") if args.gapbs else ""
+    if not (converter and os.access(converter, os.X_OK)):
+        return parts, None
+    weighted = graph.endswith(".wel")
+    sg = os.path.splitext(graph)[0] + (".wsg" if weighted else ".sg")
+    if not os.path.exists(sg):
+        subprocess.run([converter, "-f", graph, "-s"] + (["-w"] if weighted else []) +
+                             ["-b", sg], check=True, stdout=subprocess.DEVNULL)
+    return parts, sg
+
+
 def time_gapbs(args, kernel, graph, env, log):
     """gapbs's best trial for the kernel (PageRank: one iteration) and its peak RSS, or None."""
     ref = GAPBS.get(kernel)
     ref_bin = os.path.join(args.gapbs, ref[0]) if ref and args.gapbs else ""
-    if not (ref_bin and os.access(ref_bin, os.X_OK)):
+    if not (ref_bin and os.access(ref_bin, os.X_OK)) or graph is None:
         return None
-    text, rss = run([ref_bin, "-f", graph, "-s", "-n", "5"] + ref[1], log, env)
+    # A serialized graph is symmetric already.
+    symmetrize = [] if graph.endswith((".sg", ".wsg")) else ["-s"]
+    text, rss = run([ref_bin, "-f", graph] + symmetrize + ["-n", "5"] + ref[1], log, env)
     trial = min(float(t) for t in TRIAL_RE.findall(text))
     return (trial / PR_ITERATIONS if kernel == "pagerank" else trial), rss
 
@@ -187,6 +212,10 @@ def row(args, binary, kernel, graph, read_flags, grape_files):
     mine, theirs, grapes, mine_rss, their_rss, grape_rss = [], [], [], 0.0, 0.0, 0.0
     dist = []
     supersteps = ""
+    ref_graph = graph
+    if args.binary:
+        graph, ref_graph = binary_forms(args, binary, graph, read_flags)
+        read_flags = []
     for _ in range(args.trials):
         argv = [binary, "run", kernel, "--graph", graph] + read_flags + [
             "--threads", str(args.threads), "--out", out] + FLAGS.get(kernel, [])
@@ -195,7 +224,7 @@ def row(args, binary, kernel, graph, read_flags, grape_files):
         m = SUPERSTEPS_RE.search(text)
         supersteps = f"{int(m.group(1))} supersteps" if m else ""
         mine_rss = max(mine_rss, rss)
-        if (ref := time_gapbs(args, kernel, graph, env, out + ".gapbs.log")) is not None:
+        if (ref := time_gapbs(args, kernel, ref_graph, env, out + ".gapbs.log")) is not None:
             theirs.append(ref[0])
             their_rss = max(their_rss, ref[1])
         if kernel in GRAPE and grape_files:
@@ -258,6 +287,9 @@ def main():
                     help="also run each kernel on a master with this many workers x 1 thread on "
                          "loopback (issue 42: 2), and print its figure and its ratio to local "
                          "mode's")
+    ap.add_argument("--binary", action="store_true",
+                    help="both sides read their binary forms: lockstep its partitioned form, "
+                         "gapbs its .sg (written once beside each graph)")
     ap.add_argument("--data", default="bench-data")
     args = ap.parse_args()
     binary = os.path.join(args.build, "lockstep")

@@ -29,6 +29,18 @@ absl::StatusOr<Buffer> Buffer::Map(int fd, uint64_t size, const std::string& pat
   return b;
 }
 
+absl::StatusOr<Buffer> Buffer::Pages(uint64_t size, const std::string& path) {
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", size, " bytes to read ",
+                                                     path, ": ", std::strerror(errno)));
+  }
+  Buffer b;
+  b.map_ = static_cast<char*>(p);
+  b.size_ = size;
+  return b;
+}
+
 void Buffer::Unmap() {
   if (map_ != nullptr) ::munmap(map_, size_);
   map_ = nullptr;
@@ -84,11 +96,13 @@ absl::Status CheckedFile::ReadBlocks(uint64_t begin, uint64_t end, bool map, Buf
     buffer = std::move(*mapped);
     return absl::OkStatus();
   }
-  buffer = Buffer(end - begin);
+  auto pages = Buffer::Pages(end - begin, path_);
+  if (!pages.ok()) return pages.status();
+  buffer = std::move(*pages);
   uint64_t done = 0;
   while (done < end - begin) {
-    const ssize_t n =
-        ::pread(fd_, buffer.heap() + done, end - begin - done, static_cast<off_t>(begin + done));
+    const ssize_t n = ::pread(fd_, buffer.writable() + done, end - begin - done,
+                              static_cast<off_t>(begin + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       return absl::DataLossError(absl::StrCat(

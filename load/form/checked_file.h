@@ -19,11 +19,9 @@ namespace lockstep::load::form {
 class Buffer {
  public:
   Buffer() = default;
-  explicit Buffer(uint64_t size) : words_(new uint64_t[(size + 7) / 8]), size_(size) {}
   Buffer(Buffer&& o) noexcept { *this = std::move(o); }
   Buffer& operator=(Buffer&& o) noexcept {
     Unmap();
-    words_ = std::move(o.words_);
     map_ = std::exchange(o.map_, nullptr);
     size_ = std::exchange(o.size_, 0);
     return *this;
@@ -31,15 +29,16 @@ class Buffer {
   ~Buffer() { Unmap(); }
   // Maps bytes [0, size) of `fd`.
   static absl::StatusOr<Buffer> Map(int fd, uint64_t size, const std::string& path);
-  const char* data() const {
-    return map_ != nullptr ? map_ : reinterpret_cast<const char*>(words_.get());
-  }
-  char* heap() { return reinterpret_cast<char*>(words_.get()); }
+  // `size` bytes of fresh pages to read into, mapped from the kernel rather than taken from
+  // malloc, which would keep them once freed (a whole read holds one file's sections at a time,
+  // and the next are of other sizes).
+  static absl::StatusOr<Buffer> Pages(uint64_t size, const std::string& path);
+  const char* data() const { return map_; }
+  char* writable() { return map_; }
   uint64_t size() const { return size_; }
 
  private:
   void Unmap();
-  std::unique_ptr<uint64_t[]> words_;
   char* map_ = nullptr;
   uint64_t size_ = 0;
 };

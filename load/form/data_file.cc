@@ -11,7 +11,8 @@ namespace {
 // The sections of data file `d` are checked for what a reader indexes with them, so that a file
 // that is consistent with its checksums but not with itself (a writer's bug) fails instead of
 // reading out of bounds.
-absl::Status CheckSections(const Manifest& m, const DataFile& d, bool whole_graph) {
+absl::Status CheckSections(const Manifest& m, const DataFile& d, bool whole_graph,
+                           bool secondary = false) {
   auto bad = [&](std::string_view what) {
     return absl::DataLossError(
         absl::StrCat(d.path, ": ", absl::string_view(what.data(), what.size())));
@@ -37,6 +38,7 @@ absl::Status CheckSections(const Manifest& m, const DataFile& d, bool whole_grap
     return true;
   };
   if (!check_edges(d.primary())) return bad("an edge out of range or out of order");
+  if (secondary && !check_edges(d.secondary())) return bad("an edge out of range or out of order");
   if (whole_graph) return absl::OkStatus();
   if (!check_edges(d.secondary())) return bad("an edge out of range or out of order");
   for (uint64_t i = 0; i < n; ++i) {
@@ -47,9 +49,8 @@ absl::Status CheckSections(const Manifest& m, const DataFile& d, bool whole_grap
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<DataFile> ReadDataFile(const Manifest& m, uint32_t part, bool whole_graph) {
+// The file's prefix (whole_graph) or all of it, its sections checked unless `unchecked`.
+absl::StatusOr<DataFile> Read(const Manifest& m, uint32_t part, bool whole_graph, bool unchecked) {
   const FileEntry& entry = m.data[part];
   CheckedFile file(m, entry);
   if (auto st = file.Open(); !st.ok()) return st;
@@ -65,7 +66,30 @@ absl::StatusOr<DataFile> ReadDataFile(const Manifest& m, uint32_t part, bool who
   const char* at = nullptr;
   const uint64_t bytes = whole_graph ? d.l.prefix : entry.size;
   if (auto st = file.Read(0, bytes, d.buf, at, true); !st.ok()) return st;
+  if (unchecked) return d;
   if (auto st = CheckSections(m, d, whole_graph); !st.ok()) return st;
+  return d;
+}
+
+}  // namespace
+
+absl::StatusOr<DataFile> ReadDataFile(const Manifest& m, uint32_t part, bool whole_graph) {
+  return Read(m, part, whole_graph, false);
+}
+
+absl::StatusOr<DataFile> ReadDataFileRows(const Manifest& m, uint32_t part) {
+  auto d = Read(m, part, true, true);
+  if (!d.ok()) return d.status();
+  const FileEntry& entry = m.data[part];
+  CheckedFile file(m, entry);
+  if (auto st = file.Open(); !st.ok()) return st;
+  d->rest_offset = d->l.secondary.seq;
+  if (auto st =
+          file.Read(d->rest_offset, d->l.end_uuids - d->rest_offset, d->rest, d->rest_at, false);
+      !st.ok()) {
+    return st;
+  }
+  if (auto st = CheckSections(m, *d, true, true); !st.ok()) return st;
   return d;
 }
 

@@ -34,9 +34,15 @@ struct DataFile {
   DataLayout l{};
   Buffer buf;
 
+  // ReadDataFileRows only: the secondary edges, read apart from the prefix from `rest_offset`.
+  Buffer rest;
+  const char* rest_at = nullptr;
+  uint64_t rest_offset = UINT64_MAX;
+
   template <class T>
   const T* At(uint64_t offset) const {
-    return reinterpret_cast<const T*>(buf.data() + offset);
+    const char* p = offset >= rest_offset ? rest_at + (offset - rest_offset) : buf.data() + offset;
+    return reinterpret_cast<const T*>(p);
   }
   const uint32_t* globals() const { return At<uint32_t>(l.globals); }
   const uint64_t* name_offsets() const { return At<uint64_t>(l.name_offsets); }
@@ -61,6 +67,9 @@ struct DataFile {
 
 // Data file `part`; `whole_graph`: only what reading the whole graph needs.
 absl::StatusOr<DataFile> ReadDataFile(const Manifest& m, uint32_t part, bool whole_graph);
+// What laying out the whole graph's rows needs (LoadWholeRows): the prefix and the secondary
+// edges, not the UUIDs.
+absl::StatusOr<DataFile> ReadDataFileRows(const Manifest& m, uint32_t part);
 // Reads the data files `parts` in parallel; the error is that of the first failing file.
 absl::StatusOr<std::vector<DataFile>> ReadDataFiles(const Manifest& m,
                                                     const std::vector<uint32_t>& parts,

@@ -8,8 +8,8 @@
 //   directed:  out = F's targets, in = R's sources
 //   symmetric: out = F's, then R's but loops; in-edges are the out-edges (Topology::in_shared)
 // A first pass over the primary edges counts F, R and the loops of every vertex (the offsets), a
-// second lays each file's rows out. One file is mapped at a time, so the peak is the CSR's and one
-// file's.
+// second lays each file's rows out. One file is read at a time (not its UUIDs), so the peak is the
+// CSR's and one file's.
 #include <algorithm>
 #include <atomic>
 #include <numeric>
@@ -163,6 +163,10 @@ absl::StatusOr<WholeFormRows> LoadWholeRows(const GraphSource& source, WeightUse
     }
   };
   lay_offsets(rows.out_offsets, c.out, symmetric ? &c.in : nullptr);
+  if (symmetric) {  // the offsets hold what is left to check: no need for R's counts and loops
+    std::vector<uint32_t>().swap(c.in);
+    std::vector<uint32_t>().swap(c.loops);
+  }
   rows.out_targets.resize(rows.out_offsets.back());
   if (weighted) out.out_weights.resize(rows.out_targets.size());
   rows.in_shared = in_edges && symmetric;
@@ -181,7 +185,7 @@ absl::StatusOr<WholeFormRows> LoadWholeRows(const GraphSource& source, WeightUse
              {}};
 
   for (uint32_t k = 0; k < m->data.size(); ++k) {
-    auto file = form::ReadDataFile(*m, k, false);
+    auto file = form::ReadDataFileRows(*m, k);
     if (!file.ok()) return file.status();
     const DataFile& d = *file;
     tbb::parallel_for(uint64_t{0}, d.h.num_vertices, [&](uint64_t i) {
@@ -229,9 +233,11 @@ absl::StatusOr<WholeFormRows> LoadWholeRows(const GraphSource& source, WeightUse
   }
   // Every row full: each vertex's edges were all found where they belong.
   for (uint64_t v = 0; v < n; ++v) {
-    const bool full = out_csr.first_placed[v] == c.out[v] &&
-                      (!symmetric || out_csr.second_placed[v] == c.in[v] - c.loops[v]) &&
-                      (!in_rows || in_csr.first_placed[v] == c.in[v]);
+    const bool full =
+        out_csr.first_placed[v] == c.out[v] &&
+        (!symmetric ||
+         out_csr.second_placed[v] == rows.out_offsets[v + 1] - rows.out_offsets[v] - c.out[v]) &&
+        (!in_rows || in_csr.first_placed[v] == c.in[v]);
     if (!full) {
       return absl::DataLossError(
           absl::StrCat(m->path, ": the edges of vertex ", v, " are not all in its data file"));

@@ -52,23 +52,34 @@ class Graph {
   }
 
   // A whole graph laid out by its reader (Topology::FromRows), with its CSR edges' weights in
-  // the CSR's order (empty: 1 each).
-  static absl::StatusOr<Graph> FromRows(WholeRows rows, const std::vector<double>& out_weights,
-                                        const std::vector<double>& in_weights) {
+  // the CSR's order (empty: 1 each), taken as they are when E is double.
+  static absl::StatusOr<Graph> FromRows(WholeRows rows, std::vector<double> out_weights,
+                                        std::vector<double> in_weights) {
     auto topo = Topology::FromRows(std::move(rows));
     if (!topo.ok()) return topo.status();
+    const size_t in_n =
+        topo->has_in_edges() && !topo->in_shared() ? topo->all_in_slots().size() : 0;
+    if ((!out_weights.empty() && out_weights.size() != topo->num_out_edges()) ||
+        (!in_weights.empty() && in_weights.size() != in_n)) {
+      return absl::InternalError("a whole graph's weights do not match its rows");
+    }
     Graph g(std::move(*topo));
     if constexpr (kValues) {
-      auto lay_out = [](std::vector<E>& values, const std::vector<double>& weights, size_t n) {
+      auto lay_out = [](std::vector<E>& values, std::vector<double>& weights, size_t n) {
+        if constexpr (std::is_same_v<E, double>) {
+          if (!weights.empty()) {
+            values = std::move(weights);
+            return;
+          }
+        }
         values.reserve(n);
         for (size_t e = 0; e < n; ++e) {
           values.push_back(static_cast<E>(weights.empty() ? 1.0 : weights[e]));
         }
+        weights = {};
       };
-      const Topology& t = g.topology_;
-      lay_out(g.out_values_, out_weights, t.num_out_edges());
-      lay_out(g.in_values_, in_weights,
-              t.has_in_edges() && !t.in_shared() ? t.all_in_slots().size() : 0);
+      lay_out(g.out_values_, out_weights, g.topology_.num_out_edges());
+      lay_out(g.in_values_, in_weights, in_n);
     }
     return g;
   }

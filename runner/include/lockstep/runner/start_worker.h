@@ -117,10 +117,8 @@ class WorkerStart {
     needed_ = bsp::EstimateEngineBytes<Program>(facts->num_vertices, facts->num_stored_edges,
                                                 facts->symmetric);
     auto graph = bsp::Graph<typename Program::EdgeValue>::FromRows(
-        std::move(rows->rows), rows->out_weights, rows->in_weights);
+        std::move(rows->rows), std::move(rows->out_weights), std::move(rows->in_weights));
     if (!graph.ok()) return graph.status();
-    rows->out_weights = {};
-    rows->in_weights = {};
     auto program =
         App::Make(work.params, bsp::FactsOf<App>(work.params, graph->topology(), rows->properties));
     if (!program.ok()) return program.status();
