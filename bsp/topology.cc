@@ -97,6 +97,7 @@ absl::StatusOr<Topology> Topology::FromRows(WholeRows rows) {
   if (n >= kNoVertex) return absl::OutOfRangeError("too many vertices for 32-bit edge slots");
   const bool in = !rows.in_offsets.empty();
   if ((n > 0 && rows.name_end.back() != rows.names.size()) ||
+      !std::is_sorted(rows.name_end.begin(), rows.name_end.end()) ||
       !RowsHold(rows.out_offsets, rows.out_targets, n) ||
       (in && !RowsHold(rows.in_offsets, rows.in_sources, n)) || (!in && !rows.in_sources.empty()) ||
       (rows.in_shared && (in || !rows.symmetric))) {

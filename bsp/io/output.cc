@@ -51,15 +51,18 @@ std::optional<int> OwnDescriptor(std::string_view path) {
   return std::nullopt;
 }
 
-bool WriteAll(int fd, std::span<const std::string_view> pieces) {
-  for (std::string_view p : pieces) {
+using Pieces = absl::FunctionRef<bool(std::string_view&)>;
+
+bool WriteAll(int fd, Pieces next) {
+  std::string_view p;
+  while (next(p)) {
     if (!WriteAll(fd, p)) return false;
   }
   return true;
 }
 
 // Writes into what is already there: a device, a FIFO, a descriptor of this process.
-absl::Status WriteInPlace(const std::string& path, std::span<const std::string_view> bytes) {
+absl::Status WriteInPlace(const std::string& path, Pieces bytes) {
   if (const std::optional<int> own = OwnDescriptor(path)) {
     if (!WriteAll(*own, bytes)) return WriteError(path, errno);
     return absl::OkStatus();
@@ -76,7 +79,7 @@ absl::Status WriteInPlace(const std::string& path, std::span<const std::string_v
 }
 
 // Writes a temporary file beside `path` and renames it onto `path`.
-absl::Status ReplaceAtomically(const std::string& path, std::span<const std::string_view> pieces) {
+absl::Status ReplaceAtomically(const std::string& path, Pieces next) {
   const std::string tmp = absl::StrCat(path, ".tmp-", ::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) {
@@ -85,8 +88,9 @@ absl::Status ReplaceAtomically(const std::string& path, std::span<const std::str
     return err == ENOENT ? absl::NotFoundError(message) : absl::PermissionDeniedError(message);
   }
   bool written = true;
-  for (std::string_view bytes : pieces) {
-    written = written && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  std::string_view bytes;
+  while (written && next(bytes)) {
+    written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   }
   const bool flushed = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
   const bool closed = std::fclose(f) == 0;
@@ -134,10 +138,19 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes
 
 absl::Status WriteFileAtomically(const std::string& path,
                                  std::span<const std::string_view> pieces) {
+  size_t i = 0;
+  return WriteFileAtomically(path, [&](std::string_view& p) {
+    if (i == pieces.size()) return false;
+    p = pieces[i++];
+    return true;
+  });
+}
+
+absl::Status WriteFileAtomically(const std::string& path, Pieces next) {
   auto target = AtomicReplaceTarget(path);
   if (!target.ok()) return target.status();
-  if (*target) return ReplaceAtomically(**target, pieces);
-  return WriteInPlace(path, pieces);
+  if (*target) return ReplaceAtomically(**target, next);
+  return WriteInPlace(path, next);
 }
 
 void AppendDouble(double value, std::string& out) {

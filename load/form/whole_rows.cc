@@ -32,6 +32,7 @@ using bsp::GraphSource;
 using bsp::WeightUse;
 using form::DataFile;
 using form::EdgeView;
+using form::FileEntry;
 using form::Manifest;
 
 constexpr uint32_t kNoFile = UINT32_MAX;
@@ -64,8 +65,11 @@ absl::Status Count(const Manifest& m, bool symmetric, Counts& c, std::vector<uin
     std::atomic<bool> twice{false};
     tbb::parallel_for(uint64_t{0}, d.h.num_vertices, [&](uint64_t i) {
       const uint32_t g = d.globals()[i];
-      if (std::atomic_ref<uint32_t>(c.file[g]).exchange(k) != kNoFile) twice.store(true);
-      name_end[g] = d.name(i).size();
+      if (std::atomic_ref<uint32_t>(c.file[g]).exchange(k) != kNoFile) {
+        twice.store(true);
+      } else {
+        name_end[g] = d.name(i).size();
+      }
     });
     if (twice.load()) {
       return absl::DataLossError(absl::StrCat(d.path, ": a vertex another data file holds too"));
@@ -136,6 +140,87 @@ struct Placer {
   }
 };
 
+// The rows being laid out, and what the first pass counted.
+struct Layout {
+  const Manifest& m;
+  Counts& c;
+  bsp::WholeRows& rows;
+  Csr out, in;
+  bool symmetric, in_rows, weighted;
+};
+
+// Pass 2 for data file k: its vertices' names and rows.
+absl::Status PlaceFile(Layout& at, uint32_t k) {
+  // A directed graph without in-edges needs no R, hence no secondary edges.
+  const bool r_needed = at.symmetric || at.in_rows;
+  auto file = r_needed ? form::ReadDataFileRows(at.m, k) : form::ReadDataFile(at.m, k, true);
+  if (!file.ok()) return file.status();
+  const DataFile& d = *file;
+  const std::vector<uint64_t>& name_end = at.rows.name_end;
+  tbb::parallel_for(uint64_t{0}, d.h.num_vertices, [&](uint64_t i) {
+    const uint32_t g = d.globals()[i];
+    const std::string_view name = d.name(i);
+    const uint64_t begin = g == 0 ? 0 : name_end[g - 1];
+    if (name_end[g] - begin == name.size()) name.copy(at.rows.names.data() + begin, name.size());
+  });
+  const EdgeView p = d.primary();
+  const EdgeView q = r_needed ? d.secondary() : EdgeView{};
+  const Counts& c = at.c;
+  // Each task scans a whole list but lays out only the rows of its range of vertices, in order:
+  // the lists are read T times, the rows written once, with no counters per task. A vertex's
+  // edges are only taken from its own file: a misfiled edge leaves a row short.
+  const uint64_t n = name_end.size();
+  const uint32_t ranges = std::max(1, tbb::this_task_arena::max_concurrency());
+  std::atomic<bool> ok{true};
+  tbb::parallel_for(uint32_t{0}, (r_needed ? 2 : 1) * ranges, [&](uint32_t task) {
+    const uint32_t r = task % ranges;
+    const uint64_t lo = n * r / ranges, hi = n * (r + 1) / ranges;
+    auto mine = [&](uint32_t v) { return v >= lo && v < hi && c.file[v] == k; };
+    bool fine = true;
+    if (task < ranges) {  // F: out rows' first part
+      const Placer f{d.end_globals(), nullptr, true, at.weighted};
+      for (uint64_t j = 0; j < p.size && fine; ++j) {
+        fine = f.Place(p, j, &at.out, nullptr, c.out, mine);
+      }
+    } else {  // R, both lists merged by input position: directed in rows, symmetric out's rest
+      const Placer rr{d.end_globals(), &c.out, false, at.weighted};
+      Csr* a = at.in_rows ? &at.in : nullptr;
+      Csr* b = at.symmetric ? &at.out : nullptr;
+      uint64_t i = 0, j = 0;
+      while (fine && (i < p.size || j < q.size)) {
+        if (j == q.size || (i < p.size && p.seq[i] < q.seq[j])) {
+          fine = rr.Place(p, i++, a, b, c.in, mine);
+        } else {
+          fine = rr.Place(q, j++, a, b, c.in, mine);
+        }
+      }
+    }
+    if (!fine) ok.store(false);
+  });
+  if (!ok.load()) {
+    return absl::DataLossError(
+        absl::StrCat(d.path, ": its edges disagree with the other data files'"));
+  }
+  return absl::OkStatus();
+}
+
+// Every row full: each vertex's edges were all found in its own file.
+absl::Status CheckFull(const Layout& at) {
+  const std::vector<uint64_t>& off = at.rows.out_offsets;
+  for (uint64_t v = 0; v + 1 < off.size(); ++v) {
+    const bool full =
+        at.out.first_placed[v] == at.c.out[v] &&
+        (!at.symmetric || at.out.second_placed[v] == off[v + 1] - off[v] - at.c.out[v]) &&
+        (!at.in_rows || at.in.first_placed[v] == at.c.in[v]);
+    if (!full) {
+      const FileEntry& file = at.m.data[at.c.file[v]];
+      return absl::DataLossError(absl::StrCat(at.m.dir, "/", file.name, ": the edges of vertex ", v,
+                                              " are not all in its data file"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<WholeFormRows> LoadWholeRows(const GraphSource& source, WeightUse weights,
@@ -176,78 +261,28 @@ absl::StatusOr<WholeFormRows> LoadWholeRows(const GraphSource& source, WeightUse
     rows.in_sources.resize(rows.in_offsets.back());
     if (weighted) out.in_weights.resize(rows.in_sources.size());
   }
-  Csr out_csr{&rows.out_offsets, &rows.out_targets, weighted ? &out.out_weights : nullptr,
-              std::vector<uint32_t>(n, 0), std::vector<uint32_t>(symmetric ? n : 0, 0)};
-  Csr in_csr{&rows.in_offsets,
+  Layout at{*m,
+            c,
+            rows,
+            {&rows.out_offsets, &rows.out_targets, weighted ? &out.out_weights : nullptr,
+             std::vector<uint32_t>(n, 0), std::vector<uint32_t>(symmetric ? n : 0, 0)},
+            {&rows.in_offsets,
              &rows.in_sources,
              weighted ? &out.in_weights : nullptr,
              std::vector<uint32_t>(in_rows ? n : 0, 0),
-             {}};
-
+             {}},
+            symmetric,
+            in_rows,
+            weighted};
   for (uint32_t k = 0; k < m->data.size(); ++k) {
-    auto file = form::ReadDataFileRows(*m, k);
-    if (!file.ok()) return file.status();
-    const DataFile& d = *file;
-    tbb::parallel_for(uint64_t{0}, d.h.num_vertices, [&](uint64_t i) {
-      const uint32_t g = d.globals()[i];
-      const std::string_view name = d.name(i);
-      const uint64_t begin = g == 0 ? 0 : rows.name_end[g - 1];
-      if (rows.name_end[g] - begin == name.size())
-        name.copy(rows.names.data() + begin, name.size());
-    });
-    const EdgeView p = d.primary(), q = d.secondary();
-    // Each task scans a whole list but lays out only the rows of its range of vertices, in
-    // order: the lists are read R times, the rows written once, with no counters per task.
-    const uint32_t ranges = std::max(1, tbb::this_task_arena::max_concurrency());
-    std::atomic<bool> ok{true};
-    tbb::parallel_for(uint32_t{0}, 2 * ranges, [&](uint32_t task) {
-      const uint32_t r = task % ranges;
-      const uint64_t lo = n * r / ranges, hi = n * (r + 1) / ranges;
-      auto mine = [&](uint32_t v) { return v >= lo && v < hi; };
-      bool fine = true;
-      if (task < ranges) {  // F: out rows' first part
-        const Placer f{d.end_globals(), nullptr, true, weighted};
-        for (uint64_t j = 0; j < p.size && fine; ++j) {
-          fine = f.Place(p, j, &out_csr, nullptr, c.out, mine);
-        }
-      } else {  // R, both lists merged by input position: directed in rows, symmetric out's rest
-        const Placer rr{d.end_globals(), &c.out, false, weighted};
-        auto mine_here = [&](uint32_t v) { return mine(v) && c.file[v] == k; };
-        Csr* a = in_rows ? &in_csr : nullptr;
-        Csr* b = symmetric ? &out_csr : nullptr;
-        uint64_t i = 0, j = 0;
-        while (fine && (i < p.size || j < q.size)) {
-          if (j == q.size || (i < p.size && p.seq[i] < q.seq[j])) {
-            fine = rr.Place(p, i++, a, b, c.in, mine_here);
-          } else {
-            fine = rr.Place(q, j++, a, b, c.in, mine);
-          }
-        }
-      }
-      if (!fine) ok.store(false);
-    });
-    if (!ok.load()) {
-      return absl::DataLossError(
-          absl::StrCat(d.path, ": its edges disagree with the other data files'"));
-    }
+    if (auto st = PlaceFile(at, k); !st.ok()) return st;
   }
-  // Every row full: each vertex's edges were all found where they belong.
-  for (uint64_t v = 0; v < n; ++v) {
-    const bool full =
-        out_csr.first_placed[v] == c.out[v] &&
-        (!symmetric ||
-         out_csr.second_placed[v] == rows.out_offsets[v + 1] - rows.out_offsets[v] - c.out[v]) &&
-        (!in_rows || in_csr.first_placed[v] == c.in[v]);
-    if (!full) {
-      return absl::DataLossError(
-          absl::StrCat(m->path, ": the edges of vertex ", v, " are not all in its data file"));
-    }
-  }
+  if (auto st = CheckFull(at); !st.ok()) return st;
+  auto name_of = [&](uint64_t g) {
+    const uint64_t begin = g == 0 ? 0 : rows.name_end[g - 1];
+    return std::string_view(rows.names.data() + begin, rows.name_end[g] - begin);
+  };
   for (uint32_t k = 0; k < m->names.size(); ++k) {
-    auto name_of = [&](uint64_t g) {
-      const uint64_t begin = g == 0 ? 0 : rows.name_end[g - 1];
-      return std::string_view(rows.names.data() + begin, rows.name_end[g] - begin);
-    };
     if (auto st = form::CheckNamesFile(*m, k, name_of); !st.ok()) return st;
   }
   bsp::ReturnFreedMemory();

@@ -204,9 +204,10 @@ absl::StatusOr<PartitionInput> Assemble(const LoadFrame& frame, const InputPlan&
   stats.vertices_known = n;
   stats.edges_received = m;
   // A symmetric part's edges go oriented (PartEdges): not for a table's edges (sorted after),
-  // weights (laid out per stored edge), or in-edges of a part with a self-loop (its in-CSR is not
-  // a rotation of its out-CSR; Topology::Build). The orientation reads ends left raw as they
-  // are; any other layout wants table entries.
+  // weights (laid out per stored edge), or in-edges of a part with a self-loop (a rule left from
+  // when the in-CSR was a rotation of the out-CSR; a symmetric part's in-edges are now its
+  // out-edges, Topology::in_shared). The orientation reads ends left raw as they are; any other
+  // layout wants table entries.
   const bool orient = frame.options.packed_edges && plan.symmetric && !plan.sorted && !weighted;
   if (got.raw.ends && !orient) RewriteRawEnds(got, got.table.sorted());
   if (frame.options.packed_edges) {

@@ -765,8 +765,9 @@ TEST_F(PartitionedLoadTest, UndirectedEqualsWholeBuild) {
 }
 
 // A symmetric part's edges go to its build oriented (PartEdges) unless weights are kept or it
-// needs in-edges and has a self-loop; without self-loops its in-edges are a rotation of its
-// out-edges. Self-loops only in some workers' parts: the others still orient.
+// needs in-edges and has a self-loop (a rule left from when in-edges were a rotation of the
+// out-edges; they are now the out-edges). Self-loops only in some workers' parts: the others
+// still orient.
 TEST_F(PartitionedLoadTest, UndirectedWithoutSelfLoopsEqualsWholeBuild) {
   const std::string all = RandomEdgeList(15, Ids::kSmall, 50, 300, false);
   std::string text;

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -18,6 +19,11 @@ namespace lockstep::bsp {
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes);
 // The same for the concatenation of `pieces`, which is never held whole.
 absl::Status WriteFileAtomically(const std::string& path, std::span<const std::string_view> pieces);
+// The same for pieces made as they are written: `next` sets the next piece (valid until it is
+// called again) and returns true, or returns false after the last. A writer of a large text then
+// holds a few pieces of it at a time.
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::FunctionRef<bool(std::string_view&)> next);
 // The path WriteFileAtomically replaces for `path` (itself, or the regular file a symbolic link
 // leads to), or nullopt if it writes into `path` instead; for writers of their own.
 absl::StatusOr<std::optional<std::string>> AtomicReplaceTarget(const std::string& path);

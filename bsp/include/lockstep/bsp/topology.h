@@ -124,7 +124,8 @@ class PartEdges {
 
   // Every stored non-loop edge also stands for its reverse (GraphInput::symmetric).
   bool symmetric = false;
-  // Oriented pairs (above), the first `heads` of them stored edges.
+  // Oriented pairs (above), the first `heads` of them stored edges (the build no longer reads
+  // the count: the load lays the pairs out by it).
   bool oriented = false;
   size_t heads = 0;
 
@@ -163,10 +164,6 @@ class PartEdges {
   std::unique_ptr<uint8_t[], Free> bytes_;
 };
 
-// The structure of one process's part of a graph (docs/design.md §3.6): local vertices with dense
-// indexes 0..n-1, out-edges in CSR by source index, in-edges in CSR by target index when asked
-// for, and a table of remote vertices with their owning partition.
-//
 // A whole graph's CSRs as a reader that has them row by row lays them out (the partitioned
 // form's whole read, load/form/whole_rows.cc): every vertex by global index, its external ID
 // (names, each ending at name_end[v]) and its rows as Topology::Build orders them for one part.
@@ -182,6 +179,11 @@ struct WholeRows {
   bool in_shared = false;  // symmetric only: the in-edges are the out-edges (Topology::in_shared)
 };
 
+// The structure of one process's part of a graph (docs/design.md §3.6): local vertices with dense
+// indexes 0..n-1, out-edges in CSR by source index, in-edges in CSR by target index when asked
+// for (a symmetric graph's are its out-edges, stored once: in_shared), and a table of remote
+// vertices with their owning partition.
+//
 // An edge endpoint is a 32-bit "slot": a slot below num_local() is a local vertex index; a slot
 // s >= num_local() is the remote vertex s - num_local(). The message path therefore never hashes a
 // UUID for a local destination, and a remote destination's partition is looked up in an array.
@@ -191,7 +193,8 @@ class Topology {
   // split has one part), their out-edges and, if `in_edges`, their in-edges. `input_edge_of_out`
   // and `input_edge_of_in`, if not null, receive for each CSR edge the index of its stored edge in
   // `input` (for the reverse of a symmetric input's edge, that edge's), so that typed edge values
-  // can be laid out alongside.
+  // can be laid out alongside (a symmetric input's in-edges are its out-edges: in_shared, and
+  // `input_edge_of_in` is left empty).
   static absl::StatusOr<Topology> Build(const GraphInput& input, const partition::Range& split,
                                         uint64_t part, bool in_edges,
                                         std::vector<uint32_t>* input_edge_of_out,

@@ -114,7 +114,7 @@ class WorkerStart {
     auto rows = load::LoadWholeRows(work.graph, App::kWeights, in_edges);
     if (!rows.ok()) return rows.status();
     building_ = "the graph and the engine's state";
-    needed_ = bsp::EstimateEngineBytes<Program>(facts->num_vertices, facts->num_stored_edges,
+    needed_ = bsp::EstimateEngineBytes<Program>(facts->num_vertices, rows->rows.out_targets.size(),
                                                 facts->symmetric);
     auto graph = bsp::Graph<typename Program::EdgeValue>::FromRows(
         std::move(rows->rows), std::move(rows->out_weights), std::move(rows->in_weights));

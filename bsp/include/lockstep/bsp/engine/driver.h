@@ -51,7 +51,7 @@ uint64_t EstimateEngineBytes(uint64_t vertices, uint64_t edges, bool symmetric =
   // UUID, global index, external ID (a short string), CSR offset, value, halted flag, awake bit.
   uint64_t per_vertex = 16 + 4 + 32 + 8 + sizeof(typename P::VertexValue) + 1 + 1;
   uint64_t per_edge = 4 + kEdgeValue;
-  if (NeedsInEdges<P>(symmetric)) {
+  if (NeedsInEdges<P>(symmetric) && !symmetric) {  // a symmetric graph's are its out-edges
     per_vertex += 8;
     per_edge += 4 + kEdgeValue;
   }
