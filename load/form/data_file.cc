@@ -49,8 +49,9 @@ absl::Status CheckSections(const Manifest& m, const DataFile& d, bool whole_grap
   return absl::OkStatus();
 }
 
-// The file's prefix (whole_graph) or all of it, its sections checked unless `unchecked`.
-absl::StatusOr<DataFile> Read(const Manifest& m, uint32_t part, bool whole_graph, bool unchecked) {
+// The file's prefix (whole_graph) or all of it, and with `secondary` (a prefix only) its
+// secondary edges too, read apart into `rest`; its sections checked.
+absl::StatusOr<DataFile> Read(const Manifest& m, uint32_t part, bool whole_graph, bool secondary) {
   const FileEntry& entry = m.data[part];
   CheckedFile file(m, entry);
   if (auto st = file.Open(); !st.ok()) return st;
@@ -66,8 +67,14 @@ absl::StatusOr<DataFile> Read(const Manifest& m, uint32_t part, bool whole_graph
   const char* at = nullptr;
   const uint64_t bytes = whole_graph ? d.l.prefix : entry.size;
   if (auto st = file.Read(0, bytes, d.buf, at, true); !st.ok()) return st;
-  if (unchecked) return d;
-  if (auto st = CheckSections(m, d, whole_graph); !st.ok()) return st;
+  if (secondary) {
+    d.rest_offset = d.l.secondary.seq;
+    if (auto st = file.Read(d.rest_offset, d.l.end_uuids - d.rest_offset, d.rest, d.rest_at, false);
+        !st.ok()) {
+      return st;
+    }
+  }
+  if (auto st = CheckSections(m, d, whole_graph, secondary); !st.ok()) return st;
   return d;
 }
 
@@ -78,19 +85,7 @@ absl::StatusOr<DataFile> ReadDataFile(const Manifest& m, uint32_t part, bool who
 }
 
 absl::StatusOr<DataFile> ReadDataFileRows(const Manifest& m, uint32_t part) {
-  auto d = Read(m, part, true, true);
-  if (!d.ok()) return d.status();
-  const FileEntry& entry = m.data[part];
-  CheckedFile file(m, entry);
-  if (auto st = file.Open(); !st.ok()) return st;
-  d->rest_offset = d->l.secondary.seq;
-  if (auto st =
-          file.Read(d->rest_offset, d->l.end_uuids - d->rest_offset, d->rest, d->rest_at, false);
-      !st.ok()) {
-    return st;
-  }
-  if (auto st = CheckSections(m, *d, true, true); !st.ok()) return st;
-  return d;
+  return Read(m, part, true, true);
 }
 
 absl::StatusOr<std::vector<DataFile>> ReadDataFiles(const Manifest& m,

@@ -96,49 +96,45 @@ absl::Status Count(const Manifest& m, bool symmetric, Counts& c, std::vector<uin
   return absl::OkStatus();
 }
 
-// One CSR being laid out: its rows and, per vertex, how many of each part are placed.
+// One CSR being laid out: its rows and, per vertex, how many of each part are placed. A row is
+// its first part then its second (a symmetric out row: F, then R but loops); `first_size` gives
+// the first part's size (null: the whole row).
 struct Csr {
   std::vector<uint64_t>* offsets;
   std::vector<uint32_t>* ends;
   std::vector<double>* weights;  // null: none
+  const std::vector<uint32_t>* first_size;
   std::vector<uint32_t> first_placed, second_placed;
-};
 
-// Pass 2, one list of a file: places edge j of `list` (those `take` accepts, in order) as the
-// next of its vertex's first-part edges in `a` and, unless a loop, of its second-part edges in
-// `b` (null: none). `key_src`: the vertex is the edge's source (F), else its target (R). Returns
-// false if a row overflows (the file disagrees with the first pass).
-struct Placer {
-  const uint32_t* eg;
-  const std::vector<uint32_t>* first_size;  // the first part's size per vertex, in `b`
-  bool key_src;
-  bool weighted;
-
-  template <class Take>
-  bool Place(const EdgeView& list, uint64_t j, Csr* a, Csr* b, const std::vector<uint32_t>& a_size,
-             Take take) const {
-    const uint32_t s = eg[list.src[j]], t = eg[list.dst[j]];
-    const uint32_t v = key_src ? s : t, other = key_src ? t : s;
-    if (!take(v)) return true;
-    const double w = weighted ? list.weights[j] : 0;
-    auto put = [&](Csr& c, uint32_t& placed, uint64_t base, uint64_t limit) {
-      const uint64_t at = (*c.offsets)[v] + base + placed;
-      if (at >= limit) return false;
-      (*c.ends)[at] = other;
-      if (c.weights != nullptr) (*c.weights)[at] = w;
-      ++placed;
-      return true;
-    };
-    if (a != nullptr && !put(*a, a->first_placed[v], 0, (*a->offsets)[v] + a_size[v])) {
-      return false;
-    }
-    if (b != nullptr && s != t &&
-        !put(*b, b->second_placed[v], (*first_size)[v], (*b->offsets)[v + 1])) {
-      return false;
-    }
+  uint64_t FirstEnd(uint32_t v) const {
+    return first_size != nullptr ? (*offsets)[v] + (*first_size)[v] : (*offsets)[v + 1];
+  }
+  // Places `other` (and its weight) as the next of v's edges in the first or second part; false
+  // if that part is full (the file disagrees with the first pass).
+  bool Put(uint32_t v, bool second, uint32_t other, double w) {
+    uint32_t& placed = second ? second_placed[v] : first_placed[v];
+    const uint64_t at = (second ? FirstEnd(v) : (*offsets)[v]) + placed;
+    if (at >= (second ? (*offsets)[v + 1] : FirstEnd(v))) return false;
+    (*ends)[at] = other;
+    if (weights != nullptr) (*weights)[at] = w;
+    ++placed;
     return true;
   }
 };
+
+// Pass 2, one list of a file: places edge j of `list`, if `take` accepts its vertex (its source
+// if `key_src` (F), else its target (R)), in the first part of its row in `a` and, unless a loop,
+// in the second part of its row in `b` (each null: none). False if a row overflows.
+template <class Take>
+bool Place(const EdgeView& list, uint64_t j, const uint32_t* eg, bool key_src, bool weighted,
+           Csr* a, Csr* b, Take take) {
+  const uint32_t v = eg[key_src ? list.src[j] : list.dst[j]];
+  if (!take(v)) return true;  // the other end looked up only for a vertex taken
+  const uint32_t other = eg[key_src ? list.dst[j] : list.src[j]];
+  const double w = weighted ? list.weights[j] : 0;
+  if (a != nullptr && !a->Put(v, false, other, w)) return false;
+  return b == nullptr || v == other || b->Put(v, true, other, w);
+}
 
 // The rows being laid out, and what the first pass counted.
 struct Layout {
@@ -178,21 +174,17 @@ absl::Status PlaceFile(Layout& at, uint32_t k) {
     auto mine = [&](uint32_t v) { return v >= lo && v < hi && c.file[v] == k; };
     bool fine = true;
     if (task < ranges) {  // F: out rows' first part
-      const Placer f{d.end_globals(), nullptr, true, at.weighted};
       for (uint64_t j = 0; j < p.size && fine; ++j) {
-        fine = f.Place(p, j, &at.out, nullptr, c.out, mine);
+        fine = Place(p, j, d.end_globals(), true, at.weighted, &at.out, nullptr, mine);
       }
     } else {  // R, both lists merged by input position: directed in rows, symmetric out's rest
-      const Placer rr{d.end_globals(), &c.out, false, at.weighted};
       Csr* a = at.in_rows ? &at.in : nullptr;
       Csr* b = at.symmetric ? &at.out : nullptr;
       uint64_t i = 0, j = 0;
       while (fine && (i < p.size || j < q.size)) {
-        if (j == q.size || (i < p.size && p.seq[i] < q.seq[j])) {
-          fine = rr.Place(p, i++, a, b, c.in, mine);
-        } else {
-          fine = rr.Place(q, j++, a, b, c.in, mine);
-        }
+        const bool from_p = j == q.size || (i < p.size && p.seq[i] < q.seq[j]);
+        fine = from_p ? Place(p, i++, d.end_globals(), false, at.weighted, a, b, mine)
+                      : Place(q, j++, d.end_globals(), false, at.weighted, a, b, mine);
       }
     }
     if (!fine) ok.store(false);
@@ -224,12 +216,13 @@ absl::Status CheckFull(const Layout& at) {
 }  // namespace
 
 absl::StatusOr<WholeFormRows> LoadWholeRows(const GraphSource& source, WeightUse weights,
-                                            bool in_edges) {
+                                            absl::FunctionRef<bool(bool)> in_edges_if) {
   auto m = form::OpenSource(source);
   if (!m.ok()) return m.status();
   const uint64_t n = m->facts.num_vertices;
   if (n >= bsp::kNoVertex) return absl::OutOfRangeError("too many vertices for 32-bit edge slots");
   const bool symmetric = m->facts.symmetric;
+  const bool in_edges = in_edges_if(symmetric);
   const bool weighted = m->facts.weighted && weights != WeightUse::kIgnore;
   WholeFormRows out;
   bsp::WholeRows& rows = out.rows;
@@ -265,10 +258,12 @@ absl::StatusOr<WholeFormRows> LoadWholeRows(const GraphSource& source, WeightUse
             c,
             rows,
             {&rows.out_offsets, &rows.out_targets, weighted ? &out.out_weights : nullptr,
-             std::vector<uint32_t>(n, 0), std::vector<uint32_t>(symmetric ? n : 0, 0)},
+             symmetric ? &c.out : nullptr, std::vector<uint32_t>(n, 0),
+             std::vector<uint32_t>(symmetric ? n : 0, 0)},
             {&rows.in_offsets,
              &rows.in_sources,
              weighted ? &out.in_weights : nullptr,
+             nullptr,
              std::vector<uint32_t>(in_rows ? n : 0, 0),
              {}},
             symmetric,

@@ -102,7 +102,7 @@ void ExpectRowsLikeBuild(const GraphSource& source, const std::string& dir, Weig
     std::vector<uint32_t> out_map, in_map;
     auto want = bsp::Topology::Build(*text, *split, 0, in_edges, &out_map, &in_map);
     ASSERT_TRUE(want.ok()) << at << want.status();
-    auto rows = LoadWholeRows({.path = dir}, weights, in_edges);
+    auto rows = LoadWholeRows({.path = dir}, weights, [&](bool) { return in_edges; });
     ASSERT_TRUE(rows.ok()) << at << rows.status();
     const std::vector<double> out_w = rows->out_weights, in_w = rows->in_weights;
     EXPECT_EQ(rows->properties, text->properties) << at;
@@ -333,7 +333,8 @@ class PartFilesDamageTest : public PartFilesTest {
     EXPECT_THAT(std::string(whole.status().message()), HasSubstr(message));
     // Local mode reads a partitioned graph (with a manifest) row by row.
     if (IsPartitionedForm(Out())) {
-      auto rows = LoadWholeRows({.path = Out()}, WeightUse::kNonNegative, true);
+      auto rows =
+          LoadWholeRows({.path = Out()}, WeightUse::kNonNegative, [](bool) { return true; });
       ASSERT_FALSE(rows.ok());
       EXPECT_THAT(std::string(rows.status().message()), HasSubstr(message));
     }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "lockstep/bsp/exchange.h"
@@ -71,9 +72,10 @@ absl::Status WritePartitionedFormDistributed(const bsp::GraphSource& source,
 absl::StatusOr<bsp::GraphInput> LoadPartitionedForm(const bsp::GraphSource& source,
                                                     bsp::WeightUse weights);
 
-// The whole graph's CSRs read row by row from the form, with in-edges if `in_edges`: what
+// The whole graph's CSRs read row by row from the form, with in-edges if `in_edges_if` says so
+// for the graph's symmetry (as bsp::NeedsInEdges<P>(symmetric) does): what
 // Topology::Build gives for one part of LoadPartitionedForm's input, without the edge list that
-// build holds beside the CSR (one data file is mapped at a time), and the CSR edges' weights in
+// build holds beside the CSR (one data file is read at a time), and the CSR edges' weights in
 // the CSR's order (none if `weights` ignores them or the graph has none). Local mode's load.
 struct WholeFormRows {
   bsp::WholeRows rows;
@@ -81,7 +83,7 @@ struct WholeFormRows {
   std::map<std::string, std::string> properties;
 };
 absl::StatusOr<WholeFormRows> LoadWholeRows(const bsp::GraphSource& source, bsp::WeightUse weights,
-                                            bool in_edges);
+                                            absl::FunctionRef<bool(bool symmetric)> in_edges_if);
 
 // Worker `rank` of `workers`' partition, as LoadPartition gives it for the text: reads only the
 // shard files whose ranges overlap partition `rank` of Range::Whole(workers), and the worker's

@@ -108,14 +108,13 @@ class WorkerStart {
   // Local mode on the partitioned form: the CSRs read row by row, with no edge list beside them.
   absl::StatusOr<StartedWorker<Program>> WholeFromRows() {
     const JobWork& work = details_.work;
-    auto facts = load::ReadPartitionedFormFacts(work.graph.path);
-    if (!facts.ok()) return facts.status();
-    const bool in_edges = bsp::NeedsInEdges<Program>(facts->symmetric);
-    auto rows = load::LoadWholeRows(work.graph, App::kWeights, in_edges);
+    auto rows = load::LoadWholeRows(work.graph, App::kWeights, [](bool symmetric) {
+      return bsp::NeedsInEdges<Program>(symmetric);
+    });
     if (!rows.ok()) return rows.status();
     building_ = "the graph and the engine's state";
-    needed_ = bsp::EstimateEngineBytes<Program>(facts->num_vertices, rows->rows.out_targets.size(),
-                                                facts->symmetric);
+    needed_ = bsp::EstimateEngineBytes<Program>(
+        rows->rows.name_end.size(), rows->rows.out_targets.size(), rows->rows.symmetric);
     auto graph = bsp::Graph<typename Program::EdgeValue>::FromRows(
         std::move(rows->rows), std::move(rows->out_weights), std::move(rows->in_weights));
     if (!graph.ok()) return graph.status();
