@@ -2,6 +2,7 @@
 
 #include <deque>
 
+#include "lockstep/apps/common/search.h"
 #include "lockstep/apps/common/source.h"
 #include "lockstep/runner/program_runner.h"
 
@@ -12,7 +13,22 @@ absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphFac
   if (!source.ok()) return source.status();
   Program p;
   p.source = *source;
+  const std::string start = bsp::ParamString(params, "start");
+  if (start == "source") {
+    p.search = false;
+  } else if (!start.empty() && start != "search") {
+    return bsp::ParamError("start", absl::StrCat("expected search or source, got '", start, "'"));
+  }
   return p;
+}
+
+void Program::PartitionStep(bsp::PartitionView<Program>& part) const {
+  if (!search) return;
+  const uint32_t s = part.topology().Find(source);
+  if (s != bsp::kNoVertex) common::SearchLevels(part.topology(), s, part.values(), kUnreachable);
+  const std::span<const int64_t> depth = part.values();
+  common::HaltAllButSenders(part, s != bsp::kNoVertex,
+                            [&](uint32_t v) { return depth[v] != kUnreachable; });
 }
 
 catalogue::AppInfo Info() {
@@ -22,7 +38,10 @@ catalogue::AppInfo Info() {
   info.validation = catalogue::ValidationRule::kExact;
   info.values = catalogue::ValueKind::kInteger;
   bsp::AppendInt(kUnreachable, info.unreachable);
-  info.params = {{"source", "", "the source vertex (external ID)"}};
+  info.params = {{"source", "", "the source vertex (external ID)"},
+                 {"start", "search",
+                  "search: each partition searches its own edges from the source before "
+                  "superstep 0; source: the source alone starts (plain Pregel BFS)"}};
   info.graphalytics = {{"bfs.source-vertex", "source", {}}};
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<runner::JobRunner> {
     return std::make_unique<runner::ProgramRunner<App>>(report);

@@ -1,6 +1,7 @@
 #include "lockstep/apps/sssp/sssp.h"
 
 #include <algorithm>
+#include <cmath>
 #include <queue>
 
 #include "lockstep/apps/common/source.h"
@@ -19,6 +20,23 @@ absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphFac
   }
   Program p;
   p.source = *source;
+  const std::string start = bsp::ParamString(params, "start");
+  if (start == "source") {
+    p.delta_stepping = false;
+  } else if (!start.empty() && start != "delta-stepping") {
+    return bsp::ParamError("start",
+                           absl::StrCat("expected delta-stepping or source, got '", start, "'"));
+  }
+  const std::string delta = bsp::ParamString(params, "delta");
+  if (!delta.empty() && delta != "auto") {
+    auto d = bsp::ParamDouble(params, "delta");
+    if (!d.ok()) return d.status();
+    if (!(*d > 0) || !std::isfinite(*d)) {
+      return bsp::ParamError("delta",
+                             absl::StrCat("expected a positive number, got '", delta, "'"));
+    }
+    p.delta = *d;
+  }
   return p;
 }
 
@@ -98,6 +116,11 @@ catalogue::AppInfo Info() {
       {"source", "", "the source vertex (external ID)"},
       {"path-to", "", "also print the shortest path to this vertex on stdout (run only)", false,
        true},
+      {"start", "delta-stepping",
+       "delta-stepping: each partition runs delta-stepping over its own edges from the source "
+       "before superstep 0; source: the source alone starts (plain Pregel SSSP)"},
+      {"delta", "auto",
+       "the width of delta-stepping's buckets (a positive number); auto: from the weights"},
   };
   info.graphalytics = {{"sssp.source-vertex", "source", {}}};
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<runner::JobRunner> {

@@ -153,8 +153,14 @@ class CheckpointAppsTest : public ::testing::TestWithParam<Case> {
 TEST_P(CheckpointAppsTest, PageRank) {
   Check<pagerank::App>({{"damping", "0.85"}, {"tolerance", "0"}, {"max-iterations", "8"}}, path_);
 }
-TEST_P(CheckpointAppsTest, Sssp) { Check<sssp::App>({{"source", "6"}}, path_); }
-TEST_P(CheckpointAppsTest, Bfs) { Check<bfs::App>({{"source", "6"}}, path_); }
+TEST_P(CheckpointAppsTest, Sssp) {
+  Check<sssp::App>({{"source", "6"}, {"start", "source"}}, path_);
+}
+TEST_P(CheckpointAppsTest, SsspDeltaStepping) {
+  Check<sssp::App>({{"source", "999"}}, chain_, true);
+}
+TEST_P(CheckpointAppsTest, Bfs) { Check<bfs::App>({{"source", "6"}, {"start", "source"}}, path_); }
+TEST_P(CheckpointAppsTest, BfsSearch) { Check<bfs::App>({{"source", "999"}}, chain_, true); }
 TEST_P(CheckpointAppsTest, Wcc) { Check<wcc::App>({{"start", "own-label"}}, path_); }
 TEST_P(CheckpointAppsTest, WccUnionFind) { Check<wcc::App>({}, chain_, true); }
 TEST_P(CheckpointAppsTest, Cdlp) { Check<cdlp::App>({{"max-iterations", "6"}}, path_); }

@@ -91,6 +91,62 @@ TEST_P(KernelsTest, BfsMatchesOracle) {
   EXPECT_EQ(text1, text2);
 }
 
+// BFS on 1 to 4 parts, with each part's direction-optimising search before superstep 0
+// (docs/design.md §3.9) and without it: the oracle's depths. From a source in the middle of the
+// input and from the first vertex.
+TEST_P(KernelsTest, BfsOnEveryPartCountMatchesOracle) {
+  for (const uint32_t source : {7u, 0u}) {
+    const std::vector<int64_t> expected = bfs::Oracle(input_, source);
+    for (const char* start : {"search", "source"}) {
+      const bsp::Params params{{"source", input_.external_ids[source]}, {"start", start}};
+      auto program = bfs::App::Make(params, bsp::FactsOf<bfs::App>(params, input_));
+      ASSERT_TRUE(program.ok()) << program.status();
+      for (uint32_t parts : {1u, 2u, 3u, 4u}) {
+        SCOPED_TRACE(::testing::Message() << start << ", " << parts << " parts");
+        test::EngineCluster<bfs::Program> cluster(*program, input_, parts);
+        ASSERT_TRUE(cluster.Connect().ok());
+        ASSERT_TRUE(cluster.RunToCompletion().ok());
+        const auto values = cluster.Values();
+        ASSERT_EQ(values.size(), expected.size());
+        for (size_t v = 0; v < expected.size(); ++v) {
+          EXPECT_EQ(values.at(input_.external_ids[v]), expected[v])
+              << "vertex " << input_.external_ids[v];
+        }
+        if (parts == 1 && std::string(start) == "search") {
+          EXPECT_EQ(cluster.superstep(), 1u) << "one part ends after superstep 0";
+        }
+      }
+    }
+  }
+}
+
+// SSSP on a graph without weights: its partition step searches as BFS's does (every weight is 1),
+// and the distances are the BFS oracle's depths, on 1 to 4 parts.
+TEST_P(KernelsTest, SsspWithoutWeightsGivesTheDepths) {
+  auto input = load::LoadGraph({graph_.path, "edgelist", graph_.undirected}, sssp::App::kWeights);
+  ASSERT_TRUE(input.ok()) << input.status();
+  ASSERT_TRUE(input->weights.empty());
+  const uint32_t source = 7;
+  const std::vector<int64_t> depth = bfs::Oracle(input_, source);
+  const bsp::Params params{{"source", input_.external_ids[source]}};
+  auto program = sssp::App::Make(params, bsp::FactsOf<sssp::App>(params, *input));
+  ASSERT_TRUE(program.ok()) << program.status();
+  for (uint32_t parts : {1u, 2u, 3u, 4u}) {
+    test::EngineCluster<sssp::Program> cluster(*program, *input, parts);
+    ASSERT_TRUE(cluster.Connect().ok());
+    ASSERT_TRUE(cluster.RunToCompletion().ok());
+    const auto values = cluster.Values();
+    for (size_t v = 0; v < depth.size(); ++v) {
+      const double want =
+          depth[v] == bfs::kUnreachable ? sssp::kUnreachable : static_cast<double>(depth[v]);
+      EXPECT_EQ(values.at(input_.external_ids[v]), want) << parts << " parts";
+    }
+    if (parts == 1) {
+      EXPECT_EQ(cluster.superstep(), 1u);
+    }
+  }
+}
+
 TEST_P(KernelsTest, WccMatchesOracleWithSmallestIdLabels) {
   auto [text1, labels] = RunApp<wcc::App>(graph_, {}, 1);
   auto [text2, labels2] = RunApp<wcc::App>(graph_, {}, 2);
@@ -215,37 +271,57 @@ INSTANTIATE_TEST_SUITE_P(RandomGraphs, KernelsTest,
                                            std::make_tuple(3u, false, true),
                                            std::make_tuple(4u, true, true)));
 
+// 2000 vertices, 6000 edges with weights 0 to 40; the source, "0", reaches most vertices along
+// directed edges too.
+fs::path WriteWeightedGraph(const fs::path& dir) {
+  std::mt19937 rng(29);
+  const fs::path path = dir / "w.el";
+  std::ofstream out(path);
+  std::uniform_int_distribution<uint32_t> any(0, 1999), weight(0, 40);
+  for (int e = 0; e < 6000; ++e) {
+    out << (e < 4 ? 0 : any(rng)) << ' ' << any(rng) << ' ' << weight(rng) << '\n';
+  }
+  return path;
+}
+
+// The weighted graph, directed or not, its source's index and the oracle's distances from it.
+struct WeightedCase {
+  bsp::GraphInput input;
+  uint32_t source = 0;
+  std::vector<double> oracle;
+};
+
+WeightedCase LoadWeighted(const fs::path& path, bool undirected) {
+  WeightedCase c;
+  auto input =
+      load::LoadGraph({path.string(), "edgelist", undirected}, bsp::WeightUse::kNonNegative);
+  EXPECT_TRUE(input.ok()) << input.status();
+  c.input = *std::move(input);
+  const auto& ids = c.input.external_ids;
+  c.source = static_cast<uint32_t>(std::find(ids.begin(), ids.end(), "0") - ids.begin());
+  EXPECT_LT(c.source, ids.size());
+  c.oracle = sssp::Oracle(c.input, c.source);
+  const auto unreachable = std::count(c.oracle.begin(), c.oracle.end(), sssp::kUnreachable);
+  EXPECT_GT(unreachable, 0);
+  EXPECT_LT(unreachable, static_cast<long>(c.oracle.size() / 4));
+  return c;
+}
+
 // SSSP pushes (a compare-and-swap minimum per target) or pulls per superstep, and by choice
 // pushes the cheapest of a large frontier first and holds the rest back (kAnyOrder;
-// docs/design.md §3.4). On 1 to 4 parts, forced either way or chosen, directed or undirected:
-// every distance is the oracle's, and values were held back.
+// docs/design.md §3.4). Without the partition step, on 1 to 4 parts, forced either way or chosen,
+// directed or undirected: every distance is the oracle's, and values were held back.
 TEST(SsspDirectionTest, EveryPartCountAndDirectionGivesTheOraclesDistances) {
   test::TempDir dir("lockstep-sssp-direction");
-  std::mt19937 rng(29);
-  const fs::path path = dir.path() / "w.el";
-  {
-    std::ofstream out(path);
-    std::uniform_int_distribution<uint32_t> any(0, 1999), weight(0, 40);
-    // The source, "0", reaches most vertices along directed edges too.
-    for (int e = 0; e < 6000; ++e) {
-      out << (e < 4 ? 0 : any(rng)) << ' ' << any(rng) << ' ' << weight(rng) << '\n';
-    }
-  }
+  const fs::path path = WriteWeightedGraph(dir.path());
   for (bool undirected : {false, true}) {
     SCOPED_TRACE(undirected ? "undirected" : "directed");
-    auto input =
-        load::LoadGraph({path.string(), "edgelist", undirected}, bsp::WeightUse::kNonNegative);
-    ASSERT_TRUE(input.ok()) << input.status();
-    const uint32_t source = static_cast<uint32_t>(
-        std::find(input->external_ids.begin(), input->external_ids.end(), "0") -
-        input->external_ids.begin());
-    ASSERT_LT(source, input->external_ids.size());
+    const WeightedCase c = LoadWeighted(path, undirected);
+    const bsp::GraphInput* input = &c.input;
+    const std::vector<double>& oracle = c.oracle;
     sssp::Program program;
     program.source = bsp::VertexIdFromExternal("0");
-    const std::vector<double> oracle = sssp::Oracle(*input, source);
-    EXPECT_GT(std::count(oracle.begin(), oracle.end(), std::numeric_limits<double>::infinity()), 0);
-    EXPECT_LT(std::count(oracle.begin(), oracle.end(), std::numeric_limits<double>::infinity()),
-              static_cast<long>(oracle.size() / 4));
+    program.delta_stepping = false;
     using Direction = bsp::Engine<sssp::Program>::Direction;
     uint64_t held_back = 0;
     for (uint32_t parts : {1u, 2u, 3u, 4u}) {
@@ -271,6 +347,53 @@ TEST(SsspDirectionTest, EveryPartCountAndDirectionGivesTheOraclesDistances) {
     }
     EXPECT_GT(held_back, 0u);
   }
+}
+
+// The partition step's delta-stepping (docs/design.md §3.9) on 1 to 4 parts, directed or
+// undirected, with buckets chosen from the weights, narrower than the lightest positive weight,
+// so narrow that distances run past the buckets a thread keeps apart, and wider than any path:
+// every distance is the oracle's, and one part ends after superstep 0.
+TEST(SsspDeltaSteppingTest, EveryPartCountAndBucketWidthGivesTheOraclesDistances) {
+  test::TempDir dir("lockstep-sssp-delta");
+  const fs::path path = WriteWeightedGraph(dir.path());
+  for (bool undirected : {false, true}) {
+    const WeightedCase c = LoadWeighted(path, undirected);
+    for (const char* delta : {"auto", "0.5", "0.01", "100000"}) {
+      const bsp::Params params{{"source", "0"}, {"delta", delta}};
+      auto program = sssp::App::Make(params, bsp::FactsOf<sssp::App>(params, c.input));
+      ASSERT_TRUE(program.ok()) << program.status();
+      for (uint32_t parts : {1u, 2u, 3u, 4u}) {
+        SCOPED_TRACE(::testing::Message() << (undirected ? "undirected" : "directed") << ", delta "
+                                          << delta << ", " << parts << " parts");
+        test::EngineCluster<sssp::Program> cluster(*program, c.input, parts);
+        ASSERT_TRUE(cluster.Connect().ok());
+        ASSERT_TRUE(cluster.RunToCompletion().ok());
+        const auto values = cluster.Values();
+        ASSERT_EQ(values.size(), c.oracle.size());
+        for (size_t v = 0; v < c.oracle.size(); ++v) {
+          EXPECT_EQ(values.at(c.input.external_ids[v]), c.oracle[v]) << c.input.external_ids[v];
+        }
+        if (parts == 1) {
+          EXPECT_EQ(cluster.superstep(), 1u) << "one part ends after superstep 0";
+        }
+      }
+    }
+  }
+}
+
+// The step's parameters are checked when the program is made.
+TEST(SsspDeltaSteppingTest, ABadStartOrDeltaIsRefused) {
+  const bsp::GraphFacts none;
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"start", "bellman"}, {"delta", "0"}, {"delta", "-1"}, {"delta", "inf"}, {"delta", "x"}};
+  for (const auto& [name, value] : bad) {
+    const auto program = sssp::App::Make({{"source", "0"}, {name, value}}, none);
+    ASSERT_FALSE(program.ok()) << name << " " << value;
+    EXPECT_EQ(program.status().code(), absl::StatusCode::kInvalidArgument) << program.status();
+    EXPECT_EQ(program.status().message().find(name + ":"), 0u) << program.status();
+  }
+  EXPECT_TRUE(sssp::App::Make({{"source", "0"}, {"delta", "2.5"}}, none).ok());
+  EXPECT_FALSE(bfs::App::Make({{"source", "0"}, {"start", "dfs"}}, none).ok());
 }
 
 // examples/minreach declares only its combiner (min, with Improves) and that it broadcasts: the

@@ -158,10 +158,23 @@ TEST_P(PartitionedAppsTest, PageRank) {
 }
 
 TEST_P(PartitionedAppsTest, Sssp) {
-  Check<sssp::App>({{"source", "3"}}, sizeof(sssp::Program::Message), 2.0);
+  Check<sssp::App>({{"source", "3"}, {"start", "source"}}, sizeof(sssp::Program::Message), 2.0);
 }
 
-TEST_P(PartitionedAppsTest, Bfs) { Check<bfs::App>({{"source", "3"}}, sizeof(int64_t), 2.0); }
+// The partition step's delta-stepping: only the vertices it reached with an edge to another part
+// publish.
+TEST_P(PartitionedAppsTest, SsspDeltaStepping) {
+  Check<sssp::App>({{"source", "3"}}, sizeof(sssp::Program::Message), 2.0, true);
+}
+
+TEST_P(PartitionedAppsTest, Bfs) {
+  Check<bfs::App>({{"source", "3"}, {"start", "source"}}, sizeof(int64_t), 2.0);
+}
+
+// The partition step's search: only the vertices it reached with an edge to another part publish.
+TEST_P(PartitionedAppsTest, BfsSearch) {
+  Check<bfs::App>({{"source", "3"}}, sizeof(int64_t), 2.0, true);
+}
 
 TEST_P(PartitionedAppsTest, Wcc) {
   Check<wcc::App>({{"start", "own-label"}}, sizeof(uint32_t), 2.0);

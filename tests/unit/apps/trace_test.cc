@@ -147,8 +147,12 @@ class TraceTest : public ::testing::Test {
 TEST_F(TraceTest, PageRank) {
   Check<pagerank::App>({{"damping", "0.85"}, {"tolerance", "0"}, {"max-iterations", "5"}});
 }
-TEST_F(TraceTest, Sssp) { Check<sssp::App>({{"source", "1"}}); }
-TEST_F(TraceTest, Bfs) { Check<bfs::App>({{"source", "1"}}); }
+TEST_F(TraceTest, Sssp) { Check<sssp::App>({{"source", "1"}, {"start", "source"}}); }
+// Delta-stepping's distances show in superstep 0's lines, where local mode ends.
+TEST_F(TraceTest, SsspDeltaStepping) { Check<sssp::App>({{"source", "1"}}, true); }
+TEST_F(TraceTest, Bfs) { Check<bfs::App>({{"source", "1"}, {"start", "source"}}); }
+// The search's depths show in superstep 0's lines, where local mode ends.
+TEST_F(TraceTest, BfsSearch) { Check<bfs::App>({{"source", "1"}}, true); }
 TEST_F(TraceTest, Wcc) { Check<wcc::App>({{"start", "own-label"}}); }
 // The union-find's labels show in superstep 0's lines, where local mode ends.
 TEST_F(TraceTest, WccUnionFind) { Check<wcc::App>({}, true); }

@@ -64,6 +64,7 @@ class Graph {
       return absl::InternalError("a whole graph's weights do not match its rows");
     }
     Graph g(std::move(*topo));
+    g.unit_values_ = out_weights.empty();
     if constexpr (kValues) {
       auto lay_out = [](std::vector<E>& values, std::vector<double>& weights, size_t n) {
         if constexpr (std::is_same_v<E, double>) {
@@ -85,6 +86,9 @@ class Graph {
   }
 
   const Topology& topology() const { return topology_; }
+  // Whether the input had no weights, so that every edge value is 1 (a program may then take a
+  // shorter way, e.g. SSSP's partition step a breadth-first search).
+  bool unit_values() const { return unit_values_; }
 
   std::span<const E> out_values(uint32_t v) const {
     if constexpr (std::is_same_v<E, NoValue>) return {};
@@ -107,6 +111,7 @@ class Graph {
                           const std::vector<uint32_t>& out_map,
                           const std::vector<uint32_t>& in_map) {
     Graph g(std::move(topo));
+    g.unit_values_ = weights.empty();
     if constexpr (kValues) {
       auto value_of = [&](uint32_t e) {
         return static_cast<E>(weights.empty() ? 1.0 : weights[e]);
@@ -135,6 +140,7 @@ class Graph {
   }
 
   Topology topology_;
+  bool unit_values_ = false;
   std::vector<E> out_values_;
   std::vector<E> in_values_;
 };

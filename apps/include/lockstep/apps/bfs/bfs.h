@@ -28,11 +28,25 @@ struct Program {
   static bool Improves(int64_t depth, int64_t m) { return m < depth; }
   int64_t Init(const bsp::Context<Program>&) const { return kUnreachable; }
 
+  // Superstep 0 starts with a partition step (search.cc, docs/design.md §3.9): the partition
+  // holding the source searches its own edges direction-optimised, and only the vertices it
+  // reached with an edge to another partition publish in superstep 0. In local mode that is the
+  // whole search. With `start source` the step is left out: the source alone starts.
+  bool search = true;
+  void PartitionStep(bsp::PartitionView<Program>& part) const;
+
   void Compute(bsp::Context<Program>& ctx, std::span<const int64_t> messages) const {
     int64_t best = ctx.value();
-    if (ctx.superstep() == 0 && ctx.id() == source) best = 0;
-    if (!messages.empty()) best = std::min(best, messages[0]);
-    if (best < ctx.value()) {
+    bool publish = false;
+    if (ctx.superstep() == 0) {
+      if (ctx.id() == source) best = 0;
+      publish = best != kUnreachable;  // the source, or a vertex the partition step reached
+    }
+    if (!messages.empty() && messages[0] < best) {
+      best = messages[0];
+      publish = true;
+    }
+    if (publish) {
       ctx.value() = best;
       ctx.SendToAllNeighbors(best + 1);
     }

@@ -26,6 +26,8 @@ class PartitionView {
   explicit PartitionView(EngineState<P>& state) : state_(state) {}
 
   const Topology& topology() const { return state_.topology(); }
+  // The partition's edges with their values (out_values(v) beside topology().out_slots(v)).
+  const Graph<typename P::EdgeValue>& graph() const { return state_.graph(); }
   uint32_t num_local() const { return topology().num_local(); }
   // Every local vertex's value, by local index (Init's, or a restored checkpoint's).
   std::span<VertexValue> values() { return state_.values_; }
