@@ -31,7 +31,7 @@ class DeltaStepping {
  public:
   DeltaStepping(const bsp::Topology& t, const bsp::Graph<double>& g, std::span<double> dist,
                 double delta)
-      : t_(t), g_(g), dist_(dist), delta_(delta) {}
+      : t_(t), g_(g), dist_(dist), delta_(delta), n_(t.num_local()) {}
 
   void From(uint32_t source) {
     dist_[source] = 0;
@@ -74,7 +74,7 @@ class DeltaStepping {
     const auto weights = g_.out_values(u);
     for (size_t i = 0; i < slots.size(); ++i) {
       const uint32_t v = slots[i];
-      if (!t_.IsLocal(v)) continue;
+      if (v >= n_) continue;
       const double offer = Program::Along(d, weights[i]);
       std::atomic_ref<double> at(dist_[v]);
       double old = at.load(std::memory_order_relaxed);
@@ -115,6 +115,7 @@ class DeltaStepping {
   const bsp::Graph<double>& g_;
   std::span<double> dist_;
   const double delta_;
+  const uint32_t n_;
   tbb::enumerable_thread_specific<Ring> rings_;
 };
 
