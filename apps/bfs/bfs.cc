@@ -23,12 +23,10 @@ absl::StatusOr<Program> App::Make(const bsp::Params& params, const bsp::GraphFac
 }
 
 void Program::PartitionStep(bsp::PartitionView<Program>& part) const {
-  if (!search) return;
+  if (!search || !common::SearchesAlone(part.topology())) return;
   const uint32_t s = part.topology().Find(source);
   if (s != bsp::kNoVertex) common::SearchLevels(part.topology(), s, part.values(), kUnreachable);
-  const std::span<const int64_t> depth = part.values();
-  common::HaltAllButSenders(part, s != bsp::kNoVertex,
-                            [&](uint32_t v) { return depth[v] != kUnreachable; });
+  part.HaltUnless([](uint32_t) { return false; });  // every depth is final
 }
 
 catalogue::AppInfo Info() {

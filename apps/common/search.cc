@@ -204,8 +204,4 @@ void SearchLevels(const bsp::Topology& t, uint32_t source, std::span<T> depth, T
 template void SearchLevels(const bsp::Topology&, uint32_t, std::span<int64_t>, int64_t);
 template void SearchLevels(const bsp::Topology&, uint32_t, std::span<double>, double);
 
-bool SendsAcross(const bsp::Topology& t, uint32_t v) {
-  return std::ranges::any_of(t.out_slots(v), [&](uint32_t slot) { return !t.IsLocal(slot); });
-}
-
 }  // namespace lockstep::apps::common

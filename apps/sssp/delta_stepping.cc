@@ -145,8 +145,8 @@ double ChooseDelta(const bsp::Topology& t, const bsp::Graph<double>& g) {
 }  // namespace
 
 void Program::PartitionStep(bsp::PartitionView<Program>& part) const {
-  if (!delta_stepping) return;
   const bsp::Topology& t = part.topology();
+  if (!delta_stepping || !common::SearchesAlone(t)) return;
   const uint32_t s = t.Find(source);
   if (s != bsp::kNoVertex) {
     if (part.graph().unit_values()) {
@@ -158,9 +158,7 @@ void Program::PartitionStep(bsp::PartitionView<Program>& part) const {
       DeltaStepping(t, part.graph(), part.values(), width).From(s);
     }
   }
-  const std::span<const double> dist = part.values();
-  common::HaltAllButSenders(part, s != bsp::kNoVertex,
-                            [&](uint32_t v) { return dist[v] != kUnreachable; });
+  part.HaltUnless([](uint32_t) { return false; });  // every distance is final
 }
 
 }  // namespace lockstep::apps::sssp

@@ -91,9 +91,9 @@ TEST_P(KernelsTest, BfsMatchesOracle) {
   EXPECT_EQ(text1, text2);
 }
 
-// BFS on 1 to 4 parts, with each part's direction-optimising search before superstep 0
-// (docs/design.md §3.9) and without it: the oracle's depths. From a source in the middle of the
-// input and from the first vertex.
+// BFS on 1 to 4 parts, with the direction-optimising search before superstep 0 where a part stands
+// alone (one part; docs/design.md §3.9) and without it: the oracle's depths. From a source in the
+// middle of the input and from the first vertex.
 TEST_P(KernelsTest, BfsOnEveryPartCountMatchesOracle) {
   for (const uint32_t source : {7u, 0u}) {
     const std::vector<int64_t> expected = bfs::Oracle(input_, source);
@@ -349,10 +349,10 @@ TEST(SsspDirectionTest, EveryPartCountAndDirectionGivesTheOraclesDistances) {
   }
 }
 
-// The partition step's delta-stepping (docs/design.md §3.9) on 1 to 4 parts, directed or
-// undirected, with buckets chosen from the weights, narrower than the lightest positive weight,
-// so narrow that distances run past the buckets a thread keeps apart, and wider than any path:
-// every distance is the oracle's, and one part ends after superstep 0.
+// The partition step's delta-stepping (docs/design.md §3.9; one part) and the parts that skip it
+// (2 to 4), directed or undirected, with buckets chosen from the weights, narrower than the
+// lightest positive weight, so narrow that distances run past the buckets a thread keeps apart,
+// and wider than any path: every distance is the oracle's, and one part ends after superstep 0.
 TEST(SsspDeltaSteppingTest, EveryPartCountAndBucketWidthGivesTheOraclesDistances) {
   test::TempDir dir("lockstep-sssp-delta");
   const fs::path path = WriteWeightedGraph(dir.path());

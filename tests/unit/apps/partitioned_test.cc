@@ -161,8 +161,8 @@ TEST_P(PartitionedAppsTest, Sssp) {
   Check<sssp::App>({{"source", "3"}, {"start", "source"}}, sizeof(sssp::Program::Message), 2.0);
 }
 
-// The partition step's delta-stepping: only the vertices it reached with an edge to another part
-// publish.
+// With the default start (delta-stepping before superstep 0 where a part stands alone): parts that
+// edges join run the vertex program, with the same answer.
 TEST_P(PartitionedAppsTest, SsspDeltaStepping) {
   Check<sssp::App>({{"source", "3"}}, sizeof(sssp::Program::Message), 2.0, true);
 }
@@ -171,7 +171,8 @@ TEST_P(PartitionedAppsTest, Bfs) {
   Check<bfs::App>({{"source", "3"}, {"start", "source"}}, sizeof(int64_t), 2.0);
 }
 
-// The partition step's search: only the vertices it reached with an edge to another part publish.
+// With the default start (a search before superstep 0 where a part stands alone): parts that edges
+// join run the vertex program, with the same answer.
 TEST_P(PartitionedAppsTest, BfsSearch) {
   Check<bfs::App>({{"source", "3"}}, sizeof(int64_t), 2.0, true);
 }

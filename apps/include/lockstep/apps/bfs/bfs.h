@@ -28,10 +28,10 @@ struct Program {
   static bool Improves(int64_t depth, int64_t m) { return m < depth; }
   int64_t Init(const bsp::Context<Program>&) const { return kUnreachable; }
 
-  // Superstep 0 starts with a partition step (search.cc, docs/design.md §3.9): the partition
-  // holding the source searches its own edges direction-optimised, and only the vertices it
-  // reached with an edge to another partition publish in superstep 0. In local mode that is the
-  // whole search. With `start source` the step is left out: the source alone starts.
+  // In local mode superstep 0 starts with a partition step (apps/common/search.cc, docs/design.md
+  // §3.9): a direction-optimising search over the whole graph gives every depth, and the job ends
+  // after superstep 0. A distributed job's partitions, which edges join, skip it (SearchesAlone).
+  // With `start source` the step is left out: the source alone starts.
   bool search = true;
   void PartitionStep(bsp::PartitionView<Program>& part) const;
 

@@ -1,8 +1,7 @@
 #pragma once
 
 // What the partition steps of the single-source apps share (docs/design.md §3.9): a
-// direction-optimising breadth-first search over a partition's own edges, and which vertices must
-// publish what it found.
+// direction-optimising breadth-first search over a partition's own edges, and where it runs.
 #include <cstdint>
 #include <span>
 
@@ -16,20 +15,11 @@ namespace lockstep::apps::common {
 template <class T>
 void SearchLevels(const bsp::Topology& t, uint32_t source, std::span<T> depth, T unreached);
 
-// Whether v has an out-edge to a vertex of another partition.
-bool SendsAcross(const bsp::Topology& t, uint32_t v);
-
-// Halts, after a partition step from the source, every vertex but those it reached (`reached(v)`)
-// with an out-edge to another partition: they publish in superstep 0, the rest wait for a message.
-// `searched` says whether the source is this partition's.
-template <class Part, class Reached>
-void HaltAllButSenders(Part& part, bool searched, Reached&& reached) {
-  const bsp::Topology& t = part.topology();
-  if (!searched || t.num_remote() == 0) {
-    part.HaltUnless([](uint32_t) { return false; });
-  } else {
-    part.HaltUnless([&](uint32_t v) { return reached(v) && SendsAcross(t, v); });
-  }
-}
+// Whether a single-source partition step searches this partition: only where no edge leaves or
+// enters it (local mode's one partition), so that every value it finds is final. Across a cut, a
+// search over the partition's own edges overestimates the vertices a shorter path reaches through
+// another partition, and the supersteps that correct them cost more than those it saves
+// (distributed BFS took 4.7x as long with it: bench/README.md).
+inline bool SearchesAlone(const bsp::Topology& t) { return t.num_remote() == 0; }
 
 }  // namespace lockstep::apps::common

@@ -36,10 +36,11 @@ struct Program {
   static double Along(double m, double weight) { return m + weight; }
   double Init(const bsp::Context<Program>&) const { return kUnreachable; }
 
-  // Superstep 0 starts with a partition step (delta_stepping.cc, docs/design.md §3.9): the
-  // partition holding the source runs delta-stepping over its own edges, and only the vertices it
-  // reached with an edge to another partition publish in superstep 0. In local mode that is the
-  // whole search. With `start source` the step is left out: the source alone starts.
+  // In local mode superstep 0 starts with a partition step (delta_stepping.cc, docs/design.md
+  // §3.9): delta-stepping over the whole graph (a breadth-first search when it has no weights)
+  // gives every distance, and the job ends after superstep 0. A distributed job's partitions,
+  // which edges join, skip it (common::SearchesAlone). With `start source` the step is left out:
+  // the source alone starts.
   bool delta_stepping = true;
   double delta = 0;  // the buckets' width; 0: chosen from a sample of the partition's weights
   void PartitionStep(bsp::PartitionView<Program>& part) const;
