@@ -91,32 +91,41 @@ TEST_P(KernelsTest, BfsMatchesOracle) {
   EXPECT_EQ(text1, text2);
 }
 
-// BFS on 1 to 4 parts, with the direction-optimising search before superstep 0 where a part stands
-// alone (one part; docs/design.md §3.9) and without it: the oracle's depths. From a source in the
-// middle of the input and from the first vertex.
-TEST_P(KernelsTest, BfsOnEveryPartCountMatchesOracle) {
-  for (const uint32_t source : {7u, 0u}) {
-    const std::vector<int64_t> expected = bfs::Oracle(input_, source);
-    for (const char* start : {"search", "source"}) {
-      const bsp::Params params{{"source", input_.external_ids[source]}, {"start", start}};
-      auto program = bfs::App::Make(params, bsp::FactsOf<bfs::App>(params, input_));
-      ASSERT_TRUE(program.ok()) << program.status();
-      for (uint32_t parts : {1u, 2u, 3u, 4u}) {
-        SCOPED_TRACE(::testing::Message() << start << ", " << parts << " parts");
-        test::EngineCluster<bfs::Program> cluster(*program, input_, parts);
-        ASSERT_TRUE(cluster.Connect().ok());
-        ASSERT_TRUE(cluster.RunToCompletion().ok());
-        const auto values = cluster.Values();
-        ASSERT_EQ(values.size(), expected.size());
-        for (size_t v = 0; v < expected.size(); ++v) {
-          EXPECT_EQ(values.at(input_.external_ids[v]), expected[v])
-              << "vertex " << input_.external_ids[v];
-        }
-        if (parts == 1 && std::string(start) == "search") {
-          EXPECT_EQ(cluster.superstep(), 1u) << "one part ends after superstep 0";
-        }
+// Runs App on 1 to 4 parts with its `start` parameter at `step` (its partition step, docs/design.md
+// §3.9) and at `plain`: every vertex ends with `expected`'s value, and one part with the step ends
+// after superstep 0.
+template <class App, class V>
+void ExpectOnEveryPartCount(const bsp::GraphInput& input, bsp::Params params,
+                            const std::string& step, const std::string& plain,
+                            const std::vector<V>& expected) {
+  for (const std::string& start : {step, plain}) {
+    params["start"] = start;
+    auto program = App::Make(params, bsp::FactsOf<App>(params, input));
+    ASSERT_TRUE(program.ok()) << program.status();
+    for (uint32_t parts : {1u, 2u, 3u, 4u}) {
+      SCOPED_TRACE(::testing::Message() << start << ", " << parts << " parts");
+      test::EngineCluster<typename App::Program> cluster(*program, input, parts);
+      ASSERT_TRUE(cluster.Connect().ok());
+      ASSERT_TRUE(cluster.RunToCompletion().ok());
+      const auto values = cluster.Values();
+      ASSERT_EQ(values.size(), expected.size());
+      for (size_t v = 0; v < expected.size(); ++v) {
+        EXPECT_EQ(values.at(input.external_ids[v]), expected[v])
+            << "vertex " << input.external_ids[v];
+      }
+      if (parts == 1 && start == step) {
+        EXPECT_EQ(cluster.superstep(), 1u) << "one part ends after superstep 0";
       }
     }
+  }
+}
+
+// BFS with the direction-optimising search where a part stands alone and without it, from a
+// source in the middle of the input and from the first vertex: the oracle's depths.
+TEST_P(KernelsTest, BfsOnEveryPartCountMatchesOracle) {
+  for (const uint32_t source : {7u, 0u}) {
+    ExpectOnEveryPartCount<bfs::App>(input_, {{"source", input_.external_ids[source]}}, "search",
+                                     "source", bfs::Oracle(input_, source));
   }
 }
 
@@ -154,31 +163,11 @@ TEST_P(KernelsTest, WccMatchesOracleWithSmallestIdLabels) {
   EXPECT_EQ(text1, text2);
 }
 
-// WCC on 1 to 4 parts, with each part's union-find before superstep 0 (docs/design.md §3.9) and
-// without it: the oracle's labels. The graphs have hubs (far more edges than the two sampled),
-// vertices apart from the rest, and on the directed ones vertices reached only by in-edges.
+// WCC with each part's union-find before superstep 0 and without it: the oracle's labels. The
+// graphs have hubs (far more edges than the two sampled), vertices apart from the rest, and on the
+// directed ones vertices reached only by in-edges.
 TEST_P(KernelsTest, WccOnEveryPartCountMatchesOracle) {
-  const std::vector<uint32_t> expected = wcc::Oracle(input_);
-  for (const char* start : {"union-find", "own-label"}) {
-    const bsp::Params params{{"start", start}};
-    auto program = wcc::App::Make(params, bsp::FactsOf<wcc::App>(params, input_));
-    ASSERT_TRUE(program.ok()) << program.status();
-    for (uint32_t parts : {1u, 2u, 3u, 4u}) {
-      SCOPED_TRACE(::testing::Message() << start << ", " << parts << " parts");
-      test::EngineCluster<wcc::Program> cluster(*program, input_, parts);
-      ASSERT_TRUE(cluster.Connect().ok());
-      ASSERT_TRUE(cluster.RunToCompletion().ok());
-      const auto values = cluster.Values();
-      ASSERT_EQ(values.size(), expected.size());
-      for (size_t v = 0; v < expected.size(); ++v) {
-        EXPECT_EQ(values.at(input_.external_ids[v]), expected[v])
-            << "vertex " << input_.external_ids[v];
-      }
-      if (parts == 1 && std::string(start) == "union-find") {
-        EXPECT_EQ(cluster.superstep(), 1u) << "one part ends after superstep 0";
-      }
-    }
-  }
+  ExpectOnEveryPartCount<wcc::App>(input_, {}, "union-find", "own-label", wcc::Oracle(input_));
 }
 
 // The union-find's skip: a hub in the largest component whose edge to a small component comes
