@@ -67,6 +67,14 @@ class DeltaStepping {
     return std::atomic_ref<double>(dist_[v]).load(std::memory_order_relaxed);
   }
 
+  // The bucket of a distance, from the current one to kAhead beyond it (compared as doubles: a
+  // distance may be too far for an integer bucket).
+  uint64_t BucketOf(double distance, uint64_t bucket) const {
+    const double at = distance / delta_;
+    if (!(at < static_cast<double>(bucket + kAhead))) return bucket + kAhead;
+    return std::max(static_cast<uint64_t>(at), bucket);
+  }
+
   // Lowers u's local out-neighbours' distances through u; each one lowered goes into the ring.
   void Relax(uint32_t u, uint64_t bucket, Ring& ring) {
     const double d = Load(u);
@@ -80,8 +88,7 @@ class DeltaStepping {
       double old = at.load(std::memory_order_relaxed);
       while (offer < old) {
         if (at.compare_exchange_weak(old, offer, std::memory_order_relaxed)) {
-          const uint64_t b = std::min(static_cast<uint64_t>(offer / delta_), bucket + kAhead);
-          ring[std::max(b, bucket) % kRing].push_back(v);
+          ring[BucketOf(offer, bucket) % kRing].push_back(v);
           break;
         }
       }

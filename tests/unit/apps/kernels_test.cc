@@ -340,14 +340,15 @@ TEST(SsspDirectionTest, EveryPartCountAndDirectionGivesTheOraclesDistances) {
 
 // The partition step's delta-stepping (docs/design.md §3.9; one part) and the parts that skip it
 // (2 to 4), directed or undirected, with buckets chosen from the weights, narrower than the
-// lightest positive weight, so narrow that distances run past the buckets a thread keeps apart,
-// and wider than any path: every distance is the oracle's, and one part ends after superstep 0.
+// lightest positive weight, so narrow that distances run past the buckets a thread keeps apart
+// (and past any integer bucket), and wider than any path: every distance is the oracle's, and one
+// part ends after superstep 0.
 TEST(SsspDeltaSteppingTest, EveryPartCountAndBucketWidthGivesTheOraclesDistances) {
   test::TempDir dir("lockstep-sssp-delta");
   const fs::path path = WriteWeightedGraph(dir.path());
   for (bool undirected : {false, true}) {
     const WeightedCase c = LoadWeighted(path, undirected);
-    for (const char* delta : {"auto", "0.5", "0.01", "100000"}) {
+    for (const char* delta : {"auto", "0.5", "0.01", "1e-300", "100000"}) {
       const bsp::Params params{{"source", "0"}, {"delta", delta}};
       auto program = sssp::App::Make(params, bsp::FactsOf<sssp::App>(params, c.input));
       ASSERT_TRUE(program.ok()) << program.status();
