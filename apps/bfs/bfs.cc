@@ -38,7 +38,7 @@ catalogue::AppInfo Info() {
   bsp::AppendInt(kUnreachable, info.unreachable);
   info.params = {{"source", "", "the source vertex (external ID)"},
                  {"start", "search",
-                  "search: each partition searches its own edges from the source before "
+                  "search: a partition no edge leaves (local mode's) searches from the source in "
                   "superstep 0; source: the source alone starts (plain Pregel BFS)"}};
   info.graphalytics = {{"bfs.source-vertex", "source", {}}};
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<runner::JobRunner> {

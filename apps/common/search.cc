@@ -70,7 +70,7 @@ class Search {
         depth_(depth),
         unreached_(unreached),
         n_(t.num_local()),
-        words_((n_ + 63) / 64),
+        words_(static_cast<uint32_t>((uint64_t{n_} + 63) / 64)),
         queue_(n_),
         next_(n_) {}
 
@@ -109,11 +109,15 @@ class Search {
             const std::span<const uint32_t> slots = t_.out_slots(queue_.at[i]);
             for (size_t k = 0; k < slots.size(); ++k) {
               const uint32_t w = slots[k];
-              if (k + 8 < slots.size()) __builtin_prefetch(&depth_[slots[k + 8]]);
-              if (w >= n_ || depth_[w] != unreached_) continue;
+              if (k + 8 < slots.size() && slots[k + 8] < n_) {
+                __builtin_prefetch(&depth_[slots[k + 8]]);
+              }
+              if (w >= n_) continue;
+              std::atomic_ref<T> at(depth_[w]);
+              if (at.load(std::memory_order_relaxed) != unreached_) continue;
               T expected = unreached_;
-              if (std::atomic_ref<T>(depth_[w]).compare_exchange_strong(
-                      expected, static_cast<T>(level + 1), std::memory_order_relaxed)) {
+              if (at.compare_exchange_strong(expected, static_cast<T>(level + 1),
+                                             std::memory_order_relaxed)) {
                 found.Add(w);
                 edges += t_.out_degree(w);
               }
@@ -168,7 +172,8 @@ class Search {
         [&](const tbb::blocked_range<uint32_t>& r, uint64_t found) {
           for (uint32_t w = r.begin(); w != r.end(); ++w) {
             uint64_t word = 0;
-            const uint32_t end = std::min(n_, (w + 1) << 6);
+            const uint32_t end =
+                static_cast<uint32_t>(std::min<uint64_t>(n_, (uint64_t{w} + 1) << 6));
             for (uint32_t v = w << 6; v < end; ++v) {
               if (depth_[v] != unreached_) continue;
               for (uint32_t u : symmetric ? t_.out_slots(v) : t_.in_slots(v)) {

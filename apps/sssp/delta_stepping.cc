@@ -42,10 +42,9 @@ class DeltaStepping {
                         [&](const tbb::blocked_range<size_t>& r) {
                           Ring& ring = rings_.local();
                           if (ring.empty()) ring.resize(kRing);
-                          const double floor = delta_ * static_cast<double>(bucket);
                           for (size_t i = r.begin(); i != r.end(); ++i) {
                             const uint32_t u = frontier[i];
-                            if (Load(u) >= floor) Relax(u, bucket, ring);
+                            if (Current(u, bucket)) Relax(u, bucket, ring);
                           }
                           RelaxSmall(bucket, ring);
                         });
@@ -67,10 +66,20 @@ class DeltaStepping {
     return std::atomic_ref<double>(dist_[v]).load(std::memory_order_relaxed);
   }
 
-  // The bucket of a distance, from the current one to kAhead beyond it (compared as doubles: a
-  // distance may be too far for an integer bucket).
-  uint64_t BucketOf(double distance, uint64_t bucket) const {
-    const double at = distance / delta_;
+  // A distance's bucket is distance / delta rounded down, computed the same way for where a vertex
+  // goes and for whether it is still there, so that the two agree (delta * bucket rounds
+  // otherwise: 0.63 * 3 > 1.89 though 1.89 / 0.63 == 3).
+  //
+  // Whether u's distance is still in `bucket` or beyond: if not, a shorter one took it to an
+  // earlier bucket, already relaxed. Every offer of a round is at least the round's bucket, so a
+  // distance never drops below the bucket it is relaxed in.
+  bool Current(uint32_t u, uint64_t bucket) const {
+    return Load(u) / delta_ >= static_cast<double>(bucket);
+  }
+  // The bucket an offer of the current round goes to, at most kAhead beyond (compared as doubles:
+  // a distance may be too far for an integer bucket).
+  uint64_t BucketOf(double offer, uint64_t bucket) const {
+    const double at = offer / delta_;
     if (!(at < static_cast<double>(bucket + kAhead))) return bucket + kAhead;
     return std::max(static_cast<uint64_t>(at), bucket);
   }
@@ -98,12 +107,11 @@ class DeltaStepping {
   // The thread's own bucket at `bucket`, relaxed at once while it is small.
   void RelaxSmall(uint64_t bucket, Ring& ring) {
     std::vector<uint32_t>& mine = ring[bucket % kRing];
-    const double floor = delta_ * static_cast<double>(bucket);
     while (!mine.empty() && mine.size() < kAlone) {
       std::vector<uint32_t> now;
       now.swap(mine);
       for (uint32_t u : now) {
-        if (Load(u) >= floor) Relax(u, bucket, ring);
+        if (Current(u, bucket)) Relax(u, bucket, ring);
       }
     }
   }

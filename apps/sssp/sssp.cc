@@ -117,10 +117,11 @@ catalogue::AppInfo Info() {
       {"path-to", "", "also print the shortest path to this vertex on stdout (run only)", false,
        true},
       {"start", "delta-stepping",
-       "delta-stepping: each partition runs delta-stepping over its own edges from the source "
-       "before superstep 0; source: the source alone starts (plain Pregel SSSP)"},
+       "delta-stepping: a partition no edge leaves (local mode's) runs delta-stepping from the "
+       "source in superstep 0; source: the source alone starts (plain Pregel SSSP)"},
       {"delta", "auto",
-       "the width of delta-stepping's buckets (a positive number); auto: from the weights"},
+       "the width of delta-stepping's buckets (a positive number); auto: from the weights. "
+       "Unused with start source, or where the input has no weights (a search runs)"},
   };
   info.graphalytics = {{"sssp.source-vertex", "source", {}}};
   info.make_runner = [](std::ostream* report) -> std::unique_ptr<runner::JobRunner> {

@@ -371,6 +371,38 @@ TEST(SsspDeltaSteppingTest, EveryPartCountAndBucketWidthGivesTheOraclesDistances
   }
 }
 
+// A distance exactly at a bucket's start, where delta * bucket rounds above it (0.63 * 3 > 1.89,
+// though 1.89 / 0.63 == 3): the vertex is still relaxed. With the width chosen from these weights
+// (0.63) and others that meet such sums.
+TEST(SsspDeltaSteppingTest, ADistanceAtABucketsRoundedStartIsRelaxed) {
+  test::TempDir dir("lockstep-sssp-rounding");
+  const fs::path path = dir.path() / "r.el";
+  std::ofstream(path) << "s v 1.89\nv x 0.63\nx y 1.7\ny z 3.4999999999999996\nz q 0.25\n";
+  const WeightedCase c = [&] {
+    WeightedCase w;
+    auto input = load::LoadGraph({path.string(), "edgelist", false}, bsp::WeightUse::kNonNegative);
+    EXPECT_TRUE(input.ok()) << input.status();
+    w.input = *std::move(input);
+    const auto& ids = w.input.external_ids;
+    w.source = static_cast<uint32_t>(std::find(ids.begin(), ids.end(), "s") - ids.begin());
+    w.oracle = sssp::Oracle(w.input, w.source);
+    return w;
+  }();
+  ASSERT_EQ(std::count(c.oracle.begin(), c.oracle.end(), sssp::kUnreachable), 0);
+  for (const char* delta : {"auto", "0.63", "0.1", "0.7"}) {
+    SCOPED_TRACE(delta);
+    const bsp::Params params{{"source", "s"}, {"delta", delta}};
+    auto program = sssp::App::Make(params, bsp::FactsOf<sssp::App>(params, c.input));
+    ASSERT_TRUE(program.ok()) << program.status();
+    test::EngineCluster<sssp::Program> cluster(*program, c.input, 1);
+    ASSERT_TRUE(cluster.RunToCompletion().ok());
+    const auto values = cluster.Values();
+    for (size_t v = 0; v < c.oracle.size(); ++v) {
+      EXPECT_EQ(values.at(c.input.external_ids[v]), c.oracle[v]) << c.input.external_ids[v];
+    }
+  }
+}
+
 // The step's parameters are checked when the program is made.
 TEST(SsspDeltaSteppingTest, ABadStartOrDeltaIsRefused) {
   const bsp::GraphFacts none;
