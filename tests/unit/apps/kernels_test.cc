@@ -232,24 +232,28 @@ TEST_P(KernelsTest, LccMatchesOracleAtAnyPhaseCount) {
 }
 
 // LCC on the engine's neighbour lists split over 1 to 4 parts, each receiving its remote
-// neighbours' lists from their owners: the oracle's coefficients.
+// neighbours' lists from their owners, intersected through the table of marks and by merging
+// (mark_up_to 0): the oracle's coefficients.
 TEST_P(KernelsTest, LccOnEveryPartCountMatchesOracle) {
   const std::vector<double> expected = lcc::Oracle(input_);
   lcc::Program program;
   program.phases = 2;
-  for (uint32_t parts : {1u, 2u, 3u, 4u}) {
-    SCOPED_TRACE(::testing::Message() << parts << " parts");
-    test::EngineCluster<lcc::Program> cluster(program, input_, parts);
-    ASSERT_TRUE(cluster.Connect().ok());
-    ASSERT_TRUE(cluster.RunToCompletion().ok());
-    const auto values = cluster.Values();
-    ASSERT_EQ(values.size(), expected.size());
-    for (size_t v = 0; v < expected.size(); ++v) {
-      const lcc::Value& got = values.at(input_.external_ids[v]);
-      const double k = static_cast<double>(got.k);
-      EXPECT_NEAR(got.k < 2 ? 0.0 : static_cast<double>(got.edges) / (k * (k - 1)), expected[v],
-                  1e-12)
-          << "vertex " << input_.external_ids[v];
+  for (const uint64_t marks : {program.mark_up_to, uint64_t{0}}) {
+    program.mark_up_to = marks;
+    for (uint32_t parts : {1u, 2u, 3u, 4u}) {
+      SCOPED_TRACE(::testing::Message() << parts << " parts, marks up to " << marks);
+      test::EngineCluster<lcc::Program> cluster(program, input_, parts);
+      ASSERT_TRUE(cluster.Connect().ok());
+      ASSERT_TRUE(cluster.RunToCompletion().ok());
+      const auto values = cluster.Values();
+      ASSERT_EQ(values.size(), expected.size());
+      for (size_t v = 0; v < expected.size(); ++v) {
+        const lcc::Value& got = values.at(input_.external_ids[v]);
+        const double k = static_cast<double>(got.k);
+        EXPECT_NEAR(got.k < 2 ? 0.0 : static_cast<double>(got.edges) / (k * (k - 1)), expected[v],
+                    1e-12)
+            << "vertex " << input_.external_ids[v];
+      }
     }
   }
 }

@@ -8,11 +8,13 @@
 // degree ordering (Schank & Wagner 2005, "forward"), on the engine's neighbour lists
 // (kNeighbourhood, bsp/neighbourhood.h): each vertex x intersects its neighbours ranked above it
 // with those of each such neighbour y; each z in both closes the triangle x < y < z, found once.
-// x credits itself with the directed edges between y and z, and sums what y and z are owed (the
-// edges between the other two corners) per neighbour, one message each; a sum combiner adds them
-// up at the receivers. The lists hold each undirected edge once, and the messages are at most one
-// per listed edge: memory stays a small multiple of the graph's. `--phases P` spreads the listing
-// over P supersteps by x's index (P = 1 is the fastest; larger P bounds a superstep's messages).
+// (On graphs of up to 2^24 vertices the intersection marks x's list in a table by global index and
+// looks y's up there, lcc.cc.) x credits itself with the directed edges between y and z, and sums
+// what y and z are owed (the edges between the other two corners) per neighbour, one message each;
+// a sum combiner adds them up at the receivers. The lists hold each undirected edge once, and the
+// messages are at most one per listed edge: memory stays a small multiple of the graph's. `--phases
+// P` spreads the listing over P supersteps by x's index (P = 1 is the fastest; larger P bounds a
+// superstep's messages).
 #include <span>
 #include <vector>
 
@@ -34,6 +36,9 @@ struct Program {
   static void Combine(Message& into, const Message& m) { into += m; }
 
   uint32_t phases = 1;
+  // On a graph of at most this many vertices, each thread marks a vertex's neighbours in a table
+  // of 4 bytes a vertex and looks its neighbours' lists up there; on a larger one it merges them.
+  uint64_t mark_up_to = uint64_t{1} << 24;
 
   void Compute(bsp::Context<Program>& ctx, std::span<const Message> messages) const;
 };
