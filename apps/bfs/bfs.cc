@@ -26,7 +26,7 @@ void Program::PartitionStep(bsp::PartitionView<Program>& part) const {
   if (!search || !common::SearchesAlone(part.topology())) return;
   const uint32_t s = part.topology().Find(source);
   if (s != bsp::kNoVertex) common::SearchLevels(part.topology(), s, part.values(), kUnreachable);
-  part.HaltUnless([](uint32_t) { return false; });  // every depth is final
+  part.HaltAll();  // every depth is final
 }
 
 catalogue::AppInfo Info() {

@@ -34,7 +34,6 @@ bool Test(const Bitmap& bits, uint32_t v) { return (bits[v >> 6] >> (v & 63)) & 
 // A frontier: its vertices, any order, in an array of the partition's size.
 struct Queue {
   explicit Queue(uint32_t n) : at(std::make_unique_for_overwrite<uint32_t[]>(n)) {}
-  std::span<const uint32_t> view() const { return {at.get(), size}; }
   std::unique_ptr<uint32_t[]> at;
   size_t size = 0;
 };
@@ -166,6 +165,7 @@ class Search {
   // One bottom-up level: every unvisited vertex with an in-neighbour in `front` gets `level` and
   // goes into `next`. Returns how many did.
   uint64_t Level(const Bitmap& front, Bitmap& next, uint32_t level) {
+    // A symmetric graph may have no in-edges of its own (the engine reads its out-edges both ways).
     const bool symmetric = t_.symmetric();
     return tbb::parallel_reduce(
         tbb::blocked_range<uint32_t>(0, words_, 16), uint64_t{0},

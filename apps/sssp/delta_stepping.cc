@@ -41,7 +41,7 @@ class DeltaStepping {
       tbb::parallel_for(tbb::blocked_range<size_t>(0, frontier.size(), 64),
                         [&](const tbb::blocked_range<size_t>& r) {
                           Ring& ring = rings_.local();
-                          if (ring.empty()) ring.resize(kRing);
+                          if (ring.buckets.empty()) ring.buckets.resize(kRing);
                           for (size_t i = r.begin(); i != r.end(); ++i) {
                             const uint32_t u = frontier[i];
                             if (Current(u, bucket)) Relax(u, bucket, ring);
@@ -51,8 +51,8 @@ class DeltaStepping {
       frontier.clear();
       bucket = NextBucket(bucket);
       for (Ring& ring : rings_) {
-        if (ring.empty()) continue;
-        std::vector<uint32_t>& b = ring[bucket % kRing];
+        if (ring.buckets.empty()) continue;
+        std::vector<uint32_t>& b = ring.buckets[bucket % kRing];
         frontier.insert(frontier.end(), b.begin(), b.end());
         b.clear();
       }
@@ -60,7 +60,12 @@ class DeltaStepping {
   }
 
  private:
-  using Ring = std::vector<std::vector<uint32_t>>;
+  // A thread's buckets, and the bucket it relaxes at once (RelaxSmall) while the same bucket fills
+  // again: the two trade places, each keeping its memory.
+  struct Ring {
+    std::vector<std::vector<uint32_t>> buckets;
+    std::vector<uint32_t> now;
+  };
 
   double Load(uint32_t v) const {
     return std::atomic_ref<double>(dist_[v]).load(std::memory_order_relaxed);
@@ -97,7 +102,7 @@ class DeltaStepping {
       double old = at.load(std::memory_order_relaxed);
       while (offer < old) {
         if (at.compare_exchange_weak(old, offer, std::memory_order_relaxed)) {
-          ring[BucketOf(offer, bucket) % kRing].push_back(v);
+          ring.buckets[BucketOf(offer, bucket) % kRing].push_back(v);
           break;
         }
       }
@@ -106,11 +111,11 @@ class DeltaStepping {
 
   // The thread's own bucket at `bucket`, relaxed at once while it is small.
   void RelaxSmall(uint64_t bucket, Ring& ring) {
-    std::vector<uint32_t>& mine = ring[bucket % kRing];
+    std::vector<uint32_t>& mine = ring.buckets[bucket % kRing];
     while (!mine.empty() && mine.size() < kAlone) {
-      std::vector<uint32_t> now;
-      now.swap(mine);
-      for (uint32_t u : now) {
+      ring.now.clear();
+      ring.now.swap(mine);
+      for (uint32_t u : ring.now) {
         if (Current(u, bucket)) Relax(u, bucket, ring);
       }
     }
@@ -120,7 +125,7 @@ class DeltaStepping {
   uint64_t NextBucket(uint64_t bucket) const {
     for (uint64_t b = bucket; b < bucket + kRing; ++b) {
       for (const Ring& ring : rings_) {
-        if (!ring.empty() && !ring[b % kRing].empty()) return b;
+        if (!ring.buckets.empty() && !ring.buckets[b % kRing].empty()) return b;
       }
     }
     return bucket + kRing;
@@ -173,7 +178,7 @@ void Program::PartitionStep(bsp::PartitionView<Program>& part) const {
       DeltaStepping(t, part.graph(), part.values(), width).From(s);
     }
   }
-  part.HaltUnless([](uint32_t) { return false; });  // every distance is final
+  part.HaltAll();  // every distance is final
 }
 
 }  // namespace lockstep::apps::sssp

@@ -69,7 +69,7 @@ void Program::PartitionStep(bsp::PartitionView<Program>& part) const {
   std::span<uint32_t> label = part.values();
   part.ForEachVertex([&](uint32_t v) { label[v] = t.global_index(label[v]); });
   if (t.num_remote() == 0) {
-    part.HaltUnless([](uint32_t) { return false; });
+    part.HaltAll();
   } else {
     part.HaltUnless([&](uint32_t v) { return CrossesPartitions(t, v); });
   }

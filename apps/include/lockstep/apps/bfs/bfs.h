@@ -30,23 +30,16 @@ struct Program {
 
   // In local mode superstep 0 starts with a partition step (apps/common/search.cc, docs/design.md
   // §3.9): a direction-optimising search over the whole graph gives every depth, and the job ends
-  // after superstep 0. A distributed job's partitions, which edges join, skip it (SearchesAlone).
+  // after superstep 0. Partitions that edges join to others skip it (common::SearchesAlone).
   // With `start source` the step is left out: the source alone starts.
   bool search = true;
   void PartitionStep(bsp::PartitionView<Program>& part) const;
 
   void Compute(bsp::Context<Program>& ctx, std::span<const int64_t> messages) const {
     int64_t best = ctx.value();
-    bool publish = false;
-    if (ctx.superstep() == 0) {
-      if (ctx.id() == source) best = 0;
-      publish = best != kUnreachable;  // the source, or a vertex the partition step reached
-    }
-    if (!messages.empty() && messages[0] < best) {
-      best = messages[0];
-      publish = true;
-    }
-    if (publish) {
+    if (ctx.superstep() == 0 && ctx.id() == source) best = 0;
+    if (!messages.empty()) best = std::min(best, messages[0]);
+    if (best < ctx.value()) {
       ctx.value() = best;
       ctx.SendToAllNeighbors(best + 1);
     }

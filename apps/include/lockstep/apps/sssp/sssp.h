@@ -38,8 +38,8 @@ struct Program {
 
   // In local mode superstep 0 starts with a partition step (delta_stepping.cc, docs/design.md
   // §3.9): delta-stepping over the whole graph (a breadth-first search when it has no weights)
-  // gives every distance, and the job ends after superstep 0. A distributed job's partitions,
-  // which edges join, skip it (common::SearchesAlone). With `start source` the step is left out:
+  // gives every distance, and the job ends after superstep 0. Partitions that edges join to
+  // others skip it (common::SearchesAlone). With `start source` the step is left out:
   // the source alone starts.
   bool delta_stepping = true;
   double delta = 0;  // the buckets' width; 0: chosen from a sample of the partition's weights
@@ -47,16 +47,9 @@ struct Program {
 
   void Compute(bsp::Context<Program>& ctx, std::span<const double> messages) const {
     double best = ctx.value();
-    bool publish = false;
-    if (ctx.superstep() == 0) {
-      if (ctx.id() == source) best = 0;
-      publish = best != kUnreachable;  // the source, or a vertex the partition step reached
-    }
-    if (!messages.empty() && messages[0] < best) {
-      best = messages[0];
-      publish = true;
-    }
-    if (publish) {
+    if (ctx.superstep() == 0 && ctx.id() == source) best = 0;
+    if (!messages.empty()) best = std::min(best, messages[0]);
+    if (best < ctx.value()) {
       ctx.value() = best;
       ctx.SendToAllNeighbors(best);
     }

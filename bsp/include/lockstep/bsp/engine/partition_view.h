@@ -41,6 +41,11 @@ class PartitionView {
                       });
   }
 
+  // Halts every local vertex: the step's values are final, and none runs superstep 0.
+  void HaltAll() {
+    HaltUnless([](uint32_t) { return false; });
+  }
+
   // Halts every local vertex v for which awake(v) is false: it sits out superstep 0 unless a
   // message wakes it later. awake runs in parallel, once per vertex.
   template <class F>
