@@ -124,8 +124,10 @@ def graphs(args, binary, kind):
     """(title, plain graph, weighted graph or None, lockstep's reading flags) for one kind."""
     if kind == "file":
         wel = os.path.splitext(args.graph)[0] + ".wel"
-        return (f"GAP converter's edge list {args.graph}, both directions read as given",
-                args.graph, wel if os.path.exists(wel) else None, [])
+        how, flags = (("read as given", []) if args.as_given else
+                      ("read --symmetric (each pair once)", ["--symmetric"]))
+        return (f"GAP converter's edge list {args.graph}, both directions {how}",
+                args.graph, wel if os.path.exists(wel) else None, flags)
     if kind not in KINDS:
         sys.exit(f"--kinds: unknown graph kind {kind!r}; the kinds are {', '.join(KINDS)}")
     gen, extra = KINDS[kind]
@@ -158,7 +160,7 @@ def grape_inputs(args, kind, plain, wel):
 def binary_forms(args, binary, graph, read_flags):
     """(lockstep's partitioned form, gapbs's .sg or .wsg) of `graph`, each written once beside it;
     gapbs's is None without its converter."""
-    parts = graph + ".parts"
+    parts = graph + (".sym" if "--symmetric" in read_flags else "") + ".parts"
     if not os.path.exists(os.path.join(parts, "lockstep-parts.manifest")):
         subprocess.run([binary, "partition", "--graph", graph, "--out", parts] + read_flags,
                              check=True, stderr=subprocess.DEVNULL)
@@ -231,7 +233,7 @@ def row(args, binary, kernel, graph, read_flags, grape_files):
             t, rss = time_grape(args, kernel, grape_files, out + ".grape.log")
             grapes.append(t)
             grape_rss = max(grape_rss, rss)
-        if args.workers:
+        if args.workers and "--symmetric" not in read_flags:  # a master reads it partitioned
             dist.append(time_distributed(args, binary, kernel, graph, read_flags,
                                          out + ".master.log"))
     best = min(mine)
@@ -280,7 +282,11 @@ def main():
     ap.add_argument("--kinds", default="kronecker,permuted,uniform",
                     help="graph kinds, one table each: " + ", ".join(KINDS))
     ap.add_argument("--graph", default="",
-                    help="also an edge list the GAP converter wrote (every edge both ways)")
+                    help="also an edge list the GAP converter wrote (every edge both ways), "
+                         "read --symmetric")
+    ap.add_argument("--as-given", action="store_true",
+                    help="read --graph as a directed graph that lists both directions (the "
+                         "figures before --symmetric existed)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--trials", type=int, default=2)
     ap.add_argument("--workers", type=int, default=0,

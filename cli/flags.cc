@@ -4,6 +4,9 @@
 #include <limits>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "lockstep/load/input_form.h"
+
 namespace lockstep::cli {
 
 const CLI::Validator kCount(
@@ -19,6 +22,32 @@ void AddThreadsOption(CLI::App* command, int& threads) {
       ->add_option("--threads", threads, "threads for loading and compute (default: all cores)")
       // Not CLI::PositiveNumber: its error for 0 reads "Value 0 not in range 0 to 1.79e308".
       ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+}
+
+void AddDirectionFlags(CLI::App* command, bool& undirected, bool& symmetric) {
+  CLI::Option* add = command->add_flag("--undirected", undirected, "add the reverse of every edge");
+  command
+      ->add_flag("--symmetric", symmetric,
+                 "every edge is listed in both directions (as the GAP converter writes a "
+                 "symmetric graph): keep each pair once, as an undirected edge; fails naming the "
+                 "first edge listed without its reverse")
+      ->excludes(add);
+}
+
+absl::Status CheckDirectionFlags(const bsp::GraphSource& source) {
+  const char* flag = source.both_listed ? "--symmetric" : "--undirected";
+  if (source.undirected && load::IsGraphalytics(source)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag,
+                     " applies to edge lists; a Graphalytics graph says whether it is "
+                     "directed in its .properties file"));
+  }
+  if (source.both_listed && load::IsPartitionedForm(source.path)) {
+    return absl::InvalidArgumentError(
+        "--symmetric applies to edge lists; a partitioned graph was checked when `lockstep "
+        "partition --symmetric` wrote it, and is read undirected as it was written");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace lockstep::cli

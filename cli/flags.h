@@ -2,6 +2,8 @@
 
 // Checks and options that several commands' flags share.
 #include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "lockstep/bsp/graph_input.h"
 
 namespace lockstep::cli {
 
@@ -12,5 +14,12 @@ extern const CLI::Validator kCount;
 // --threads on a command that loads or computes; `threads` is shared by all of them (only one
 // command runs), and Main applies it once parsed (0: all cores).
 void AddThreadsOption(CLI::App* command, int& threads);
+
+// --undirected (add the reverse of every edge) and --symmetric (every edge is listed both ways:
+// keep one of each pair, checked), of which one may be given.
+void AddDirectionFlags(CLI::App* command, bool& undirected, bool& symmetric);
+// Both apply to edge lists (files or tables) only; a partitioned graph may be read --undirected
+// if it was written so (load::OpenSource checks), and was checked when written --symmetric.
+absl::Status CheckDirectionFlags(const bsp::GraphSource& source);
 
 }  // namespace lockstep::cli

@@ -87,11 +87,7 @@ absl::Status CheckJobFlags(const catalogue::AppInfo& app, const JobFlags& flags,
         "--format does not apply to a partitioned graph (a directory written by `lockstep "
         "partition`)");
   }
-  if (flags.undirected && load::IsGraphalytics(job.work.graph)) {
-    return absl::InvalidArgumentError(
-        "--undirected applies to edge lists; a Graphalytics graph says whether it is directed in "
-        "its .properties file");
-  }
+  if (auto st = CheckDirectionFlags(job.work.graph); !st.ok()) return st;
   return app.make_runner(nullptr)->CheckParams(job.work);
 }
 
@@ -102,7 +98,8 @@ absl::StatusOr<MadeJob> MakeJobDetails(const catalogue::AppInfo& app, const JobF
   runner::JobDetails& job = made.details;
   job.work.job_id = "local";
   job.work.app = app.name;
-  job.work.graph = {flags.graph, flags.format, flags.undirected};
+  job.work.graph = {flags.graph, flags.format, flags.undirected || flags.symmetric,
+                    flags.symmetric};
   if (db::IsPostgresUri(flags.graph)) {
     // A PostgreSQL URI: the graph reads `tables` through the db module.
     job.work.graph.options = db::TablesAsOptions(flags.tables);
@@ -131,7 +128,7 @@ void AddGraphOptions(CLI::App* sub, JobFlags& flags) {
   AddTableOptions(sub, flags);
   sub->add_option("--format", flags.format, "edgelist or graphalytics (default: by suffix)")
       ->check(CLI::IsMember({"edgelist", "graphalytics"}));
-  sub->add_flag("--undirected", flags.undirected, "add the reverse of every edge");
+  AddDirectionFlags(sub, flags.undirected, flags.symmetric);
   sub->add_option("--max-supersteps", flags.max_supersteps,
                   "fail if the job needs more supersteps than this")
       ->capture_default_str()

@@ -24,6 +24,7 @@ struct JobFlags {
   std::string graph;
   std::string format;
   bool undirected = false;
+  bool symmetric = false;  // --symmetric: both directions listed (GraphSource::both_listed)
   std::string out;
   std::string out_table;
   db::SourceTables tables;
@@ -33,7 +34,8 @@ struct JobFlags {
   std::map<std::string, std::string> params;  // app flags as given
 };
 
-// --graph and what goes with it: the --db-* tables, --format, --undirected, --max-supersteps,
+// --graph and what goes with it: the --db-* tables, --format, --undirected or --symmetric,
+// --max-supersteps,
 // --trace-vertex.
 void AddGraphOptions(CLI::App* command, JobFlags& flags);
 

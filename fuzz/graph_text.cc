@@ -1,6 +1,6 @@
 // The edge-list and vertex-list parsers and the graph build behind them (LoadGraph), on text a
 // GraphTextSource hands over in memory: the first byte chooses a vertex list, weights and
-// direction; the rest is the vertex list, a NUL, then the edge list (or only the edge list).
+// direction (directed, undirected, or both directions listed); the rest is the vertex list, a NUL, then the edge list (or only the edge list).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -46,6 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   lockstep::bsp::GraphSource source;
   source.path = "fuzz";
   source.undirected = (mode & 2) != 0;
+  source.both_listed = source.undirected && (mode & 8) != 0;  // --symmetric
   source.text = std::make_shared<FuzzText>(std::move(text));
   const auto weights =
       (mode & 4) != 0 ? lockstep::bsp::WeightUse::kNonNegative : lockstep::bsp::WeightUse::kIgnore;
@@ -58,5 +59,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (graph->src[e] >= n || graph->dst[e] >= n) __builtin_trap();
   }
   if (!graph->weights.empty() && graph->weights.size() != graph->src.size()) __builtin_trap();
+  // Read as symmetric, every kept edge goes from its lower end.
+  for (size_t e = 0; source.both_listed && e < graph->src.size(); ++e) {
+    if (graph->src[e] > graph->dst[e]) __builtin_trap();
+  }
   return 0;
 }

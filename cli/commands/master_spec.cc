@@ -78,6 +78,13 @@ std::variant<int, dbsp::JobSpec> NewJobSpec(const catalogue::AppRegistry& apps,
                                             const MasterFlags& m, JobFlags flags) {
   if (flags.graph.empty()) return UsageError(absl::InvalidArgumentError("--graph is required"));
   if (flags.out.empty()) return UsageError(absl::InvalidArgumentError("--out is required"));
+  if (flags.symmetric && !load::IsPartitionedForm(flags.graph)) {
+    // The partitioned load reads shares of the text on many workers, where an edge and its
+    // reverse are far apart; the whole-graph loader pairs them.
+    return UsageError(absl::InvalidArgumentError(
+        "--symmetric is read by `lockstep run` and `lockstep partition`: write the graph with "
+        "`lockstep partition --symmetric` and give the master that directory"));
+  }
   const bool database = db::IsPostgresUri(flags.graph);
   if (database && !m.save_parts.empty()) {
     return UsageError(absl::InvalidArgumentError(

@@ -34,7 +34,7 @@ class PartitionCommand final : public Command {
         ->check(CLI::ExistingPath);
     partition->add_option("--format", format_, "edgelist or graphalytics (default: by suffix)")
         ->check(CLI::IsMember({"edgelist", "graphalytics"}));
-    partition->add_flag("--undirected", undirected_, "add the reverse of every edge");
+    AddDirectionFlags(partition, undirected_, symmetric_);
     partition
         ->add_option("--out", out_,
                      "the directory to write (new, empty, or a partitioned graph to replace)")
@@ -50,12 +50,8 @@ class PartitionCommand final : public Command {
   // The whole graph is read once, with its weights if it has any (so that weighted apps can use
   // the result), and written as `parts` files.
   int Run() override {
-    const bsp::GraphSource source{graph_, format_, undirected_};
-    if (undirected_ && load::IsGraphalytics(source)) {
-      return UsageError(absl::InvalidArgumentError(
-          "--undirected applies to edge lists; a Graphalytics graph says whether it is directed "
-          "in its .properties file"));
-    }
+    const bsp::GraphSource source{graph_, format_, undirected_ || symmetric_, symmetric_};
+    if (auto st = CheckDirectionFlags(source); !st.ok()) return UsageError(st);
     const auto start = std::chrono::steady_clock::now();
     auto input = load::LoadGraph(source, bsp::WeightUse::kNonNegative);
     if (!input.ok()) return Fail(input.status());
@@ -79,6 +75,7 @@ class PartitionCommand final : public Command {
   std::string graph_;
   std::string format_;
   bool undirected_ = false;
+  bool symmetric_ = false;
   std::string out_;
   uint32_t parts_ = 8;
 };

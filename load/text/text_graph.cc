@@ -18,6 +18,7 @@
 #include "lockstep/bsp/text.h"
 #include "tbb/parallel_for.h"
 #include "tbb/parallel_sort.h"
+#include "text/both_listed.h"
 #include "text/dictionary.h"
 #include "text/messages.h"
 #include "text/parse.h"
@@ -242,7 +243,27 @@ absl::StatusOr<GraphInput> ListedGraph(const ParseInput& parse_vertices,
 absl::StatusOr<GraphInput> LoadEdgeList(const GraphSource& source, WeightUse use) {
   auto g = EdgeListGraph(ParseEdgeInput(source.path, use != WeightUse::kIgnore), source.path,
                          source.undirected, use);
-  if (g.ok() && source.undirected) bsp::MakeSymmetric(*g);
+  if (!g.ok() || !source.undirected) return g;
+  if (!source.both_listed) {
+    bsp::MakeSymmetric(*g);
+    return g;
+  }
+  // The edge's line is found again in the text, which the load has let go of.
+  auto st = FoldBothListed(*g, [&](size_t edge, const std::string& message) {
+    auto file = ParseEdgeInput(source.path, use != WeightUse::kIgnore);
+    if (!file.ok()) return file.status();
+    for (size_t c = 0; c < file->chunks.size(); ++c) {
+      const size_t n = file->chunks[c].num_ids(file->mode) / 2;
+      if (edge >= n) {
+        edge -= n;
+        continue;
+      }
+      std::string_view tok[3];
+      return file->ErrorAt(c, file->RecordLine(c, edge, tok), message);
+    }
+    return absl::InternalError("an edge of the input is not in its text");
+  });
+  if (!st.ok()) return st;
   return g;
 }
 
@@ -283,7 +304,15 @@ absl::StatusOr<GraphInput> LoadTable(const GraphSource& source, WeightUse use) {
   if (!g.ok()) return g;
   g->directed = !source.undirected;
   SortStoredEdges(*g);
-  if (source.undirected) bsp::MakeSymmetric(*g);
+  if (source.undirected && source.both_listed) {
+    // The message names the row by its fields: the edge's ends and weight.
+    auto st = FoldBothListed(*g, [&](size_t, const std::string& message) {
+      return absl::InvalidArgumentError(absl::StrCat(text->edges_name, ": ", message));
+    });
+    if (!st.ok()) return st;
+  } else if (source.undirected) {
+    bsp::MakeSymmetric(*g);
+  }
   return g;
 }
 

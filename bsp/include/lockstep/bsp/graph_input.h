@@ -63,6 +63,11 @@ struct GraphSource {
   std::string format;
   // Edge list only: add the reverse of every edge (a self-loop once).
   bool undirected = false;
+  // Edge list only, with `undirected`: the list already holds every edge in both directions (as
+  // the GAP converter writes a symmetric graph), so the load keeps each pair once, the edge from
+  // the lower vertex (a self-loop as listed), after checking that every edge has its reverse
+  // with the same weight. Local mode and `lockstep partition` read it (load/text/both_listed.h).
+  bool both_listed = false;
   // Set when the graph is not a file (`path` then only names it, e.g. a database URI). Its rows
   // come in no particular order, so its edges are stored sorted by (source, target, weight) in
   // the vertex order below: the same graph as an edge list with its lines in that order.
