@@ -1,6 +1,7 @@
 // The edge-list and vertex-list parsers and the graph build behind them (LoadGraph), on text a
 // GraphTextSource hands over in memory: the first byte chooses a vertex list, weights and
-// direction (directed, undirected, or both directions listed); the rest is the vertex list, a NUL, then the edge list (or only the edge list).
+// direction (directed, undirected, or both directions listed); the rest is the vertex list, a
+// NUL, then the edge list (or only the edge list).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
