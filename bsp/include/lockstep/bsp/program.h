@@ -32,6 +32,7 @@ class PartitionView;
 //     static bool Improves(const VertexValue& value, const Message& m);  // a broadcast program
 //                                  // whose combiner is min: push or pull per superstep (below)
 //     static constexpr bool kBothDirections = true;  // with Improves: to in-neighbours too
+//     static constexpr bool kAddsInPlace = true;  // Combine is `into += m` on unsigned integers
 //     VertexValue Init(const bsp::Context<MyProgram>& ctx) const;  // initial value of a vertex
 //     void Register(bsp::AggregatorRegistry& aggregators);    // aggregators, before superstep 0
 //     void PartitionStep(bsp::PartitionView<MyProgram>& part) const;  // over the whole partition
@@ -116,6 +117,25 @@ template <class P>
 constexpr bool IsBothDirections() {
   if constexpr (requires { P::kBothDirections; }) {
     return P::kBothDirections;
+  } else {
+    return false;
+  }
+}
+
+// A program that sends messages (not a broadcast) whose Message is an unsigned integer and whose
+// Combine is `into += m` may declare kAddsInPlace = true (LCC's counts): a message to a local
+// vertex is then added into the target's sum as it is sent (an atomic add), where other programs
+// keep it in a bin until the delivery. Sums of unsigned integers do not depend on the order of
+// their terms, so the answer stays the same at any thread count; the memory of one envelope per
+// message is saved, which for LCC is up to one per neighbour-list entry.
+template <class P>
+constexpr bool AddsInPlace() {
+  if constexpr (requires { P::kAddsInPlace; }) {
+    using M = typename P::Message;
+    static_assert(!P::kAddsInPlace || (std::is_unsigned_v<M> && !IsBroadcast<P>() &&
+                                       std::atomic_ref<M>::is_always_lock_free),
+                  "kAddsInPlace: an unsigned integer Message, sent (not broadcast), added");
+    return P::kAddsInPlace;
   } else {
     return false;
   }

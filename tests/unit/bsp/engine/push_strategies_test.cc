@@ -42,7 +42,15 @@ struct Listing {
   using Message = uint64_t;
   void Compute(Context<Listing>&, std::span<const uint64_t>) const {}
 };
+// Summing whose messages add up in place (AddsInPlace): the same strategy, with no envelope for a
+// local target.
+struct SummingInPlace : Summing {
+  static constexpr bool kAddsInPlace = true;
+  void Compute(Context<SummingInPlace>&, std::span<const uint64_t>) const {}
+};
 static_assert(std::is_same_v<StrategyFor<Summing>, CombinedInbox<Summing>>);
+static_assert(std::is_same_v<StrategyFor<SummingInPlace>, CombinedInbox<SummingInPlace>>);
+static_assert(AddsInPlace<SummingInPlace>() && !AddsInPlace<Summing>());
 static_assert(std::is_same_v<StrategyFor<Listing>, MessageLists<Listing>>);
 
 GraphInput Drawn() {
@@ -80,6 +88,29 @@ TEST(CombinedInboxTest, DeliversOneCombinedMessagePerTargetAndWakesOnlyTheTarget
   parts[0].Send(parts[0].block(0), c, 5);
   parts[0].Deliver();
   EXPECT_EQ(Inboxes(parts)["c"], Messages{5});
+}
+
+TEST(CombinedInboxTest, AddsInPlaceDeliversTheSameSumsWithNoEnvelope) {
+  Parts<CombinedInbox<SummingInPlace>> parts(SummingInPlace{}, Drawn(), 1);
+  HaltAll(parts);
+  SendByHand(parts);
+  for (const auto& bin : parts[0].block(0).bins) EXPECT_TRUE(bin.empty());
+  parts[0].Deliver();
+  EXPECT_EQ(Inboxes(parts),
+            (std::map<std::string, Messages>{
+                {"a", {}}, {"b", {1}}, {"c", {111}}, {"d", {}}, {"e", {}}, {"f", {}}}));
+  EXPECT_EQ(Awake(parts),
+            (std::map<std::string, bool>{
+                {"a", false}, {"b", true}, {"c", true}, {"d", false}, {"e", false}, {"f", false}}));
+  // The sums start again from nothing; a relayed message (the last block's bins) adds to them.
+  const uint32_t c = parts.Find("c").second, b = parts.Find("b").second;
+  parts[0].Consume(c);
+  parts[0].Consume(b);
+  parts[0].Send(parts[0].block(parts[0].num_blocks()), c, 7);
+  parts[0].Send(parts[0].block(0), c, 5);
+  parts[0].Deliver();
+  EXPECT_EQ(Inboxes(parts)["c"], Messages{12});
+  EXPECT_TRUE(Inboxes(parts)["b"].empty());
 }
 
 TEST(MessageListsTest, DeliversEveryMessageInSendingOrderAndWakesOnlyTheTargets) {
@@ -138,14 +169,14 @@ void ExpectRelayed(bool connect) {
   EXPECT_GT(parts.Relay(0), 0u);
   for (uint32_t p = 0; p < 2; ++p) {
     const uint64_t expect =
-        std::is_same_v<S, CombinedInbox<Summing>> ? remote_targets[p].size() : relayed[p];
+        HasCombiner<typename S::Program> ? remote_targets[p].size() : relayed[p];
     EXPECT_EQ(parts[p].relay_out().TakeMessages(), expect) << "part " << p;
     parts[p].Deliver();
   }
   std::map<std::string, Messages> got = Inboxes(parts);
   for (auto& [name, messages] : want) {
     std::sort(messages.begin(), messages.end());
-    if constexpr (std::is_same_v<S, CombinedInbox<Summing>>) {
+    if constexpr (HasCombiner<typename S::Program>) {
       uint64_t sum = 0;
       for (uint64_t m : messages) sum += m;
       messages = sum == 0 ? Messages{} : Messages{sum};
@@ -159,6 +190,8 @@ void ExpectRelayed(bool connect) {
 TEST(CombinedInboxTest, RelaysOneCombinedMessagePerRemoteTarget) {
   ExpectRelayed<CombinedInbox<Summing>>(false);
   ExpectRelayed<CombinedInbox<Summing>>(true);
+  ExpectRelayed<CombinedInbox<SummingInPlace>>(false);
+  ExpectRelayed<CombinedInbox<SummingInPlace>>(true);
 }
 
 TEST(MessageListsTest, RelaysEveryMessage) {

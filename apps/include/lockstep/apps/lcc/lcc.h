@@ -12,9 +12,10 @@
 // looks y's up there, lcc.cc.) x credits itself with the directed edges between y and z, and sums
 // what y and z are owed (the edges between the other two corners) per neighbour, one message each;
 // a sum combiner adds them up at the receivers. The lists hold each undirected edge once, and the
-// messages are at most one per listed edge: memory stays a small multiple of the graph's. `--phases
-// P` spreads the listing over P supersteps by x's index (P = 1 is the fastest; larger P bounds a
-// superstep's messages).
+// messages are at most one per listed edge; one to a local vertex is added into its sum as it is
+// sent (kAddsInPlace), so only those relayed to other processes are held. `--phases P` spreads the
+// listing over P supersteps by x's index (P = 1 is the fastest; larger P bounds a superstep's
+// relayed messages).
 #include <span>
 #include <vector>
 
@@ -34,6 +35,8 @@ struct Program {
   using Message = uint64_t;  // directed edges owed to the receiver, summed
   static constexpr bool kNeighbourhood = true;
   static void Combine(Message& into, const Message& m) { into += m; }
+  // Added into the receiver's sum as sent: no envelope per listed edge (program.h).
+  static constexpr bool kAddsInPlace = true;
 
   uint32_t phases = 1;
   // On a graph of at most this many vertices, each thread marks a vertex's neighbours in a table

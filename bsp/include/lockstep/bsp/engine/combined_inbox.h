@@ -5,8 +5,12 @@
 // goes into its block's bin of its target (push_base.h); delivery combines the bins into the
 // inbox, one task per bin and blocks in order (propagation blocking: each task writes one
 // cache-friendly range of the inbox), and wakes the targets. Messages to the same remote vertex
-// are combined before they are relayed.
+// are combined before they are relayed. A program whose messages add up in place (AddsInPlace,
+// program.h) adds a local one into its target's sum as it is sent, with no envelope; the
+// delivery moves the sums into the inbox, then combines the relayed messages' bins.
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -15,6 +19,8 @@
 #include "lockstep/bsp/engine/push_base.h"
 #include "lockstep/bsp/engine/state.h"
 #include "lockstep/bsp/graph.h"
+#include "lockstep/bsp/program.h"
+#include "tbb/parallel_for.h"
 
 namespace lockstep::bsp {
 
@@ -33,6 +39,25 @@ class CombinedInbox : public PushBase<P, CombinedInbox<P>> {
     const uint32_t n = this->topology().num_local();
     inbox_.resize(n);
     has_message_.assign(n, 0);
+    if constexpr (kAddsInPlace) {
+      sums_.assign(n, 0);
+      has_sum_.assign(n, 0);
+    }
+  }
+
+  // A message along an edge: added into a local target's sum in place (AddsInPlace), else binned
+  // (push_base.h).
+  void Send(typename Base::Block& buf, uint32_t slot, const Message& m) {
+    if constexpr (kAddsInPlace) {
+      if (slot < this->topology().num_local()) {
+        ++buf.sent;
+        std::atomic_ref<Message>(sums_[slot]).fetch_add(m, std::memory_order_relaxed);
+        std::atomic_ref<uint8_t> has(has_sum_[slot]);
+        if (has.load(std::memory_order_relaxed) == 0) has.store(1, std::memory_order_relaxed);
+        return;
+      }
+    }
+    Base::Send(buf, slot, m);
   }
 
   // Vertex v's combined message of this superstep, if it has one.
@@ -42,7 +67,10 @@ class CombinedInbox : public PushBase<P, CombinedInbox<P>> {
   // After v ran: its message is gone, so deliveries need not clear every vertex's.
   void Consume(uint32_t v) { has_message_[v] = 0; }
   // Last superstep's messages (the blocks' bins, relayed ones in the last) into the inbox.
-  void Deliver() { this->CombineBins(inbox_, has_message_); }
+  void Deliver() {
+    if constexpr (kAddsInPlace) TakeSums();
+    this->CombineBins(inbox_, has_message_);
+  }
 
   // The relay's grouping (push_base.h): one message per remote target, combined in block order.
   void GroupRemote() {
@@ -69,8 +97,29 @@ class CombinedInbox : public PushBase<P, CombinedInbox<P>> {
   }
 
  private:
+  static constexpr bool kAddsInPlace = AddsInPlace<P>();
+
+  // The sums added in place become the inbox's messages (every vertex's was consumed), and wake
+  // their targets; a range of whole 64-vertex words per task, so each owns its words of awake_.
+  void TakeSums() {
+    const uint32_t n = this->topology().num_local();
+    constexpr uint32_t kRange = 1 << 14;
+    tbb::parallel_for(uint32_t{0}, (n + kRange - 1) / kRange, [&](uint32_t r) {
+      for (uint32_t v = r * kRange; v < std::min(n, (r + 1) * kRange); ++v) {
+        if (has_sum_[v] == 0) continue;
+        inbox_[v] = std::exchange(sums_[v], 0);
+        has_sum_[v] = 0;
+        has_message_[v] = 1;
+        this->Wake(v);
+      }
+    });
+  }
+
   std::vector<Message> inbox_;
   std::vector<uint8_t> has_message_;
+  // AddsInPlace: this superstep's sums of messages to local vertices, and which have one.
+  std::vector<Message> sums_;
+  std::vector<uint8_t> has_sum_;
   // This superstep's messages to remote vertices, combined by remote index.
   std::vector<Message> remote_combined_;
   std::vector<uint8_t> remote_has_;

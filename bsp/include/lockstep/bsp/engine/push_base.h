@@ -56,13 +56,13 @@ class PushBase : public EngineState<P> {
     }
   }
   void SendToAll(Block& buf, size_t /*block*/, uint32_t v, const Message& m) {
-    for (uint32_t slot : this->topology().out_slots(v)) Send(buf, slot, m);
+    for (uint32_t slot : this->topology().out_slots(v)) self().Send(buf, slot, m);
   }
   void SendTo(Block& buf, uint32_t from, const VertexId& target, const Message& m) {
     const Topology& topo = this->topology();
     const uint32_t local = topo.Find(target);
     if (local != kNoVertex) {
-      Send(buf, local, m);
+      self().Send(buf, local, m);
       return;
     }
     auto part = topo.split().PartitionFor(target);
