@@ -13,28 +13,13 @@
 #include <vector>
 
 #include "cluster.h"
+#include "run_lockstep.h"
 
 namespace lockstep::testing {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct Ran {
-  int exit_code = -1;
-  std::string log;  // stdout and stderr
-};
-
-// `lockstep args...` in `dir`, logging under dir/logs.
-Ran RunLockstep(const fs::path& dir, const std::vector<std::string>& args) {
-  static int runs = 0;
-  fs::create_directories(dir / "logs");
-  auto p = Process::Start(LOCKSTEP_BINARY, args,
-                          {.cwd = dir, .log = dir / "logs" / (std::to_string(runs++) + ".log")});
-  const std::optional<int> code = p->Wait(60s);
-  EXPECT_TRUE(code.has_value()) << p->command() << " still runs";
-  return {code.value_or(-1), p->Log()};
-}
 
 // A Graphalytics graph `g` in `dir` with the given vertex and edge lines and extra properties
 // (from line 4 on); returns the .properties path.

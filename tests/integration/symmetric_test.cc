@@ -11,26 +11,12 @@
 #include <vector>
 
 #include "cluster.h"
+#include "run_lockstep.h"
 
 namespace lockstep::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-struct Ran {
-  int exit_code = -1;
-  std::string log;  // stdout and stderr
-};
-
-Ran RunLockstep(const fs::path& dir, const std::vector<std::string>& args) {
-  static int runs = 0;
-  fs::create_directories(dir / "logs");
-  auto p = Process::Start(LOCKSTEP_BINARY, args,
-                          {.cwd = dir, .log = dir / "logs" / (std::to_string(runs++) + ".log")});
-  const std::optional<int> code = p->Wait(60s);
-  EXPECT_TRUE(code.has_value()) << p->command() << " still runs";
-  return {code.value_or(-1), p->Log()};
-}
 
 // Writes dir/both.el (every line of g.el followed by its reverse, a self-loop once) and
 // dir/half.el (every line of g.el from its lower end; the IDs are integers).
