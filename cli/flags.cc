@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "lockstep/bsp/graph_input.h"
 #include "lockstep/load/input_form.h"
 
 namespace lockstep::cli {
@@ -25,24 +26,31 @@ void AddThreadsOption(CLI::App* command, int& threads) {
 }
 
 void AddDirectionFlags(CLI::App* command, bool& undirected, bool& symmetric) {
-  CLI::Option* add = command->add_flag("--undirected", undirected, "add the reverse of every edge");
-  command
-      ->add_flag("--symmetric", symmetric,
-                 "every edge is listed in both directions (as the GAP converter writes a "
-                 "symmetric graph): keep each pair once, as an undirected edge; fails naming the "
-                 "first edge listed without its reverse")
-      ->excludes(add);
+  command->add_flag("--undirected", undirected, "add the reverse of every edge");
+  command->add_flag("--symmetric", symmetric,
+                    "every edge is listed in both directions (as the GAP converter writes a "
+                    "symmetric graph): keep each pair once, as an undirected edge; fails naming "
+                    "the first edge listed without its reverse");
 }
 
-absl::Status CheckDirectionFlags(const bsp::GraphSource& source) {
-  const char* flag = source.both_listed ? "--symmetric" : "--undirected";
+absl::Status CheckDirectionFlags(bool undirected, bool symmetric, const std::string& graph,
+                                 const std::string& format) {
+  // Checked once parsed, not with CLI11's excludes, which refuses `--symmetric=false` beside
+  // --undirected and a config file's `undirected = false` beside --symmetric.
+  if (undirected && symmetric) {
+    return absl::InvalidArgumentError(
+        "--undirected and --symmetric: give one (--undirected adds the reverse of every edge; "
+        "--symmetric reads a list that already has it)");
+  }
+  const bsp::GraphSource source{graph, format, undirected || symmetric, symmetric};
+  const char* flag = symmetric ? "--symmetric" : "--undirected";
   if (source.undirected && load::IsGraphalytics(source)) {
     return absl::InvalidArgumentError(
         absl::StrCat(flag,
                      " applies to edge lists; a Graphalytics graph says whether it is "
                      "directed in its .properties file"));
   }
-  if (source.both_listed && load::IsPartitionedForm(source.path)) {
+  if (symmetric && load::IsPartitionedForm(graph)) {
     return absl::InvalidArgumentError(
         "--symmetric applies to edge lists; a partitioned graph was checked when `lockstep "
         "partition --symmetric` wrote it, and is read undirected as it was written");

@@ -1,9 +1,10 @@
 #pragma once
 
 // Checks and options that several commands' flags share.
+#include <string>
+
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
-#include "lockstep/bsp/graph_input.h"
 
 namespace lockstep::cli {
 
@@ -16,10 +17,11 @@ extern const CLI::Validator kCount;
 void AddThreadsOption(CLI::App* command, int& threads);
 
 // --undirected (add the reverse of every edge) and --symmetric (every edge is listed both ways:
-// keep one of each pair, checked), of which one may be given.
+// keep one of each pair, checked).
 void AddDirectionFlags(CLI::App* command, bool& undirected, bool& symmetric);
-// Both apply to edge lists (files or tables) only; a partitioned graph may be read --undirected
-// if it was written so (load::OpenSource checks), and was checked when written --symmetric.
-absl::Status CheckDirectionFlags(const bsp::GraphSource& source);
+// Once parsed: at most one of them is set, and only for an edge list (a file or a table); a
+// partitioned graph may be read --undirected if it was written so (load::OpenSource checks).
+absl::Status CheckDirectionFlags(bool undirected, bool symmetric, const std::string& graph,
+                                 const std::string& format);
 
 }  // namespace lockstep::cli

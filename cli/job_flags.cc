@@ -87,7 +87,10 @@ absl::Status CheckJobFlags(const catalogue::AppInfo& app, const JobFlags& flags,
         "--format does not apply to a partitioned graph (a directory written by `lockstep "
         "partition`)");
   }
-  if (auto st = CheckDirectionFlags(job.work.graph); !st.ok()) return st;
+  if (auto st = CheckDirectionFlags(flags.undirected, flags.symmetric, flags.graph, flags.format);
+      !st.ok()) {
+    return st;
+  }
   return app.make_runner(nullptr)->CheckParams(job.work);
 }
 

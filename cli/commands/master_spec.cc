@@ -82,8 +82,9 @@ std::variant<int, dbsp::JobSpec> NewJobSpec(const catalogue::AppRegistry& apps,
     // The partitioned load reads shares of the text on many workers, where an edge and its
     // reverse are far apart; the whole-graph loader pairs them.
     return UsageError(absl::InvalidArgumentError(
-        "--symmetric is read by `lockstep run` and `lockstep partition`: write the graph with "
-        "`lockstep partition --symmetric` and give the master that directory"));
+        "--symmetric is read by `lockstep run` and `lockstep partition`: for a cluster, write "
+        "the edge list with `lockstep partition --symmetric` and give the master that "
+        "directory (a table read so runs with `lockstep run` only)"));
   }
   const bool database = db::IsPostgresUri(flags.graph);
   if (database && !m.save_parts.empty()) {

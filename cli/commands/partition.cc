@@ -51,7 +51,9 @@ class PartitionCommand final : public Command {
   // the result), and written as `parts` files.
   int Run() override {
     const bsp::GraphSource source{graph_, format_, undirected_ || symmetric_, symmetric_};
-    if (auto st = CheckDirectionFlags(source); !st.ok()) return UsageError(st);
+    if (auto st = CheckDirectionFlags(undirected_, symmetric_, graph_, format_); !st.ok()) {
+      return UsageError(st);
+    }
     const auto start = std::chrono::steady_clock::now();
     auto input = load::LoadGraph(source, bsp::WeightUse::kNonNegative);
     if (!input.ok()) return Fail(input.status());

@@ -109,7 +109,7 @@ TEST(Symmetric, IsRefusedWhereItCannotApply) {
             "graph.g.vertex-file = g.v\ngraph.g.edge-file = g.e\ngraph.g.directed = false\n");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"run", "wcc", "--graph", "g.el", "--symmetric", "--undirected", "--out", "o"},
-       "--undirected excludes --symmetric"},
+       "--undirected and --symmetric: give one"},
       {{"run", "wcc", "--graph", "p", "--symmetric", "--out", "o"},
        "--symmetric applies to edge lists; a partitioned graph"},
       {{"run", "wcc", "--graph", "g.properties", "--symmetric", "--out", "o"},
@@ -118,7 +118,11 @@ TEST(Symmetric, IsRefusedWhereItCannotApply) {
        "--symmetric applies to edge lists; a Graphalytics graph"},
       {{"master", "--listen", "127.0.0.1:0", "--app", "wcc", "--graph", "g.el", "--symmetric",
         "--out", "o"},
-       "write the graph with `lockstep partition --symmetric`"}};
+       "write the edge list with `lockstep partition --symmetric`"}};
+  // A flag given as false is not given.
+  const Ran off = RunLockstep(dir.path(), {"run", "wcc", "--graph", "g.el", "--undirected",
+                                           "--symmetric=false", "--out", "off"});
+  EXPECT_EQ(off.exit_code, 0) << off.log;
   for (const auto& [args, error] : cases) {
     const Ran r = RunLockstep(dir.path(), args);
     EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[3] << "\n" << r.log;

@@ -31,9 +31,11 @@ class CombinedInbox : public PushBase<P, CombinedInbox<P>> {
  public:
   using typename Base::EdgeValue;
   using typename Base::Message;
-  // The combined inbox, and per edge an outgoing message and its slot.
-  static constexpr PeakBytes kPeakBytes{.per_vertex = sizeof(Message) + 1,
-                                        .per_edge = sizeof(Message) + 4};
+  // The combined inbox (and AddsInPlace's sums), and per edge an outgoing message and its slot
+  // (AddsInPlace: only those to remote vertices, counted as any).
+  static constexpr PeakBytes kPeakBytes{
+      .per_vertex = (sizeof(Message) + 1) * (AddsInPlace<P>() ? 2 : 1),
+      .per_edge = sizeof(Message) + 4};
 
   CombinedInbox(P program, Graph<EdgeValue> graph) : Base(std::move(program), std::move(graph)) {
     const uint32_t n = this->topology().num_local();
@@ -102,10 +104,10 @@ class CombinedInbox : public PushBase<P, CombinedInbox<P>> {
   // The sums added in place become the inbox's messages (every vertex's was consumed), and wake
   // their targets; a range of whole 64-vertex words per task, so each owns its words of awake_.
   void TakeSums() {
-    const uint32_t n = this->topology().num_local();
-    constexpr uint32_t kRange = 1 << 14;
-    tbb::parallel_for(uint32_t{0}, (n + kRange - 1) / kRange, [&](uint32_t r) {
-      for (uint32_t v = r * kRange; v < std::min(n, (r + 1) * kRange); ++v) {
+    const uint64_t n = this->topology().num_local();
+    constexpr uint64_t kRange = 1 << 14;
+    tbb::parallel_for(uint64_t{0}, (n + kRange - 1) / kRange, [&](uint64_t r) {
+      for (uint32_t v = static_cast<uint32_t>(r * kRange); v < std::min(n, (r + 1) * kRange); ++v) {
         if (has_sum_[v] == 0) continue;
         inbox_[v] = std::exchange(sums_[v], 0);
         has_sum_[v] = 0;
