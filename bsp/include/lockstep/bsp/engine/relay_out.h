@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -146,10 +147,17 @@ OutgoingBatch EncodePublished(uint64_t superstep, const Topology& topo, uint32_t
   const bool all = connected && std::all_of(boundary.begin(), boundary.end(),
                                             [&](uint32_t v) { return has_published[v] == 1; });
   if (all) {
-    if constexpr (std::is_trivially_copyable_v<Message>) {
-      batch.payload.reserve(boundary.size() * sizeof(Message));
+    if constexpr (std::is_arithmetic_v<Message> && !std::is_same_v<Message, bool>) {
+      // A number's codec is its bytes (codec.h): laid out straight, not appended value by value.
+      batch.payload.resize(boundary.size() * sizeof(Message));
+      char* at = batch.payload.data();
+      for (uint32_t v : boundary) {
+        std::memcpy(at, &published[v], sizeof(Message));
+        at += sizeof(Message);
+      }
+    } else {
+      for (uint32_t v : boundary) Codec<Message>::Encode(published[v], batch.payload);
     }
-    for (uint32_t v : boundary) Codec<Message>::Encode(published[v], batch.payload);
     out.count = boundary.size();
     batch.coding = PositionCoding::kAll;
   } else if (connected) {
